@@ -1,0 +1,334 @@
+/**
+ * Public types of the native agent engine: options, tools, results, events,
+ * the stored envelope and the store contract.
+ */
+import type { SerializedError } from '../errors/index.js';
+import type {
+  FinishReason, LanguageModel, ModelMessage, ModelToolCall, ToolChoice, Usage,
+} from '../models/types.js';
+import type { JsonValue } from './json.js';
+
+export type Message = ModelMessage;
+export type { JsonValue };
+
+/** The `~standard` interface of a Standard Schema value (zod, valibot, arktype ...). */
+export interface StandardSchemaV1<Output = unknown> {
+  readonly '~standard': {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly validate: (value: unknown) =>
+      | { value: Output; issues?: undefined }
+      | { issues: ReadonlyArray<{ message: string }> }
+      | Promise<{ value: Output; issues?: undefined } | { issues: ReadonlyArray<{ message: string }> }>;
+  };
+}
+
+/** What a tool's `execute` and approval callbacks receive besides the arguments. */
+export interface ToolExecuteContext<C = unknown> {
+  /** The provider's call id; with `modelStep` it is stable across resume. */
+  toolCallId: string;
+  /** The root model turn that issued the call. */
+  modelStep: number;
+  /** The conversation up to and including the turn that issued the call. */
+  messages: readonly Message[];
+  /** Aborted when the run is cancelled or its deadline passes. */
+  signal: AbortSignal;
+  /** The validated `toolsContext` entry for this tool. */
+  context: C;
+}
+
+export interface AgentTool<Args = any, Result = any, C = any> {
+  description?: string;
+  /** JSON Schema of the arguments, sent to the model. */
+  parameters: JsonValue | { type: 'object'; [key: string]: unknown };
+  /** Runs the effect. A tool without `execute` is a client tool: the run suspends until `clientToolResults` answers it. */
+  execute?: (args: Args, ctx: ToolExecuteContext<C>) => Result | Promise<Result>;
+  /** `true`, or a predicate over the call, to hold the call for a human verdict. @default false */
+  needsApproval?: boolean | ((args: Args, ctx: ToolExecuteContext<C>) => boolean | Promise<boolean>);
+  /** `'idempotent'`: an interrupted call may run again under the same [modelStep, toolCallId]. @default 'never' */
+  replay?: 'idempotent' | 'never';
+  /** Schema of the raw result (JSON Schema needs `validateResult`; a Standard Schema validates itself). */
+  outputSchema?: JsonValue | StandardSchemaV1<unknown>;
+  /** Validates (and may normalize) the raw result; throw to reject it. */
+  validateResult?: (result: unknown) => unknown;
+  /** Projects the validated result into what the model sees. @default the result itself */
+  toModelOutput?: (result: any) => JsonValue | string;
+  /** Schema of the `toolsContext` entry (JSON Schema needs `validateContext`). */
+  contextSchema?: JsonValue | StandardSchemaV1<unknown>;
+  validateContext?: (value: unknown) => C;
+}
+
+export type AgentTools = Record<string, AgentTool>;
+
+export interface OutputSpec<T> {
+  /** `json`: the final turn answers in JSON; `tool`: the model calls a forced output tool. @default 'json' */
+  mode?: 'json' | 'tool';
+  /** JSON Schema (then `validate` is required) or a Standard Schema value. */
+  schema: JsonValue | StandardSchemaV1<T>;
+  validate?: (value: unknown) => T;
+  /** Name of the forced output tool in `tool` mode. @default 'json_output' */
+  name?: string;
+}
+
+export type VerifyVerdict =
+  | { status: 'verified' }
+  | { status: 'rejected'; feedback: string }
+  | { status: 'inconclusive'; reason?: string };
+
+export interface VerifyInput<T> {
+  output: T;
+  text: string;
+  attempt: number;
+  runId: string;
+  signal: AbortSignal;
+}
+
+export interface ToolCallGuardInput {
+  toolCallId: string;
+  toolName: string;
+  args: JsonValue;
+  modelStep: number;
+}
+export type ToolCallGuardDecision =
+  | void
+  | undefined
+  | { action: 'allow' }
+  | { action: 'block'; reason: string }
+  | { action: 'rewrite'; args: JsonValue };
+
+export interface ToolResultGuardInput {
+  toolCallId: string;
+  toolName: string;
+  modelStep: number;
+  /** The tool's projection (what the model would see). */
+  output: JsonValue | string;
+  isError: boolean;
+}
+
+export interface PrepareStepInput {
+  stepNumber: number;
+  messages: readonly Message[];
+  phase: 'loop' | 'finalize';
+}
+export interface PrepareStepResult {
+  /** Replaces the history sent for this step only (the checkpoint keeps the full history). */
+  messages?: Message[];
+  /** Names of the tools offered this step. */
+  activeTools?: string[];
+  toolChoice?: ToolChoice;
+  system?: string;
+}
+
+export interface AgentSession {
+  store: AgentRunStore;
+  runId: string;
+  scope: string;
+}
+
+export interface ApprovalResponse {
+  approvalId: string;
+  approved: boolean;
+  /** The token the pending approval carried; a verdict with another token is ignored. */
+  token?: string;
+  reason?: string;
+}
+
+export interface ClientToolResult {
+  toolCallId: string;
+  output: JsonValue;
+  isError?: boolean;
+}
+
+/** Injected seams, for deterministic runs and tests. */
+export interface AgentDeps {
+  /** @default Date.now */
+  clock?: { now(): number };
+  /** @default nanoid */
+  generateId?: () => string;
+}
+
+export interface AgentOptions<T = string> {
+  model: LanguageModel;
+  prompt?: string;
+  messages?: Message[];
+  /** A system message placed before the conversation. `instructions` is the same thing. */
+  system?: string;
+  instructions?: string;
+  tools?: AgentTools;
+  /** Values handed to tools by tool name, validated by each tool's contextSchema / validateContext. */
+  toolsContext?: Record<string, unknown>;
+  output?: OutputSpec<T>;
+  verify?: (input: VerifyInput<T>) => VerifyVerdict | Promise<VerifyVerdict>;
+  /** Model turns, loop and finalization together. @default 20 */
+  maxSteps?: number;
+  /** Finalization attempts (first try plus repairs) for each verifier candidate. @default 3 */
+  maxOutputAttempts?: number;
+  /** Verifier invocations. @default 3 */
+  maxVerifyAttempts?: number;
+  prepareStep?: (input: PrepareStepInput) => PrepareStepResult | void | Promise<PrepareStepResult | void>;
+  onToolCall?: (input: ToolCallGuardInput) => ToolCallGuardDecision | Promise<ToolCallGuardDecision>;
+  onToolResult?: (input: ToolResultGuardInput) => JsonValue | string | void | Promise<JsonValue | string | void>;
+  session?: AgentSession;
+  /** Stable name of this agent implementation; bump it when tool or verifier semantics change. */
+  bindingId?: string;
+  abortSignal?: AbortSignal;
+  /** Absolute time (ms since epoch, on `deps.clock`) after which no new model call or effect starts. */
+  deadline?: number;
+  deps?: AgentDeps;
+}
+
+export interface ResumeOptions<T = string> extends AgentOptions<T> {
+  session: AgentSession;
+  approvalResponses?: ApprovalResponse[];
+  clientToolResults?: ClientToolResult[];
+}
+
+export interface PendingApproval {
+  approvalId: string;
+  token: string;
+  toolCallId: string;
+  toolName: string;
+  args: JsonValue;
+  modelStep: number;
+}
+
+export interface PendingClientCall {
+  toolCallId: string;
+  toolName: string;
+  args: JsonValue;
+  modelStep: number;
+}
+
+export interface Accounting {
+  spent: { inputTokens: number; outputTokens: number; usd: number | null };
+  reserved: { usd: number };
+  unknown: { usd: number };
+}
+
+interface ResultBase {
+  runId: string;
+  messages: Message[];
+  usage: Usage;
+  /** Model turns this run made, across every leg. */
+  steps: number;
+  accounting: Accounting;
+  /** The text of the last assistant turn. */
+  text: string;
+  warnings: AgentWarning[];
+}
+
+export type StopReason =
+  | 'max-steps'
+  | 'aborted'
+  | 'refusal'
+  | 'length'
+  | 'verification-inconclusive'
+  | 'verification-attempts-exhausted'
+  | 'output-attempts-exhausted'
+  | 'tool-reconciliation-required'
+  | 'drained';
+
+export type AgentResult<T = string> =
+  | (ResultBase & { status: 'completed'; output: T })
+  | (ResultBase & { status: 'suspended'; pendingApprovals: PendingApproval[]; pendingClientCalls: PendingClientCall[] })
+  | (ResultBase & { status: 'stopped'; reason: StopReason; stopDetails?: JsonValue })
+  | (ResultBase & { status: 'failed'; error: SerializedError });
+
+export interface AgentWarning {
+  type: 'warning';
+  setting: string;
+  message: string;
+  toolCallId?: string;
+}
+
+/** How a tool call ended; a successful call carries no outcome. */
+export type ToolCallOutcome =
+  | 'not-dispatched'
+  | 'policy-violation'
+  | 'blocked'
+  | 'denied'
+  | 'not-admitted'
+  | 'failed'
+  | 'validation-failure'
+  | 'projection-failure'
+  | 'client-result'
+  | 'unknown-effect';
+
+/** Events of a stream, named noun-then-action. */
+export type AgentEvent<T = string> =
+  | { type: 'run-start'; runId: string; resumed: boolean }
+  | { type: 'step-start'; step: number; phase: 'loop' | 'finalize' }
+  | { type: 'text-delta'; step: number; delta: string }
+  | { type: 'tool-call-start'; step: number; toolCallId: string; toolName: string; args: JsonValue }
+  | { type: 'tool-call-end'; step: number; toolCallId: string; toolName: string; output: JsonValue | string; isError: boolean; outcome?: ToolCallOutcome }
+  | { type: 'tool-output'; step: number; toolCallId: string; toolName: string; rawResult: unknown }
+  | { type: 'approval-request'; approval: PendingApproval }
+  | { type: 'client-call-request'; call: PendingClientCall }
+  | { type: 'step-finish'; step: number; finishReason: FinishReason; usage: Usage }
+  | { type: 'output-attempt'; attempt: number; valid: boolean; issue?: string }
+  | { type: 'verify-result'; attempt: number; verdict: VerifyVerdict['status'] }
+  | AgentWarning
+  | { type: 'error'; error: SerializedError }
+  | { type: 'result'; result: AgentResult<T> };
+
+/** Receipt of one effect, keyed by [modelStep, toolCallId]. Stored beside the snapshot. */
+export interface AgentToolReceipt {
+  key: string;
+  toolCallId: string;
+  toolName: string;
+  modelStep: number;
+  status: 'executing' | 'executed' | 'failed' | 'validation-failed' | 'projection-failed' | 'completed';
+  /** Whether the tool that ran the call was marked `replay: 'idempotent'`. */
+  idempotent: boolean;
+  /** The raw result (executed / completed), or the error (failed). */
+  rawResult?: JsonValue;
+  error?: SerializedError;
+  /** What the model saw (completed). */
+  modelOutput?: JsonValue | string;
+  isError?: boolean;
+  /** Recorded by an operator, not by the tool. */
+  reconciled?: boolean;
+  /** Came from clientToolResults. */
+  client?: boolean;
+}
+
+export interface AgentRunBinding {
+  bindingId: string | null;
+  model: string;
+  tools: string;
+  output: string | null;
+  limits: string;
+}
+
+export type AgentRunStatus = 'running' | 'suspended' | 'completed' | 'stopped' | 'failed';
+
+/** The stored record of a run: the run actor's snapshot plus what is needed to list and inspect it without the machine. */
+export interface AgentRunEnvelope {
+  kind: 'cairn-agent-run';
+  version: 1 | 2;
+  runId: string;
+  scope: string;
+  revision: number;
+  bindingId: string | null;
+  binding: AgentRunBinding;
+  machine: { id: string; version: number };
+  /** The run actor's persisted snapshot (plain JSON). */
+  snapshot: JsonValue;
+  receipts: Record<string, AgentToolReceipt>;
+  /** How many approval requests each tool call id was issued under. */
+  approvalRequestCounts: Record<string, number>;
+  status: AgentRunStatus;
+  pendingApprovals: PendingApproval[];
+  pendingClientCalls: PendingClientCall[];
+  result?: AgentResult<unknown>;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface AgentRunStore {
+  load(runId: string): Promise<AgentRunEnvelope | undefined>;
+  /** Resolves after the durable write. Rejects with RevisionConflictError unless `envelope.revision` is the stored one plus one. */
+  save(envelope: AgentRunEnvelope): Promise<void>;
+}
+
+export type { FinishReason, LanguageModel, ModelToolCall, Usage, ToolChoice };

@@ -1,0 +1,188 @@
+/**
+ * Every error Cairn throws or reports is a {@link CairnError}: a stable `name`,
+ * a `code` from a closed union, and structured fields. `isInstance` works across
+ * copies of the package (it checks a marker symbol, not the prototype chain).
+ */
+const MARKER = Symbol.for('cairn.error');
+
+export type CairnErrorCode =
+  | 'revision_conflict'
+  | 'checkpoint_version_unsupported'
+  | 'binding_changed'
+  | 'run_not_found'
+  | 'scope_mismatch'
+  | 'run_busy'
+  | 'persistence_failed'
+  | 'model_call_failed'
+  | 'mock_model_exhausted'
+  | 'mock_model_unexpected_call'
+  | 'tool_not_allowed'
+  | 'deadline_exceeded'
+  | 'invalid_options'
+  | 'invalid_envelope'
+  | 'tool_context_invalid'
+  | 'output_invalid'
+  | 'internal';
+
+/** Who is at fault: the caller's configuration, the model's answer, a dependency (store, provider), or Cairn itself. */
+export type Fault = 'user' | 'model' | 'dependency' | 'library';
+
+export interface SerializedError {
+  name: string;
+  code: string;
+  message: string;
+}
+
+export class CairnError extends Error {
+  readonly [MARKER] = true;
+  readonly code: CairnErrorCode;
+  readonly fault: Fault;
+  readonly isRetryable: boolean;
+
+  constructor(
+    code: CairnErrorCode,
+    message: string,
+    options: { cause?: unknown; fault?: Fault; isRetryable?: boolean } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'CairnError';
+    this.code = code;
+    this.fault = options.fault ?? 'library';
+    this.isRetryable = options.isRetryable ?? false;
+  }
+
+  /** True for any Cairn error, from this copy of the package or another. */
+  static isInstance(value: unknown): value is CairnError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[MARKER] === true;
+  }
+}
+
+/** A save whose revision is not the stored revision plus one. */
+export class RevisionConflictError extends CairnError {
+  readonly subsystem = 'run' as const;
+  constructor(
+    readonly runId: string,
+    readonly expectedRevision: number,
+    readonly storedRevision: number | null,
+  ) {
+    super(
+      'revision_conflict',
+      `Run ${runId}: save expected stored revision ${expectedRevision}, found ${storedRevision ?? 'none'}.`,
+      { fault: 'dependency' },
+    );
+    this.name = 'RevisionConflictError';
+  }
+  static override isInstance(value: unknown): value is RevisionConflictError {
+    return CairnError.isInstance(value) && value.code === 'revision_conflict';
+  }
+}
+
+/** The stored envelope (or a checkpoint inside it) has a version this reader does not know. */
+export class CheckpointVersionError extends CairnError {
+  constructor(readonly found: unknown, readonly supported: readonly number[]) {
+    super(
+      'checkpoint_version_unsupported',
+      `Native checkpoint version ${JSON.stringify(found)} is not supported (this reader supports ${supported.join(', ')}).`,
+      { fault: 'user' },
+    );
+    this.name = 'CheckpointVersionError';
+  }
+  static override isInstance(value: unknown): value is CheckpointVersionError {
+    return CairnError.isInstance(value) && value.code === 'checkpoint_version_unsupported';
+  }
+}
+
+/** The resume's binding (bindingId, model, tool schemas, output schema, limits) differs from the stored one. */
+export class BindingChangedError extends CairnError {
+  constructor(readonly changedKeys: readonly string[]) {
+    // The message is part of the contract: applications match on it.
+    super('binding_changed', 'Native agent binding changed across resume.', { fault: 'user' });
+    this.name = 'BindingChangedError';
+  }
+}
+
+/** Resume found no run, a run of another scope, or an envelope that is not a native run. */
+export class RunIdentityError extends CairnError {
+  constructor(code: 'run_not_found' | 'scope_mismatch', readonly runId: string) {
+    super(code, code === 'run_not_found'
+      ? `No native run ${runId} in this store.`
+      // Same message whatever the other scope is: nothing about another tenant leaks.
+      : 'Native checkpoint version, identity, or scope mismatch.', { fault: 'user' });
+    this.name = 'RunIdentityError';
+  }
+}
+
+/** A second start or resume of a run that is already executing through the same store object. */
+export class RunBusyError extends CairnError {
+  constructor(readonly runId: string) {
+    super('run_busy', `Run ${runId} already has an executor in this process.`, { fault: 'user' });
+    this.name = 'RunBusyError';
+  }
+}
+
+/** A durable write failed; the run cannot go on from this process. */
+export class PersistenceError extends CairnError {
+  constructor(message: string, cause?: unknown) {
+    super('persistence_failed', message, { cause, fault: 'dependency' });
+    this.name = 'PersistenceError';
+  }
+}
+
+/** The execution policy refused a call or the deadline elapsed. */
+export class ExecutionPolicyError extends CairnError {
+  constructor(code: 'tool_not_allowed' | 'deadline_exceeded', message: string, readonly toolCallId?: string) {
+    super(code, message, { fault: 'user' });
+    this.name = 'ExecutionPolicyError';
+  }
+}
+
+/** A model call failed (transport, provider, or the scripted model). */
+export class ModelCallError extends CairnError {
+  constructor(
+    message: string,
+    options: { cause?: unknown; isRetryable?: boolean; statusCode?: number; code?: CairnErrorCode } = {},
+  ) {
+    super(options.code ?? 'model_call_failed', message, {
+      cause: options.cause,
+      fault: 'dependency',
+      isRetryable: options.isRetryable ?? false,
+    });
+    this.name = 'ModelCallError';
+    this.statusCode = options.statusCode;
+  }
+  readonly statusCode: number | undefined;
+}
+
+/** Options or an envelope that do not have the required shape. */
+export class InvalidOptionsError extends CairnError {
+  constructor(message: string, code: 'invalid_options' | 'invalid_envelope' | 'tool_context_invalid' = 'invalid_options') {
+    super(code, message, { fault: 'user' });
+    this.name = 'InvalidOptionsError';
+  }
+}
+
+const SECRET_PATTERNS: RegExp[] = [
+  /\b(sk|pk|rk)-[A-Za-z0-9_-]{8,}/g,
+  /\bBearer\s+[A-Za-z0-9._~+/=-]{8,}/gi,
+  /\b(api[_-]?key|token|secret|password)\s*[:=]\s*["']?[^\s"',;]{4,}/gi,
+  /\bAKIA[0-9A-Z]{16}\b/g,
+];
+
+/** Replaces things that look like credentials with `[redacted]`. */
+export function redactSecrets(text: string): string {
+  let out = text;
+  for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, '[redacted]');
+  return out;
+}
+
+/** Turns anything thrown into plain, secret-redacted data that survives JSON. */
+export function serializeError(error: unknown): SerializedError {
+  if (CairnError.isInstance(error)) {
+    return { name: error.name, code: error.code, message: redactSecrets(error.message) };
+  }
+  if (error instanceof Error) {
+    const code = typeof (error as { code?: unknown }).code === 'string' ? (error as unknown as { code: string }).code : 'error';
+    return { name: error.name, code, message: redactSecrets(error.message) };
+  }
+  return { name: 'Error', code: 'error', message: redactSecrets(String(error)) };
+}
