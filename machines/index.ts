@@ -1,0 +1,35 @@
+import type { AnyStateMachine } from 'xstate';
+import { runMachine, RUN_MACHINE_VERSION, RUN_PROMPTS, callPhase } from './run.js';
+import { toolCallMachine, TOOL_CALL_MACHINE_VERSION } from './tool-call.js';
+
+export { runMachine, RUN_MACHINE_VERSION, RUN_PROMPTS, callPhase, toolCallMachine, TOOL_CALL_MACHINE_VERSION };
+export type * from './types.js';
+
+export interface MachineCatalogEntry {
+  name: string;
+  title: string;
+  description: string;
+  machine: AnyStateMachine;
+}
+
+/** The machines Cairn runs, for charts and documentation. */
+export const machineCatalog: MachineCatalogEntry[] = [
+  {
+    name: 'run',
+    title: 'Run',
+    description:
+      'One native run: the tool loop (model call, turn recorded, batch policy, calls dispatched and awaited, step checkpoint), ' +
+      'finalization with schema repair, verification, and the terminal states. A resume enters `settling`, which hands every ' +
+      'waiting call its answer before any model call.',
+    machine: runMachine,
+  },
+  {
+    name: 'tool-call',
+    title: 'Tool call',
+    description:
+      'One tool call, through the eight stages in order: finish-reason gate, policy and guardrails, approval, admission, ' +
+      'effect identity (the durable `executing` receipt), execution, result receipt and projection, checkpoint. Each way a ' +
+      'call can end is its own final state; `unknownEffect` waits for reconciliation.',
+    machine: toolCallMachine,
+  },
+];

@@ -1,0 +1,496 @@
+/**
+ * The run actor: the life of one native run. Pure: model calls, saves,
+ * validation and the verifier are named actors the runtime provides.
+ *
+ *   starting → loop (model call, record the turn, policy, dispatch, settle the
+ *   calls, checkpoint) → finalizing (structured output, repair) → verifying →
+ *   completed | stopped | failed, or suspended until a resume settles it.
+ */
+import { and, assign, enqueueActions, fromPromise, not, setup, type SnapshotFrom } from 'xstate';
+import { toolCallMachine } from './tool-call.js';
+import type {
+  CallPhase, Json, ModelCallOutput, OutputCheck, PolicyOutput, RunContext, RunEvent, RunInput,
+  ToolCallOutput, Turn, VerifierOutput,
+} from './types.js';
+
+export const RUN_MACHINE_VERSION = 1;
+
+/** The user turns the run adds itself. Plain strings, so the chart stays pure. */
+export const RUN_PROMPTS = {
+  finalize: 'Give your final answer now, as JSON that matches the requested schema. Do not call tools.',
+  repair: (issue: string) => `That answer did not match the required output: ${issue} Answer again with JSON that matches the schema.`,
+  feedback: (feedback: string) => `Your answer was checked and rejected: ${feedback} Give a corrected final answer.`,
+};
+
+const notProvided = (name: string) => () => {
+  throw new Error(`The ${name} actor was not provided to the run machine.`);
+};
+
+type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
+
+/** Where a call stands, read from its snapshot. */
+export function callPhase(snapshot: CallSnapshot): CallPhase {
+  if (snapshot.status !== 'active') return 'ended';
+  if (snapshot.hasTag('needs-reconciliation')) return 'unknown';
+  if (snapshot.hasTag('suspended')) return 'suspended';
+  return 'active';
+}
+
+const phasesOf = (context: RunContext) => context.batch.map((id) => context.phases[id] ?? 'active');
+
+function assistantMessage(turn: Turn): Json {
+  return turn.toolCalls.length > 0
+    ? { role: 'assistant', content: turn.text, toolCalls: turn.toolCalls as unknown as Json }
+    : { role: 'assistant', content: turn.text };
+}
+
+const userMessage = (content: string): Json => ({ role: 'user', content });
+
+export const runMachine = setup({
+  types: {
+    context: {} as RunContext,
+    events: {} as RunEvent,
+    input: {} as RunInput,
+  },
+  actors: {
+    toolCall: toolCallMachine,
+    saveCheckpoint: fromPromise<void, { at: string }>(notProvided('saveCheckpoint')),
+    callModel: fromPromise<ModelCallOutput, { step: number; phase: 'loop' | 'finalize' }>(notProvided('callModel')),
+    checkBatchPolicy: fromPromise<PolicyOutput, { step: number }>(notProvided('checkBatchPolicy')),
+    validateOutput: fromPromise<OutputCheck, { step: number }>(notProvided('validateOutput')),
+    beginVerify: fromPromise<void, { attempt: number }>(notProvided('beginVerify')),
+    runVerifier: fromPromise<VerifierOutput, { attempt: number }>(notProvided('runVerifier')),
+  },
+  guards: {
+    stepsLeft: ({ context }) => context.step < context.maxSteps,
+    startsInFinalization: ({ context }) => context.toolNames.length === 0 && context.outputMode !== 'none',
+    anyActive: ({ context }) => phasesOf(context).includes('active'),
+    anySuspended: ({ context }) => phasesOf(context).includes('suspended'),
+    anyUnknown: ({ context }) => phasesOf(context).includes('unknown'),
+    allEnded: ({ context }) => phasesOf(context).every((phase) => phase === 'ended'),
+    hasToolCalls: ({ context }) => (context.lastTurn?.toolCalls.length ?? 0) > 0,
+    refused: ({ context }) => context.lastTurn?.finishReason === 'content-filter',
+    cutOff: ({ context }) => context.lastTurn?.finishReason === 'length',
+    structured: ({ context }) => context.outputMode !== 'none',
+    verifies: ({ context }) => context.verify,
+    verifyAttemptsLeft: ({ context }) => context.verifyAttempts < context.maxVerifyAttempts,
+    outputAttemptsLeft: ({ context }) => context.outputAttempts < context.maxOutputAttempts,
+    anyNotDispatched: ({ context }) => context.batch.some((id) => context.outputs[id]?.outcome === 'not-dispatched'),
+    anyNotAdmitted: ({ context }) => context.batch.some((id) => context.outputs[id]?.outcome === 'not-admitted'),
+    deadlinePassed: ({ context }) => context.batch.some((id) => context.outputs[id]?.reason === 'deadline'),
+  },
+  actions: {
+    recordTurn: assign(({ context, event }) => {
+      const output = (event as unknown as { output: ModelCallOutput }).output;
+      if (output.kind !== 'turn') return {};
+      const { turn } = output;
+      return {
+        lastTurn: turn,
+        step: context.step + 1,
+        messages: [...context.messages, assistantMessage(turn)],
+        usage: {
+          inputTokens: context.usage.inputTokens + turn.usage.inputTokens,
+          outputTokens: context.usage.outputTokens + turn.usage.outputTokens,
+          totalTokens: context.usage.totalTokens + turn.usage.totalTokens,
+        },
+      };
+    }),
+    // One tool-call actor per call, with an id that is stable across restores.
+    spawnCalls: enqueueActions(({ context, enqueue }) => {
+      const turn = context.lastTurn!;
+      const batch: string[] = [];
+      const phases: Record<string, CallPhase> = {};
+      turn.toolCalls.forEach((call, index) => {
+        const id = `call-${turn.step}-${index}`;
+        batch.push(id);
+        phases[id] = 'active';
+        enqueue.spawnChild('toolCall', {
+          id,
+          syncSnapshot: true,
+          input: {
+            runId: context.runId,
+            modelStep: turn.step,
+            toolCallId: call.toolCallId,
+            toolName: call.toolName,
+            args: call.args,
+            finishReason: turn.finishReason,
+            known: context.toolNames.includes(call.toolName),
+            deadlineAt: context.deadlineAt,
+            verdict: null,
+            clientResult: null,
+            retry: false,
+          },
+        });
+      });
+      enqueue.assign({ batch, phases, outputs: {} });
+    }),
+    noteCallSnapshot: assign(({ context, event }) => {
+      const id = event.type.slice('xstate.snapshot.'.length);
+      if (!context.batch.includes(id)) return {};
+      const snapshot = (event as unknown as { snapshot: CallSnapshot }).snapshot;
+      return { phases: { ...context.phases, [id]: callPhase(snapshot) } };
+    }),
+    noteCallDone: assign(({ context, event }) => {
+      const id = event.type.slice('xstate.done.actor.'.length);
+      if (!context.batch.includes(id)) return {};
+      const output = (event as unknown as { output: ToolCallOutput }).output;
+      return {
+        phases: { ...context.phases, [id]: 'ended' as const },
+        outputs: { ...context.outputs, [id]: output },
+      };
+    }),
+    // The settle: hand each waiting call what the resume brought for it.
+    deliverAnswers: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'RESUME') return;
+      const phases = { ...context.phases };
+      for (const [id, answer] of Object.entries(event.answers)) {
+        if (!context.batch.includes(id) || phases[id] === 'ended') continue;
+        enqueue.sendTo(id, { type: 'RECHECK', ...answer });
+        phases[id] = 'active';
+      }
+      enqueue.assign({ phases });
+    }),
+    // Every call of the step answered: their answers join the history.
+    foldAnswers: enqueueActions(({ context, enqueue }) => {
+      const toolMessages: Json[] = context.batch.map((id) => {
+        const out = context.outputs[id]!;
+        return {
+          role: 'tool',
+          toolCallId: out.toolCallId,
+          toolName: out.toolName,
+          content: out.modelOutput,
+          ...(out.isError ? { isError: true } : {}),
+        };
+      });
+      for (const id of context.batch) enqueue.stopChild(id);
+      enqueue.assign({ messages: [...context.messages, ...toolMessages], batch: [], phases: {}, outputs: {} });
+    }),
+    takeTextCandidate: assign(({ context }) => ({
+      candidate: { text: context.lastTurn?.text ?? '', output: context.lastTurn?.text ?? '' },
+    })),
+    askForFinalAnswer: assign(({ context }) => ({
+      messages: [...context.messages, userMessage(RUN_PROMPTS.finalize)],
+      outputAttempts: 0,
+    })),
+    stopWith: assign((_, params: { reason: string }) => ({ stopReason: params.reason })),
+    failWith: assign(({ event }) => {
+      const e = event as unknown as { output?: { error?: RunContext['error'] }; error?: unknown };
+      const fromOutput = e.output?.error;
+      if (fromOutput) return { error: fromOutput };
+      const raw = e.error as { name?: string; code?: string; message?: string } | undefined;
+      return { error: { name: raw?.name ?? 'Error', code: raw?.code ?? 'internal', message: raw?.message ?? String(raw) } };
+    }),
+  },
+}).createMachine({
+  id: 'run',
+  version: String(RUN_MACHINE_VERSION),
+  context: ({ input }) => ({
+    ...input,
+    step: 0,
+    lastTurn: null,
+    batch: [],
+    phases: {},
+    outputs: {},
+    outputAttempts: 0,
+    verifyAttempts: 0,
+    candidate: null,
+    usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+    stopReason: null,
+    stopDetails: null,
+    error: null,
+  }),
+  // Handled at the root so that nothing a call or the host sends is dropped,
+  // whatever state the run is in when it arrives.
+  on: {
+    'xstate.snapshot.*': { actions: 'noteCallSnapshot' },
+    'xstate.done.actor.*': { actions: 'noteCallDone' },
+    RESUME: { actions: 'deliverAnswers' },
+    STORE_FAILED: { target: '.failed', actions: assign({ error: ({ event }) => event.error }) },
+    CANCEL: { target: '.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
+  },
+  initial: 'starting',
+  states: {
+    starting: {
+      invoke: {
+        src: 'saveCheckpoint',
+        id: 'saveStart',
+        input: { at: 'start' },
+        onDone: [
+          { guard: 'startsInFinalization', target: 'finalizing.admitting' },
+          { target: 'loop' },
+        ],
+        onError: { target: 'failed', actions: 'failWith' },
+      },
+    },
+    loop: {
+      initial: 'admitting',
+      states: {
+        admitting: {
+          always: [
+            { guard: 'stepsLeft', target: 'callingModel' },
+            { target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'max-steps' } } },
+          ],
+        },
+        callingModel: {
+          invoke: {
+            src: 'callModel',
+            id: 'callModel',
+            input: ({ context }) => ({ step: context.step, phase: 'loop' as const }),
+            onDone: [
+              { guard: ({ event }) => event.output.kind === 'aborted', target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
+              { guard: ({ event }) => event.output.kind === 'deadline', target: '#run.failed', actions: 'failWith' },
+              { target: 'recordingTurn', actions: 'recordTurn' },
+            ],
+            onError: { target: '#run.failed', actions: 'failWith' },
+          },
+        },
+        // The turn is durable before any of its calls is dispatched: a restore
+        // replays it instead of asking the model again (new call ids would
+        // break effect identity).
+        recordingTurn: {
+          invoke: {
+            src: 'saveCheckpoint',
+            id: 'saveTurn',
+            input: { at: 'turn' },
+            onDone: [
+              { guard: 'hasToolCalls', target: 'checkingPolicy' },
+              { guard: 'refused', target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'refusal' } } },
+              { guard: 'cutOff', target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'length' } } },
+              { guard: 'structured', target: '#run.finalizing', actions: 'askForFinalAnswer' },
+              { guard: 'verifies', target: '#run.verifying', actions: 'takeTextCandidate' },
+              { target: '#run.completed', actions: 'takeTextCandidate' },
+            ],
+            onError: { target: '#run.failed', actions: 'failWith' },
+          },
+        },
+        // The execution policy decides for the whole batch before any call starts.
+        checkingPolicy: {
+          invoke: {
+            src: 'checkBatchPolicy',
+            id: 'checkBatchPolicy',
+            input: ({ context }) => ({ step: context.step }),
+            onDone: [
+              { guard: ({ event }) => event.output.kind === 'violation', target: '#run.failed', actions: 'failWith' },
+              { target: 'dispatching' },
+            ],
+            onError: { target: '#run.failed', actions: 'failWith' },
+          },
+        },
+        dispatching: {
+          entry: 'spawnCalls',
+          always: 'awaitingCalls',
+        },
+        // Decided level-triggered from the calls' phases, only once none moves.
+        awaitingCalls: {
+          always: [
+            { guard: 'allEnded', target: 'folding' },
+            { guard: and([not('anyActive'), 'anyUnknown']), target: '#run.reconciling' },
+            { guard: and([not('anyActive'), 'anySuspended']), target: '#run.suspending' },
+          ],
+        },
+        folding: {
+          always: [
+            { guard: and(['anyNotDispatched', 'refused']), target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'refusal' } } },
+            { guard: 'anyNotDispatched', target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'length' } } },
+            {
+              guard: and(['anyNotAdmitted', 'deadlinePassed']),
+              target: '#run.failed',
+              actions: assign({ error: { name: 'ExecutionPolicyError', code: 'deadline_exceeded', message: 'The execution deadline elapsed.' } }),
+            },
+            { guard: 'anyNotAdmitted', target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
+            { target: 'checkpointing', actions: 'foldAnswers' },
+          ],
+        },
+        // The step's answers are saved before the next model call.
+        checkpointing: {
+          invoke: {
+            src: 'saveCheckpoint',
+            id: 'saveStep',
+            input: { at: 'step' },
+            onDone: { target: 'admitting' },
+            onError: { target: '#run.failed', actions: 'failWith' },
+          },
+        },
+      },
+    },
+    finalizing: {
+      initial: 'admitting',
+      states: {
+        admitting: {
+          always: [
+            { guard: 'stepsLeft', target: 'callingModel' },
+            { target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'max-steps' } } },
+          ],
+        },
+        callingModel: {
+          invoke: {
+            src: 'callModel',
+            id: 'callModel',
+            input: ({ context }) => ({ step: context.step, phase: 'finalize' as const }),
+            onDone: [
+              { guard: ({ event }) => event.output.kind === 'aborted', target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
+              { guard: ({ event }) => event.output.kind === 'deadline', target: '#run.failed', actions: 'failWith' },
+              { target: 'recordingTurn', actions: 'recordTurn' },
+            ],
+            onError: { target: '#run.failed', actions: 'failWith' },
+          },
+        },
+        recordingTurn: {
+          invoke: {
+            src: 'saveCheckpoint',
+            id: 'saveTurn',
+            input: { at: 'turn' },
+            onDone: [
+              { guard: 'refused', target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'refusal' } } },
+              { target: 'validating' },
+            ],
+            onError: { target: '#run.failed', actions: 'failWith' },
+          },
+        },
+        // Schema validation (and repair): a valid shape is not yet a verified answer.
+        validating: {
+          invoke: {
+            src: 'validateOutput',
+            id: 'validateOutput',
+            input: ({ context }) => ({ step: context.step }),
+            onDone: [
+              {
+                guard: ({ event, context }) => event.output.kind === 'valid' && context.verify,
+                target: '#run.verifying',
+                actions: assign(({ event, context }) => ({
+                  candidate: { text: context.lastTurn?.text ?? '', output: event.output.kind === 'valid' ? event.output.output : null },
+                })),
+              },
+              {
+                guard: ({ event }) => event.output.kind === 'valid',
+                target: '#run.completed',
+                actions: assign(({ event, context }) => ({
+                  candidate: { text: context.lastTurn?.text ?? '', output: event.output.kind === 'valid' ? event.output.output : null },
+                })),
+              },
+              {
+                guard: ({ context }) => context.outputAttempts + 1 < context.maxOutputAttempts,
+                target: 'admitting',
+                actions: assign(({ event, context }) => ({
+                  outputAttempts: context.outputAttempts + 1,
+                  messages: [...context.messages, userMessage(RUN_PROMPTS.repair(event.output.kind === 'invalid' ? event.output.issue : ''))],
+                })),
+              },
+              {
+                target: '#run.stopped',
+                actions: assign(({ event, context }) => ({
+                  outputAttempts: context.outputAttempts + 1,
+                  stopReason: 'output-attempts-exhausted',
+                  stopDetails: { issue: event.output.kind === 'invalid' ? event.output.issue : '' },
+                })),
+              },
+            ],
+            onError: { target: '#run.failed', actions: 'failWith' },
+          },
+        },
+      },
+    },
+    verifying: {
+      initial: 'admitting',
+      // A resume that finds the run here runs the verifier again on the same
+      // candidate, and that repeat counts as a new attempt.
+      on: { RESUME: { target: '.admitting' } },
+      states: {
+        admitting: {
+          always: [
+            { guard: 'verifyAttemptsLeft', target: 'beginning', actions: assign({ verifyAttempts: ({ context }) => context.verifyAttempts + 1 }) },
+            { target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'verification-attempts-exhausted' } } },
+          ],
+        },
+        // The attempt count is durable before the verifier runs.
+        beginning: {
+          invoke: {
+            src: 'beginVerify',
+            id: 'beginVerify',
+            input: ({ context }) => ({ attempt: context.verifyAttempts }),
+            onDone: { target: 'checking' },
+            onError: { target: '#run.failed', actions: 'failWith' },
+          },
+        },
+        checking: {
+          invoke: {
+            src: 'runVerifier',
+            id: 'runVerifier',
+            input: ({ context }) => ({ attempt: context.verifyAttempts }),
+            onDone: [
+              { guard: ({ event }) => event.output.kind === 'verified', target: '#run.completed' },
+              { guard: ({ event }) => event.output.kind === 'restarted', target: 'admitting' },
+              { guard: ({ event }) => event.output.kind === 'aborted', target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
+              { guard: ({ event }) => event.output.kind === 'deadline', target: '#run.failed', actions: 'failWith' },
+              {
+                guard: ({ event }) => event.output.kind === 'inconclusive',
+                target: '#run.stopped',
+                actions: assign(({ event }) => ({
+                  stopReason: 'verification-inconclusive',
+                  stopDetails: { reason: event.output.kind === 'inconclusive' ? event.output.reason : '' },
+                })),
+              },
+              {
+                guard: and(['verifyAttemptsLeft', 'structured']),
+                target: '#run.finalizing',
+                actions: assign(({ event, context }) => ({
+                  candidate: null,
+                  outputAttempts: 0,
+                  messages: [...context.messages, userMessage(RUN_PROMPTS.feedback(event.output.kind === 'rejected' ? event.output.feedback : ''))],
+                })),
+              },
+              {
+                guard: 'verifyAttemptsLeft',
+                target: '#run.loop',
+                actions: assign(({ event, context }) => ({
+                  candidate: null,
+                  messages: [...context.messages, userMessage(RUN_PROMPTS.feedback(event.output.kind === 'rejected' ? event.output.feedback : ''))],
+                })),
+              },
+              {
+                target: '#run.stopped',
+                actions: assign(({ event }) => ({
+                  stopReason: 'verification-attempts-exhausted',
+                  stopDetails: { feedback: event.output.kind === 'rejected' ? event.output.feedback : '' },
+                })),
+              },
+            ],
+            onError: { target: '#run.failed', actions: 'failWith' },
+          },
+        },
+      },
+    },
+    // The run waits on approvals or client results; the record is saved first.
+    suspending: {
+      invoke: {
+        src: 'saveCheckpoint',
+        id: 'saveSuspension',
+        input: { at: 'suspend' },
+        onDone: { target: 'suspended' },
+        onError: { target: 'failed', actions: 'failWith' },
+      },
+    },
+    suspended: {
+      tags: ['suspended'],
+      on: { RESUME: { target: 'settling', actions: 'deliverAnswers' } },
+    },
+    // An effect whose outcome is unknown: only an operator's answer moves on.
+    reconciling: {
+      tags: ['needs-reconciliation'],
+      on: { RESUME: { target: 'settling', actions: 'deliverAnswers' } },
+    },
+    // The settle region: every waiting call got its answer; once they have all
+    // moved, the run goes on with the step (whose checkpoint precedes any model call).
+    settling: {
+      always: [
+        { guard: 'anyActive', target: 'loop.awaitingCalls' },
+        { guard: 'allEnded', target: 'loop.awaitingCalls' },
+        { guard: 'anyUnknown', target: 'reconciling' },
+        { target: 'suspended' },
+      ],
+    },
+    completed: { type: 'final', tags: ['terminal'] },
+    stopped: { type: 'final', tags: ['terminal'] },
+    failed: { type: 'final', tags: ['terminal'] },
+  },
+});

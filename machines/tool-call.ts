@@ -1,0 +1,329 @@
+/**
+ * The tool-call actor: one per call the model makes, the eight stages of the
+ * tool path as states, in order. Pure: every effect is a named actor that the
+ * runtime provides (`machine.provide`). Every way a call ends is its own final
+ * state; `unknownEffect` is a stable state that only a reconciliation leaves.
+ */
+import { assign, fromPromise, setup } from 'xstate';
+import type {
+  AdmitOutput, BeginEffectOutput, ExecuteOutput, GuardOutput, ApprovalOutput,
+  ProjectOutput, ToolCallInput, ToolCallOutput, ToolCallContext, ToolCallEvent,
+} from './types.js';
+
+const notProvided = (name: string) => () => {
+  throw new Error(`The ${name} actor was not provided to the tool-call machine.`);
+};
+
+export const TOOL_CALL_MACHINE_VERSION = 1;
+
+
+export const toolCallMachine = setup({
+  types: {
+    context: {} as ToolCallContext,
+    events: {} as ToolCallEvent,
+    input: {} as ToolCallInput,
+    output: {} as ToolCallOutput,
+  },
+  actors: {
+    guardCall: fromPromise<GuardOutput, ToolCallContext>(notProvided('guardCall')),
+    decideApproval: fromPromise<ApprovalOutput, ToolCallContext>(notProvided('decideApproval')),
+    admit: fromPromise<AdmitOutput, ToolCallContext>(notProvided('admit')),
+    beginEffect: fromPromise<BeginEffectOutput, ToolCallContext>(notProvided('beginEffect')),
+    executeTool: fromPromise<ExecuteOutput, ToolCallContext>(notProvided('executeTool')),
+    recordResult: fromPromise<void, ToolCallContext>(notProvided('recordResult')),
+    projectResult: fromPromise<ProjectOutput, ToolCallContext>(notProvided('projectResult')),
+    checkpoint: fromPromise<void, ToolCallContext>(notProvided('checkpoint')),
+  },
+  actions: {
+    // An invoked actor rejected: keep what it said as plain data.
+    noteError: assign(({ event, context }) => {
+      const error = (event as { error?: { code?: string; message?: string } }).error;
+      return {
+        outcome: context.outcome ?? ('failed' as const),
+        isError: true,
+        reason: error?.code ?? 'error',
+        modelOutput: context.modelOutput ?? (error?.message ?? 'Tool call failed.'),
+      };
+    }),
+  },
+  guards: {
+    dispatchable: ({ context }) => context.finishReason === 'tool-calls' || context.finishReason === 'stop',
+    toolKnown: ({ context }) => context.known,
+  },
+}).createMachine({
+  id: 'toolCall',
+  version: String(TOOL_CALL_MACHINE_VERSION),
+  context: ({ input }) => ({
+    ...input,
+    outcome: null,
+    modelOutput: null,
+    isError: false,
+    reason: null,
+  }),
+  initial: 'finishReasonGate',
+  states: {
+    // 1. A refused or cut-off turn dispatches none of its calls.
+    finishReasonGate: {
+      always: [
+        { guard: 'dispatchable', target: 'policy' },
+        { target: 'notDispatched', actions: assign({
+          outcome: 'not-dispatched' as const,
+          modelOutput: 'Tool call not dispatched: the turn was cut off or refused.',
+          isError: true,
+        }) },
+      ],
+    },
+    // 2. Policy. The run already checked the batch against the execution policy;
+    // here an unknown tool is refused and the onToolCall guardrails block or rewrite.
+    policy: {
+      initial: 'allowlist',
+      states: {
+        allowlist: {
+          always: [
+            { guard: 'toolKnown', target: 'guardrails' },
+            {
+              target: '#toolCall.policyViolation',
+              actions: assign(({ context }) => ({
+                outcome: 'policy-violation' as const,
+                modelOutput: `Tool "${context.toolName}" is not available.`,
+                isError: true,
+              })),
+            },
+          ],
+        },
+        guardrails: {
+          invoke: {
+            src: 'guardCall',
+            id: 'guardCall',
+            input: ({ context }) => context,
+            onDone: [
+              {
+                guard: ({ event }) => event.output.kind === 'block',
+                target: '#toolCall.blocked',
+                actions: assign(({ event }) => ({
+                  outcome: 'blocked' as const,
+                  modelOutput: `Tool call blocked: ${event.output.kind === 'block' ? event.output.reason : ''}`,
+                  isError: true,
+                })),
+              },
+              {
+                guard: ({ event }) => event.output.kind === 'rewrite',
+                target: '#toolCall.approval',
+                actions: assign({ args: ({ event, context }) => (event.output.kind === 'rewrite' ? event.output.args : context.args) }),
+              },
+              { target: '#toolCall.approval' },
+            ],
+            onError: { target: '#toolCall.failed', actions: 'noteError' },
+          },
+        },
+      },
+    },
+    // 3. Approval: needsApproval (boolean or predicate), the verdict a resume
+    // brought, or an outcome a receipt already records (then no gate at all).
+    approval: {
+      initial: 'deciding',
+      states: {
+        deciding: {
+          invoke: {
+            src: 'decideApproval',
+            id: 'decideApproval',
+            input: ({ context }) => context,
+            onDone: [
+              { guard: ({ event }) => event.output.kind === 'wait', target: 'awaitingApproval' },
+              {
+                guard: ({ event }) => event.output.kind === 'denied',
+                target: '#toolCall.denied',
+                actions: assign(({ event }) => ({
+                  outcome: 'denied' as const,
+                  modelOutput: `Tool call denied. Reason: ${event.output.kind === 'denied' ? event.output.reason : ''}`,
+                  isError: true,
+                })),
+              },
+              // 'receipt': the call already ran; its receipt answers it.
+              { guard: ({ event }) => event.output.kind === 'receipt', target: '#toolCall.effectIdentity' },
+              { target: '#toolCall.admission' },
+            ],
+            onError: { target: '#toolCall.failed', actions: 'noteError' },
+          },
+        },
+        awaitingApproval: {
+          tags: ['suspended', 'awaiting-approval'],
+          on: {
+            RECHECK: {
+              target: 'deciding',
+              actions: assign(({ event, context }) => ({
+                verdict: event.verdict ?? context.verdict,
+                clientResult: event.clientResult ?? context.clientResult,
+                retry: event.retry ?? context.retry,
+              })),
+            },
+          },
+        },
+      },
+    },
+    // 4. Admission: deadline and cancellation, checked right before the effect.
+    admission: {
+      invoke: {
+        src: 'admit',
+        id: 'admit',
+        input: ({ context }) => context,
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'refused',
+            target: 'notAdmitted',
+            actions: assign(({ event }) => ({
+              outcome: 'not-admitted' as const,
+              reason: event.output.kind === 'refused' ? event.output.reason : null,
+              modelOutput: 'Tool call not admitted.',
+              isError: true,
+            })),
+          },
+          { target: 'effectIdentity' },
+        ],
+        onError: { target: 'failed', actions: 'noteError' },
+      },
+    },
+    // 5. Effect identity: [modelStep, toolCallId] and the durable `executing`
+    // receipt. Only a receipt written here, in this process, permits the effect.
+    effectIdentity: {
+      initial: 'beginning',
+      states: {
+        beginning: {
+          invoke: {
+            src: 'beginEffect',
+            id: 'beginEffect',
+            input: ({ context }) => context,
+            onDone: [
+              { guard: ({ event }) => event.output.kind === 'permit', target: '#toolCall.execution' },
+              { guard: ({ event }) => event.output.kind === 'replay', target: '#toolCall.resultReceipt.projecting' },
+              {
+                guard: ({ event }) => event.output.kind === 'replay-failed',
+                target: '#toolCall.checkpoint',
+                actions: assign(({ event }) => ({
+                  outcome: 'failed' as const,
+                  modelOutput: event.output.kind === 'replay-failed' ? event.output.message : '',
+                  isError: true,
+                })),
+              },
+              { guard: ({ event }) => event.output.kind === 'client-result', target: '#toolCall.resultReceipt.recording' },
+              { guard: ({ event }) => event.output.kind === 'await-client', target: 'awaitingClientResult' },
+              { target: '#toolCall.unknownEffect' },
+            ],
+            // The executing receipt could not be written: the tool never ran.
+            onError: { target: '#toolCall.failed', actions: 'noteError' },
+          },
+        },
+        awaitingClientResult: {
+          tags: ['suspended', 'awaiting-client'],
+          on: {
+            RECHECK: {
+              target: 'beginning',
+              actions: assign(({ event, context }) => ({
+                clientResult: event.clientResult ?? context.clientResult,
+              })),
+            },
+          },
+        },
+      },
+    },
+    // 6. Execution. Guarded by the permit: a restart of this invocation after a
+    // restore finds none and re-decides from the receipt.
+    execution: {
+      tags: ['effect'],
+      invoke: {
+        src: 'executeTool',
+        id: 'executeTool',
+        input: ({ context }) => context,
+        onDone: [
+          { guard: ({ event }) => event.output.kind === 'replay', target: 'resultReceipt.projecting' },
+          { guard: ({ event }) => event.output.kind === 'unknown', target: 'unknownEffect' },
+          { target: 'resultReceipt.recording' },
+        ],
+        onError: { target: 'unknownEffect', actions: 'noteError' },
+      },
+    },
+    // 7. The raw result (or the error the tool threw) is committed first; then
+    // validation, projection and onToolResult decide what the model sees.
+    resultReceipt: {
+      initial: 'recording',
+      states: {
+        recording: {
+          invoke: {
+            src: 'recordResult',
+            id: 'recordResult',
+            input: ({ context }) => context,
+            onDone: { target: 'projecting' },
+            onError: { target: '#toolCall.failed', actions: 'noteError' },
+          },
+        },
+        projecting: {
+          invoke: {
+            src: 'projectResult',
+            id: 'projectResult',
+            input: ({ context }) => context,
+            onDone: {
+              target: '#toolCall.checkpoint',
+              actions: assign(({ event }) => ({
+                outcome: event.output.outcome,
+                modelOutput: event.output.modelOutput,
+                isError: event.output.isError,
+              })),
+            },
+            onError: { target: '#toolCall.failed', actions: 'noteError' },
+          },
+        },
+      },
+    },
+    // 8. Checkpoint: the run's record holds the answer before the call ends.
+    checkpoint: {
+      invoke: {
+        src: 'checkpoint',
+        id: 'checkpoint',
+        input: ({ context }) => context,
+        onDone: [
+          { guard: ({ context }) => context.outcome === 'failed', target: 'failed' },
+          { guard: ({ context }) => context.outcome === 'validation-failure', target: 'validationFailure' },
+          { guard: ({ context }) => context.outcome === 'projection-failure', target: 'projectionFailure' },
+          { guard: ({ context }) => context.outcome === 'client-result', target: 'clientResult' },
+          { target: 'completed' },
+        ],
+        onError: { target: 'failed', actions: 'noteError' },
+      },
+    },
+    // An `executing` receipt without an outcome: the effect may or may not have
+    // happened. Nothing is guessed; an operator reconciles it.
+    unknownEffect: {
+      tags: ['needs-reconciliation'],
+      entry: assign({ outcome: 'unknown-effect' as const, isError: true, modelOutput: 'The outcome of this tool call is unknown.' }),
+      on: {
+        RECHECK: {
+          target: 'effectIdentity',
+          actions: assign(({ event, context }) => ({
+            retry: event.retry ?? context.retry,
+            clientResult: event.clientResult ?? context.clientResult,
+            outcome: null,
+          })),
+        },
+      },
+    },
+    notDispatched: { type: 'final' },
+    policyViolation: { type: 'final' },
+    blocked: { type: 'final' },
+    denied: { type: 'final' },
+    notAdmitted: { type: 'final' },
+    failed: { type: 'final' },
+    validationFailure: { type: 'final' },
+    projectionFailure: { type: 'final' },
+    clientResult: { type: 'final' },
+    completed: { type: 'final' },
+  },
+  output: ({ context }): ToolCallOutput => ({
+    toolCallId: context.toolCallId,
+    toolName: context.toolName,
+    modelStep: context.modelStep,
+    outcome: context.outcome === 'completed' ? null : context.outcome,
+    modelOutput: context.modelOutput,
+    isError: context.isError,
+    reason: context.reason,
+  }),
+});

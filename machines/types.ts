@@ -1,0 +1,188 @@
+/**
+ * Context, input, event and output types of the machines. Plain JSON only:
+ * these are what a checkpoint stores.
+ */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'error' | 'other';
+
+/** How a call ended. `completed` is the successful end; results carry no outcome for it. */
+export type CallOutcome =
+  | 'not-dispatched'
+  | 'policy-violation'
+  | 'blocked'
+  | 'denied'
+  | 'not-admitted'
+  | 'failed'
+  | 'validation-failure'
+  | 'projection-failure'
+  | 'client-result'
+  | 'unknown-effect'
+  | 'completed';
+
+export interface Verdict {
+  approved: boolean;
+  reason?: string;
+}
+
+export interface ClientAnswer {
+  output: Json;
+  isError: boolean;
+}
+
+export interface ToolCallInput {
+  runId: string;
+  modelStep: number;
+  toolCallId: string;
+  toolName: string;
+  args: Json;
+  finishReason: FinishReason;
+  /** The run offers a tool of this name. */
+  known: boolean;
+  /** Absolute deadline on the run's clock, or null. */
+  deadlineAt: number | null;
+  /** A verdict the resume brought for this call. */
+  verdict: Verdict | null;
+  /** A client tool's result the resume brought. */
+  clientResult: ClientAnswer | null;
+  /** The operator asked for this interrupted call to run again. */
+  retry: boolean;
+}
+
+export interface ToolCallContext extends ToolCallInput {
+  outcome: CallOutcome | null;
+  /** What the model sees for this call. */
+  modelOutput: Json;
+  isError: boolean;
+  reason: string | null;
+}
+
+export type ToolCallEvent = {
+  /** Sent by the run's settle: look again, with what the resume brought. */
+  type: 'RECHECK';
+  verdict?: Verdict | null;
+  clientResult?: ClientAnswer | null;
+  retry?: boolean;
+};
+
+export interface ToolCallOutput {
+  toolCallId: string;
+  toolName: string;
+  modelStep: number;
+  /** null for a call that completed normally. */
+  outcome: Exclude<CallOutcome, 'completed'> | null;
+  modelOutput: Json;
+  isError: boolean;
+  reason: string | null;
+}
+
+export type GuardOutput = { kind: 'allow' } | { kind: 'block'; reason: string } | { kind: 'rewrite'; args: Json };
+export type ApprovalOutput =
+  | { kind: 'not-needed' }
+  | { kind: 'approved' }
+  | { kind: 'denied'; reason: string }
+  | { kind: 'wait' }
+  | { kind: 'receipt' };
+export type AdmitOutput = { kind: 'admitted' } | { kind: 'refused'; reason: 'aborted' | 'deadline' };
+export type BeginEffectOutput =
+  | { kind: 'permit' }
+  | { kind: 'replay' }
+  | { kind: 'replay-failed'; message: string }
+  | { kind: 'client-result' }
+  | { kind: 'await-client' }
+  | { kind: 'unknown' };
+export type ExecuteOutput = { kind: 'result' } | { kind: 'threw' } | { kind: 'replay' } | { kind: 'unknown' };
+export interface ProjectOutput {
+  outcome: CallOutcome;
+  modelOutput: Json;
+  isError: boolean;
+}
+
+export interface TurnToolCall {
+  toolCallId: string;
+  toolName: string;
+  args: Json;
+}
+
+/** A model turn as the run records it. */
+export interface Turn {
+  /** The model step (0-based) that produced it. */
+  step: number;
+  phase: 'loop' | 'finalize';
+  text: string;
+  toolCalls: TurnToolCall[];
+  finishReason: FinishReason;
+  usage: UsageTotals;
+}
+
+export interface UsageTotals {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+export interface ErrorData {
+  name: string;
+  code: string;
+  message: string;
+}
+
+export type CallPhase = 'active' | 'suspended' | 'unknown' | 'ended';
+
+export interface RunInput {
+  runId: string;
+  /** The conversation the run starts from (system, input messages). */
+  messages: Json[];
+  maxSteps: number;
+  maxOutputAttempts: number;
+  maxVerifyAttempts: number;
+  /** Names of the tools the run offers. */
+  toolNames: string[];
+  /** `none`: the answer is the final text. */
+  outputMode: 'none' | 'json' | 'tool';
+  verify: boolean;
+  deadlineAt: number | null;
+}
+
+export interface RunContext extends RunInput {
+  /** Model turns made so far (loop and finalization). */
+  step: number;
+  lastTurn: Turn | null;
+  /** Child ids of the current batch of tool calls, in the turn's order. */
+  batch: string[];
+  phases: Record<string, CallPhase>;
+  outputs: Record<string, ToolCallOutput>;
+  outputAttempts: number;
+  verifyAttempts: number;
+  candidate: { text: string; output: Json } | null;
+  usage: UsageTotals;
+  stopReason: string | null;
+  stopDetails: Json;
+  error: ErrorData | null;
+}
+
+export interface CallAnswer {
+  verdict?: Verdict | null;
+  clientResult?: ClientAnswer | null;
+  retry?: boolean;
+}
+
+export type RunEvent =
+  | { type: 'RESUME'; answers: Record<string, CallAnswer> }
+  | { type: 'STORE_FAILED'; error: ErrorData }
+  | { type: 'CANCEL' };
+
+export type ModelCallOutput =
+  | { kind: 'turn'; turn: Turn }
+  | { kind: 'aborted' }
+  | { kind: 'deadline'; error: ErrorData };
+
+export type PolicyOutput = { kind: 'ok' } | { kind: 'violation'; error: ErrorData };
+export type OutputCheck = { kind: 'valid'; output: Json } | { kind: 'invalid'; issue: string };
+export type VerifierOutput =
+  | { kind: 'verified' }
+  | { kind: 'rejected'; feedback: string }
+  | { kind: 'inconclusive'; reason: string }
+  | { kind: 'aborted' }
+  | { kind: 'deadline'; error: ErrorData }
+  | { kind: 'restarted' };
