@@ -1,9 +1,12 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+const src = fileURLToPath(new URL('./src/', import.meta.url));
 
 export default defineConfig({
   resolve: {
-    // Tests import the package by its public subpaths (cairn/agent ...) and get the TypeScript sources.
-    conditions: ['source'],
+    // Tests import the package by its public subpaths (cairn/agent, ...) and get the TypeScript sources.
+    alias: [{ find: /^cairn\/([a-z/-]+)$/, replacement: `${src}$1/index.ts` }],
   },
   test: {
     include: ['test/**/*.test.ts'],

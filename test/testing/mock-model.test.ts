@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 // The barrel that `cairn/testing` maps to: Vite does not resolve a package's imports of itself by name.
-import { createMockModel } from '../../src/testing/index.js';
+import { createMockModel } from 'cairn/testing';
 import { CairnError, ModelCallError } from '../../src/errors/index.js';
 import type { ModelRequest, ModelStreamPart } from '../../src/models/types.js';
 
