@@ -466,7 +466,8 @@ export const runMachine = setup({
         src: 'saveCheckpoint',
         id: 'saveSuspension',
         input: { at: 'suspend' },
-        onDone: { target: 'suspended' },
+        // A resume may have answered the calls while this save was under way.
+        onDone: { target: 'settling' },
         onError: { target: 'failed', actions: 'failWith' },
       },
     },

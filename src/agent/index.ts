@@ -1,1 +1,6 @@
+export { runAgent, resumeAgent, streamAgent, resumeStreamAgent } from './run-agent.js';
+export { createInMemoryAgentRunStore, type InMemoryAgentRunStore } from '../stores/in-memory.js';
+export type { AgentStream } from './stream.js';
+export { approvalIdFor, receiptKey, SUPPORTED_ENVELOPE_VERSIONS } from './envelope.js';
 export * from './types.js';
+export * from '../errors/index.js';

@@ -231,7 +231,7 @@ export type StopReason =
 export type AgentResult<T = string> =
   | (ResultBase & { status: 'completed'; output: T })
   | (ResultBase & { status: 'suspended'; pendingApprovals: PendingApproval[]; pendingClientCalls: PendingClientCall[] })
-  | (ResultBase & { status: 'stopped'; reason: StopReason; stopDetails?: JsonValue })
+  | (ResultBase & { status: 'stopped'; reason: StopReason; stopDetails?: JsonValue; unknownEffects?: AgentToolReceipt[] })
   | (ResultBase & { status: 'failed'; error: SerializedError });
 
 export interface AgentWarning {
@@ -317,6 +317,8 @@ export interface AgentRunEnvelope {
   receipts: Record<string, AgentToolReceipt>;
   /** How many approval requests each tool call id was issued under. */
   approvalRequestCounts: Record<string, number>;
+  /** Every approval request the run issued, by approvalId, with its token. */
+  approvals: Record<string, { toolCallId: string; token: string }>;
   status: AgentRunStatus;
   pendingApprovals: PendingApproval[];
   pendingClientCalls: PendingClientCall[];

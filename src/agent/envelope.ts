@@ -1,0 +1,70 @@
+/**
+ * The stored envelope: built from the run actor's persisted snapshot, checked
+ * before any restore.
+ */
+import { CheckpointVersionError, InvalidOptionsError, RunIdentityError } from '../errors/index.js';
+import { RUN_MACHINE_VERSION } from '../../machines/index.js';
+import { digestOf } from './digest.js';
+import type { AgentRunEnvelope, AgentToolReceipt, PendingApproval } from './types.js';
+
+export const ENVELOPE_KIND = 'cairn-agent-run';
+export const SUPPORTED_ENVELOPE_VERSIONS = [1, 2] as const;
+export const RUN_MACHINE_ID = 'run';
+
+/** Effect identity: the root model turn and the provider's call id. */
+export const receiptKey = (modelStep: number, toolCallId: string) => `${modelStep}:${toolCallId}`;
+
+/** An approval id is bound to the run, the step, the call, the tool and the arguments. */
+export function approvalIdFor(runId: string, call: { modelStep: number; toolCallId: string; toolName: string; args: unknown }): string {
+  const digest = digestOf({ runId, step: call.modelStep, toolCallId: call.toolCallId, toolName: call.toolName, args: call.args });
+  return `${call.toolCallId}@${digest.slice('sha256:'.length, 'sha256:'.length + 24)}`;
+}
+
+const OUTCOME_STATUSES: ReadonlySet<AgentToolReceipt['status']> = new Set([
+  'executed', 'completed', 'failed', 'validation-failed', 'projection-failed',
+]);
+
+/** The receipt records what happened to the call (not merely that it started). */
+export const receiptHasOutcome = (receipt: AgentToolReceipt | undefined) =>
+  receipt !== undefined && OUTCOME_STATUSES.has(receipt.status);
+
+/**
+ * Version 2 marks state an older reader would misread: a wait on an approval
+ * (it would look the verdict up by bare call id), or an open call whose receipt
+ * records a failure. Every other envelope stays 1.
+ */
+export function envelopeVersion(
+  pendingApprovals: readonly PendingApproval[],
+  openReceipts: readonly AgentToolReceipt[],
+): 1 | 2 {
+  if (pendingApprovals.length > 0) return 2;
+  if (openReceipts.some((r) => r.status === 'failed')) return 2;
+  return 1;
+}
+
+/**
+ * Checks a loaded record before anything runs: kind, version, identity, scope,
+ * machine. Refusals write nothing.
+ */
+export function checkEnvelope(value: unknown, runId: string, scope: string): AgentRunEnvelope {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new InvalidOptionsError(`Stored record of run ${runId} is not an envelope.`, 'invalid_envelope');
+  }
+  const record = value as Partial<AgentRunEnvelope>;
+  if (Object.getPrototypeOf(record) !== Object.prototype && Object.getPrototypeOf(record) !== null) {
+    throw new InvalidOptionsError(`Stored record of run ${runId} is not plain data.`, 'invalid_envelope');
+  }
+  if (record.kind !== ENVELOPE_KIND) throw new RunIdentityError('scope_mismatch', runId);
+  if (!SUPPORTED_ENVELOPE_VERSIONS.includes(record.version as 1 | 2)) {
+    throw new CheckpointVersionError(record.version, SUPPORTED_ENVELOPE_VERSIONS);
+  }
+  if (record.runId !== runId || record.scope !== scope) throw new RunIdentityError('scope_mismatch', runId);
+  if (record.machine?.id !== RUN_MACHINE_ID || record.machine.version !== RUN_MACHINE_VERSION) {
+    throw new CheckpointVersionError(record.machine?.version ?? null, [RUN_MACHINE_VERSION]);
+  }
+  if (typeof record.revision !== 'number' || record.snapshot === undefined || record.snapshot === null ||
+      typeof record.receipts !== 'object' || record.binding === undefined) {
+    throw new InvalidOptionsError(`Stored record of run ${runId} is incomplete.`, 'invalid_envelope');
+  }
+  return record as AgentRunEnvelope;
+}

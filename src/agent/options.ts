@@ -1,0 +1,187 @@
+/**
+ * Normalizes the options of runAgent / resumeAgent once: defaults, checks that
+ * refuse bad input before anything is written, the binding fingerprints.
+ */
+import { nanoid } from 'nanoid';
+import { InvalidOptionsError } from '../errors/index.js';
+import { digestOf } from './digest.js';
+import { check, isStandardSchema, wireSchema } from './schema.js';
+import type {
+  AgentOptions, AgentRunBinding, AgentTool, JsonValue, Message, ResumeOptions,
+} from './types.js';
+
+export const DEFAULT_MAX_STEPS = 20;
+export const DEFAULT_MAX_OUTPUT_ATTEMPTS = 3;
+export const DEFAULT_MAX_VERIFY_ATTEMPTS = 3;
+export const DEFAULT_OUTPUT_TOOL = 'json_output';
+
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+export interface NormalizedOptions<T> {
+  raw: AgentOptions<T>;
+  runId: string;
+  scope: string | null;
+  maxSteps: number;
+  maxOutputAttempts: number;
+  maxVerifyAttempts: number;
+  outputMode: 'none' | 'json' | 'tool';
+  outputToolName: string;
+  tools: Record<string, AgentTool>;
+  toolContexts: Record<string, unknown>;
+  now: () => number;
+  generateId: () => string;
+  binding: AgentRunBinding;
+}
+
+function positiveInt(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    throw new InvalidOptionsError(`${name} must be a positive integer, got ${JSON.stringify(value)}.`);
+  }
+  return value;
+}
+
+/** Shape checks that throw InvalidOptionsError. Nothing has been read or written yet. */
+export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>): NormalizedOptions<T> {
+  if (options === null || typeof options !== 'object') throw new InvalidOptionsError('Options must be an object.');
+  const model = options.model;
+  if (!model || typeof model.doGenerate !== 'function') {
+    throw new InvalidOptionsError('model must implement the Cairn model spec (doGenerate).');
+  }
+  if (options.prompt !== undefined && typeof options.prompt !== 'string') {
+    throw new InvalidOptionsError('prompt must be a string.');
+  }
+  if (options.messages !== undefined && !Array.isArray(options.messages)) {
+    throw new InvalidOptionsError('messages must be an array.');
+  }
+  const tools = options.tools ?? {};
+  for (const [name, tool] of Object.entries(tools)) {
+    if (!TOOL_NAME.test(name)) throw new InvalidOptionsError(`Tool name "${name}" must match ${TOOL_NAME}.`);
+    if (!tool || typeof tool !== 'object') throw new InvalidOptionsError(`Tool "${name}" must be an object.`);
+    if (tool.execute !== undefined && typeof tool.execute !== 'function') {
+      throw new InvalidOptionsError(`Tool "${name}": execute must be a function.`);
+    }
+    if (tool.replay !== undefined && tool.replay !== 'idempotent' && tool.replay !== 'never') {
+      throw new InvalidOptionsError(`Tool "${name}": replay must be 'idempotent' or 'never'.`);
+    }
+    if (tool.outputSchema !== undefined && !isStandardSchema(tool.outputSchema) && !tool.validateResult) {
+      throw new InvalidOptionsError(`Tool "${name}": a JSON Schema outputSchema needs validateResult.`);
+    }
+  }
+  const output = options.output;
+  let outputMode: NormalizedOptions<T>['outputMode'] = 'none';
+  if (output !== undefined) {
+    if (output.mode !== undefined && output.mode !== 'json' && output.mode !== 'tool') {
+      throw new InvalidOptionsError("output.mode must be 'json' or 'tool'.");
+    }
+    if (!isStandardSchema(output.schema) && typeof output.validate !== 'function') {
+      throw new InvalidOptionsError('output with a raw JSON Schema needs output.validate (or pass a Standard Schema value).');
+    }
+    outputMode = output.mode ?? 'json';
+  }
+  const outputToolName = output?.name ?? DEFAULT_OUTPUT_TOOL;
+  if (outputMode === 'tool' && outputToolName in tools) {
+    throw new InvalidOptionsError(`output.name "${outputToolName}" collides with a tool of the same name.`);
+  }
+  const session = options.session;
+  if (session !== undefined) {
+    if (!session.store || typeof session.store.load !== 'function' || typeof session.store.save !== 'function') {
+      throw new InvalidOptionsError('session.store must implement load and save.');
+    }
+    if (typeof session.runId !== 'string' || session.runId === '') throw new InvalidOptionsError('session.runId must be a non-empty string.');
+    if (typeof session.scope !== 'string') throw new InvalidOptionsError('session.scope must be a string.');
+  }
+  if (options.deadline !== undefined && (typeof options.deadline !== 'number' || !Number.isFinite(options.deadline))) {
+    throw new InvalidOptionsError('deadline must be an absolute time in milliseconds.');
+  }
+  const generateId = options.deps?.generateId ?? (() => nanoid());
+  const maxSteps = positiveInt('maxSteps', options.maxSteps, DEFAULT_MAX_STEPS);
+  const maxOutputAttempts = positiveInt('maxOutputAttempts', options.maxOutputAttempts, DEFAULT_MAX_OUTPUT_ATTEMPTS);
+  const maxVerifyAttempts = positiveInt('maxVerifyAttempts', options.maxVerifyAttempts, DEFAULT_MAX_VERIFY_ATTEMPTS);
+  const clock = options.deps?.clock;
+  return {
+    raw: options,
+    runId: session?.runId ?? '',
+    scope: session?.scope ?? null,
+    maxSteps,
+    maxOutputAttempts,
+    maxVerifyAttempts,
+    outputMode,
+    outputToolName,
+    tools,
+    toolContexts: {},
+    now: clock ? () => clock.now() : () => Date.now(),
+    generateId,
+    binding: bindingOf(options, { maxSteps, maxOutputAttempts, maxVerifyAttempts, outputMode }),
+  };
+}
+
+/**
+ * Fingerprints of what a resume must not change. Functions cannot be
+ * fingerprinted: a changed validator or tool body needs a new bindingId.
+ */
+export function bindingOf(
+  options: AgentOptions<unknown> | AgentOptions<any>,
+  limits: { maxSteps: number; maxOutputAttempts: number; maxVerifyAttempts: number; outputMode: string },
+): AgentRunBinding {
+  const tools = Object.entries(options.tools ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, tool]) => ({
+      name,
+      description: tool.description ?? null,
+      parameters: tool.parameters ?? null,
+      outputSchema: tool.outputSchema === undefined ? null : wireSchema(tool.outputSchema),
+      replay: tool.replay ?? 'never',
+      client: typeof tool.execute !== 'function',
+      approval: typeof tool.needsApproval === 'function' ? 'predicate' : Boolean(tool.needsApproval),
+    }));
+  const output = options.output
+    ? digestOf({ mode: options.output.mode ?? 'json', name: options.output.name ?? null, schema: wireSchema(options.output.schema) })
+    : null;
+  return {
+    bindingId: options.bindingId ?? null,
+    model: `${options.model.provider}:${options.model.modelId}`,
+    tools: digestOf(tools),
+    output,
+    limits: digestOf({ ...limits, verify: typeof options.verify === 'function' }),
+  };
+}
+
+/** Keys whose fingerprints differ. */
+export function bindingChanges(stored: AgentRunBinding, current: AgentRunBinding): string[] {
+  return (Object.keys(current) as (keyof AgentRunBinding)[]).filter((key) => stored[key] !== current[key]);
+}
+
+/** Validates each tool's toolsContext entry. Values stay in memory: they are never serialized. */
+export async function validateToolContexts(options: AgentOptions<unknown>): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const [name, tool] of Object.entries(options.tools ?? {})) {
+    const value = options.toolsContext?.[name];
+    if (tool.contextSchema === undefined && tool.validateContext === undefined) {
+      out[name] = value;
+      continue;
+    }
+    if (tool.contextSchema !== undefined && !isStandardSchema(tool.contextSchema) && !tool.validateContext) {
+      throw new InvalidOptionsError(`Tool "${name}": a JSON Schema contextSchema needs validateContext.`, 'tool_context_invalid');
+    }
+    const result = await check(value, tool.contextSchema, tool.validateContext);
+    if (!result.ok) throw new InvalidOptionsError(`Tool "${name}": toolsContext is invalid: ${result.issue}`, 'tool_context_invalid');
+    out[name] = result.value;
+  }
+  return out;
+}
+
+/** The conversation a new run starts from. */
+export function initialMessages(options: AgentOptions<unknown>): Message[] {
+  const messages: Message[] = [];
+  const system = options.system ?? options.instructions;
+  if (system !== undefined) messages.push({ role: 'system', content: system });
+  if (options.messages) messages.push(...options.messages);
+  if (options.prompt !== undefined) messages.push({ role: 'user', content: options.prompt });
+  if (messages.every((m) => m.role === 'system')) {
+    throw new InvalidOptionsError('A run needs a prompt or messages.');
+  }
+  return JSON.parse(JSON.stringify(messages)) as Message[];
+}
+
+export type { JsonValue };

@@ -1,0 +1,173 @@
+/**
+ * runAgent, resumeAgent, streamAgent, resumeStreamAgent: the native engine's
+ * entry points. They never reject: a refusal is a failed result that wrote
+ * nothing.
+ */
+import {
+  BindingChangedError, InvalidOptionsError, RunBusyError, RunIdentityError, serializeError,
+} from '../errors/index.js';
+import type { RunContext, RunInput } from '../../machines/index.js';
+import { RunHost } from '../runtime/host.js';
+import { checkEnvelope } from './envelope.js';
+import { toJson } from './json.js';
+import {
+  bindingChanges, initialMessages, normalizeOptions, validateToolContexts, type NormalizedOptions,
+} from './options.js';
+import { matchAnswers } from './resume-answers.js';
+import { checkSnapshot } from './snapshot-check.js';
+import { createAgentStream, type AgentStream } from './stream.js';
+import type {
+  AgentEvent, AgentOptions, AgentResult, AgentRunEnvelope, AgentRunStore, Message, ResumeOptions,
+} from './types.js';
+import { receiptKey } from './envelope.js';
+
+type Emit<T> = (event: AgentEvent<T>) => void;
+
+// One executor per run within this process, per store object.
+const executing = new WeakMap<AgentRunStore, Set<string>>();
+
+function claim(store: AgentRunStore, runId: string): () => void {
+  let runs = executing.get(store);
+  if (!runs) executing.set(store, (runs = new Set()));
+  if (runs.has(runId)) throw new RunBusyError(runId);
+  runs.add(runId);
+  return () => runs.delete(runId);
+}
+
+function refusal<T>(runId: string, error: unknown): AgentResult<T> {
+  return {
+    status: 'failed',
+    error: serializeError(error),
+    runId,
+    messages: [],
+    usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+    steps: 0,
+    accounting: { spent: { inputTokens: 0, outputTokens: 0, usd: null }, reserved: { usd: 0 }, unknown: { usd: 0 } },
+    text: '',
+    warnings: [],
+  };
+}
+
+async function guarded<T>(
+  options: AgentOptions<T>,
+  emit: Emit<T>,
+  body: (opts: NormalizedOptions<T>, runId: string) => Promise<AgentResult<T>>,
+): Promise<AgentResult<T>> {
+  let runId = options?.session?.runId ?? '';
+  let result: AgentResult<T>;
+  try {
+    const opts = normalizeOptions(options);
+    runId = opts.runId || opts.generateId();
+    const release = opts.raw.session ? claim(opts.raw.session.store, runId) : () => undefined;
+    try {
+      opts.toolContexts = await validateToolContexts(options as AgentOptions<unknown>);
+      result = await body(opts, runId);
+    } finally {
+      release();
+    }
+  } catch (error) {
+    result = refusal<T>(runId, error);
+    emit({ type: 'error', error: serializeError(error) });
+  }
+  emit({ type: 'result', result });
+  return result;
+}
+
+async function start<T>(options: AgentOptions<T>, emit: Emit<T>): Promise<AgentResult<T>> {
+  return guarded(options, emit, async (opts, runId) => {
+    const input: RunInput = {
+      runId,
+      messages: toJson(initialMessages(options as AgentOptions<unknown>)),
+      maxSteps: opts.maxSteps,
+      maxOutputAttempts: opts.maxOutputAttempts,
+      maxVerifyAttempts: opts.maxVerifyAttempts,
+      toolNames: Object.keys(opts.tools),
+      outputMode: opts.outputMode,
+      verify: typeof options.verify === 'function',
+      deadlineAt: options.deadline ?? null,
+    };
+    return new RunHost<T>(opts, runId, emit).start(input);
+  });
+}
+
+async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<AgentResult<T>> {
+  if (!options?.session) {
+    const result = refusal<T>('', new InvalidOptionsError('A resume needs session { store, runId, scope }.'));
+    emit({ type: 'result', result });
+    return result;
+  }
+  return guarded(options, emit, async (opts, runId) => {
+    const session = options.session;
+    const loaded = await session.store.load(runId);
+    if (loaded === undefined) throw new RunIdentityError('run_not_found', runId);
+    const stored = checkEnvelope(loaded, runId, session.scope);
+    const changed = bindingChanges(stored.binding, opts.binding);
+    if (changed.length > 0) throw new BindingChangedError(changed);
+    // A run that ended answers with what it stored, without a model call.
+    if (stored.status === 'completed' || stored.status === 'failed' || stored.status === 'stopped') {
+      if (stored.result) return stored.result as AgentResult<T>;
+    }
+    checkSnapshot(runId, stored.snapshot);
+    const context = (stored.snapshot as unknown as { context: RunContext }).context;
+    const messages = context.messages as unknown as Message[];
+    const matched = matchAnswers(stored, messages, options.approvalResponses, options.clientToolResults);
+    for (const warning of matched.warnings) emit(warning);
+    if (stored.status === 'suspended' && !matched.complete) {
+      // An absent verdict is not a denial: the run stays as it was, nothing is written.
+      return storedSuspension<T>(stored, context, matched.warnings);
+    }
+    const host = new RunHost<T>(opts, runId, emit, stored);
+    for (const warning of matched.warnings) host.warnings.push(warning);
+    return host.resume(stored, (open) => {
+      const answers: Record<string, { verdict?: { approved: boolean; reason?: string }; clientResult?: { output: never; isError: boolean } }> = {};
+      for (const [childId, call] of open) {
+        if (!call.hasTag('suspended')) continue;
+        answers[childId] = matched.byKey.get(receiptKey(call.context.modelStep, call.context.toolCallId)) as never ?? {};
+      }
+      return answers;
+    });
+  });
+}
+
+function storedSuspension<T>(stored: AgentRunEnvelope, context: RunContext, warnings: AgentResult<T>['warnings']): AgentResult<T> {
+  const messages = toJson<Message[]>(context.messages);
+  const last = [...messages].reverse().find((m) => m.role === 'assistant');
+  return {
+    status: 'suspended',
+    pendingApprovals: stored.pendingApprovals,
+    pendingClientCalls: stored.pendingClientCalls,
+    runId: stored.runId,
+    messages,
+    usage: { ...context.usage },
+    steps: context.step,
+    accounting: {
+      spent: { inputTokens: context.usage.inputTokens, outputTokens: context.usage.outputTokens, usd: null },
+      reserved: { usd: 0 },
+      unknown: { usd: 0 },
+    },
+    text: last?.role === 'assistant' ? last.content : '',
+    warnings,
+  };
+}
+
+/** Runs an agent to rest: completed, suspended, stopped or failed. Never rejects. */
+export function runAgent<T = string>(options: AgentOptions<T>): Promise<AgentResult<T>> {
+  return start(options, () => undefined);
+}
+
+/** Goes on with a stored run: answers pending approvals and client calls, or returns a terminal run's stored result. */
+export function resumeAgent<T = string>(options: ResumeOptions<T>): Promise<AgentResult<T>> {
+  return resume(options, () => undefined);
+}
+
+const outputModeOf = (options: AgentOptions<unknown>) => (options?.output ? options.output.mode ?? 'json' : 'none');
+
+/** Like runAgent, as a stream. Returns at once; the run starts on first access. */
+export function streamAgent<T = string>(options: AgentOptions<T>): AgentStream<T> {
+  return createAgentStream<T>((emit) => start(options, emit), { outputMode: outputModeOf(options as AgentOptions<unknown>) });
+}
+
+/** Like resumeAgent, as a stream. */
+export function resumeStreamAgent<T = string>(options: ResumeOptions<T>): AgentStream<T> {
+  return createAgentStream<T>((emit) => resume(options, emit), { outputMode: outputModeOf(options as AgentOptions<unknown>) });
+}

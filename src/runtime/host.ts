@@ -1,0 +1,323 @@
+/**
+ * The actor host of one run leg: provides the machines' actors, persists the
+ * envelope at the machine's persistence points, and turns where the run
+ * comes to rest into a result.
+ */
+import { createActor, fromPromise, type Actor, type SnapshotFrom } from 'xstate';
+import {
+  PersistenceError, RevisionConflictError, serializeError, type SerializedError,
+} from '../errors/index.js';
+import { runMachine, toolCallMachine, RUN_MACHINE_VERSION } from '../../machines/index.js';
+import type { CallAnswer, RunContext, RunInput } from '../../machines/index.js';
+import {
+  approvalIdFor, envelopeVersion, ENVELOPE_KIND, receiptHasOutcome, receiptKey, RUN_MACHINE_ID,
+} from '../agent/envelope.js';
+import { toJson } from '../agent/json.js';
+import type { NormalizedOptions } from '../agent/options.js';
+import type {
+  AgentEvent, AgentResult, AgentRunEnvelope, AgentRunStatus, AgentToolReceipt, AgentWarning, JsonValue, Message,
+  PendingApproval, PendingClientCall, StopReason,
+} from '../agent/types.js';
+import type { HostState } from './host-state.js';
+import { runActors } from './run-actors.js';
+import { SaveQueue } from './save-queue.js';
+import { provideToolCallMachine } from './tool-actors.js';
+
+type RunSnapshot = SnapshotFrom<typeof runMachine>;
+type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
+
+export interface Pending {
+  approvals: PendingApproval[];
+  clientCalls: PendingClientCall[];
+}
+
+export class RunHost<T> implements HostState<T> {
+  readonly receipts: Record<string, AgentToolReceipt>;
+  readonly approvals: AgentRunEnvelope['approvals'];
+  readonly permits = new Set<string>();
+  readonly rawOutcomes: HostState['rawOutcomes'] = new Map();
+  readonly warnings: AgentWarning[] = [];
+  readonly signal: AbortSignal;
+  private revision: number;
+  private readonly createdAt: number;
+  private readonly queue = new SaveQueue(() => this.write());
+  private storeFailure: SerializedError | null = null;
+  private actor!: Actor<typeof runMachine>;
+  private machineError: unknown = undefined;
+  /** Set once the leg has come to rest: nothing more is written from it. */
+  private closed = false;
+
+  constructor(
+    readonly opts: NormalizedOptions<T>,
+    readonly runId: string,
+    private readonly sink: (event: AgentEvent<T>) => void,
+    stored?: AgentRunEnvelope,
+  ) {
+    this.signal = opts.raw.abortSignal ?? new AbortController().signal;
+    this.receipts = stored ? structuredClone(stored.receipts) : {};
+    this.approvals = stored ? structuredClone(stored.approvals ?? {}) : {};
+    this.revision = stored?.revision ?? 0;
+    this.createdAt = stored?.createdAt ?? opts.now();
+  }
+
+  emit(event: AgentEvent<T>): void {
+    if (event.type === 'warning') this.warnings.push(event);
+    this.sink(event);
+  }
+
+  context(): RunContext {
+    return this.actor.getSnapshot().context;
+  }
+
+  deadlinePassed(): boolean {
+    const deadline = this.opts.raw.deadline;
+    return deadline !== undefined && this.opts.now() >= deadline;
+  }
+
+  save(): Promise<void> {
+    if (!this.opts.raw.session || this.closed) return Promise.resolve();
+    if (this.storeFailure) return Promise.reject(new PersistenceError(this.storeFailure.message));
+    return this.queue.flush();
+  }
+
+  private machine() {
+    const host = this as unknown as HostState;
+    return runMachine.provide({
+      actors: {
+        toolCall: provideToolCallMachine(host),
+        saveCheckpoint: fromPromise<void, { at: string }>(() => host.save()),
+        ...runActors(host),
+      },
+    });
+  }
+
+  /** A new run: start the actor and drive it to rest. */
+  start(input: RunInput): Promise<AgentResult<T>> {
+    this.actor = createActor(this.machine(), { input });
+    return this.drive(() => this.actor.start());
+  }
+
+  /** A stored run: restore the actor from its snapshot, hand the settle its answers, drive it to rest. */
+  resume(stored: AgentRunEnvelope, answers: (pending: Map<string, CallSnapshot>) => Record<string, CallAnswer>): Promise<AgentResult<T>> {
+    this.actor = createActor(this.machine(), { snapshot: stored.snapshot as never, input: undefined as never });
+    return this.drive(() => {
+      this.actor.start();
+      this.actor.send({ type: 'RESUME', answers: answers(this.openCalls()) });
+    });
+  }
+
+  /** The calls of the current batch that have not ended, by child id. */
+  openCalls(): Map<string, CallSnapshot> {
+    const snapshot = this.actor.getSnapshot();
+    const out = new Map<string, CallSnapshot>();
+    for (const id of snapshot.context.batch) {
+      const child = snapshot.children[id as keyof typeof snapshot.children] as { getSnapshot(): CallSnapshot } | undefined;
+      const callSnapshot = child?.getSnapshot();
+      if (callSnapshot && callSnapshot.status === 'active') out.set(id, callSnapshot);
+    }
+    return out;
+  }
+
+  private async drive(begin: () => void): Promise<AgentResult<T>> {
+    let armed = false;
+    let settle!: () => void;
+    const atRest = new Promise<void>((resolve) => (settle = resolve));
+    const check = (snapshot: RunSnapshot) => {
+      if (!armed) return;
+      if (snapshot.status !== 'active' || snapshot.matches('suspended') || snapshot.matches('reconciling')) settle();
+    };
+    const subscription = this.actor.subscribe({
+      next: check,
+      error: (error) => {
+        this.machineError = error;
+        settle();
+      },
+      complete: () => settle(),
+    });
+    this.emit({ type: 'run-start', runId: this.runId, resumed: this.revision > 0 });
+    begin();
+    armed = true;
+    check(this.actor.getSnapshot());
+    await atRest;
+    subscription.unsubscribe();
+    const result = await this.finish();
+    this.closed = true;
+    this.actor.stop();
+    return result;
+  }
+
+  private async finish(): Promise<AgentResult<T>> {
+    if (this.machineError !== undefined) {
+      return this.failedResult(serializeError(this.machineError));
+    }
+    const snapshot = this.actor.getSnapshot();
+    const result = this.resultOf(snapshot);
+    if (snapshot.status === 'done' && this.opts.raw.session && !this.storeFailure) {
+      // Completion is reported only after the terminal write succeeded.
+      try {
+        await this.writeTerminal(result);
+      } catch (error) {
+        return this.failedResult(serializeError(error));
+      }
+    }
+    return result;
+  }
+
+  private failedResult(error: SerializedError): AgentResult<T> {
+    const base = this.resultBase(this.actor.getSnapshot().context);
+    return { ...base, status: 'failed', error };
+  }
+
+  private resultBase(context: RunContext) {
+    const messages = toJson<Message[]>(context.messages);
+    const lastAssistant = [...messages].reverse().find((m) => m.role === 'assistant');
+    return {
+      runId: this.runId,
+      messages,
+      usage: { ...context.usage },
+      steps: context.step,
+      accounting: {
+        spent: { inputTokens: context.usage.inputTokens, outputTokens: context.usage.outputTokens, usd: null },
+        reserved: { usd: 0 },
+        unknown: { usd: 0 },
+      },
+      text: context.candidate?.text ?? (lastAssistant?.role === 'assistant' ? lastAssistant.content : ''),
+      warnings: [...this.warnings],
+    };
+  }
+
+  resultOf(snapshot: RunSnapshot): AgentResult<T> {
+    const context = snapshot.context;
+    const base = this.resultBase(context);
+    if (snapshot.matches('completed')) return { ...base, status: 'completed', output: context.candidate!.output as T };
+    if (snapshot.matches('failed')) {
+      return { ...base, status: 'failed', error: context.error ?? { name: 'Error', code: 'internal', message: 'The run failed.' } };
+    }
+    if (snapshot.matches('stopped')) {
+      return {
+        ...base,
+        status: 'stopped',
+        reason: (context.stopReason ?? 'aborted') as StopReason,
+        ...(context.stopDetails !== null ? { stopDetails: context.stopDetails as JsonValue } : {}),
+      };
+    }
+    if (snapshot.matches('reconciling')) {
+      return {
+        ...base,
+        status: 'stopped',
+        reason: 'tool-reconciliation-required',
+        unknownEffects: this.unknownEffects(),
+      };
+    }
+    const pending = this.pending();
+    return { ...base, status: 'suspended', pendingApprovals: pending.approvals, pendingClientCalls: pending.clientCalls };
+  }
+
+  /** Receipts of open calls left `executing`: their effect may or may not have happened. */
+  unknownEffects(): AgentToolReceipt[] {
+    const out: AgentToolReceipt[] = [];
+    for (const call of this.openCalls().values()) {
+      if (!call.hasTag('needs-reconciliation')) continue;
+      const receipt = this.receipts[receiptKey(call.context.modelStep, call.context.toolCallId)];
+      if (receipt) out.push(structuredClone(receipt));
+    }
+    return out;
+  }
+
+  /** What the run waits for, derived from the calls' snapshots. Issues an approval's token once. */
+  pending(): Pending {
+    const approvals: PendingApproval[] = [];
+    const clientCalls: PendingClientCall[] = [];
+    for (const call of this.openCalls().values()) {
+      const c = call.context;
+      if (receiptHasOutcome(this.receipts[receiptKey(c.modelStep, c.toolCallId)])) continue;
+      const facts = { toolCallId: c.toolCallId, toolName: c.toolName, args: c.args as JsonValue, modelStep: c.modelStep };
+      if (call.hasTag('awaiting-approval')) {
+        const approvalId = approvalIdFor(this.runId, facts);
+        let issued = this.approvals[approvalId];
+        if (!issued) {
+          issued = { toolCallId: c.toolCallId, token: this.opts.generateId() };
+          this.approvals[approvalId] = issued;
+          this.emit({ type: 'approval-request', approval: { approvalId, token: issued.token, ...facts } });
+        }
+        approvals.push({ approvalId, token: issued.token, ...facts });
+      } else if (call.hasTag('awaiting-client')) {
+        clientCalls.push(facts);
+      }
+    }
+    return { approvals, clientCalls };
+  }
+
+  private statusOf(snapshot: RunSnapshot): AgentRunStatus {
+    if (snapshot.matches('completed')) return 'completed';
+    if (snapshot.matches('failed')) return 'failed';
+    if (snapshot.matches('stopped')) return 'stopped';
+    if (snapshot.matches('suspended') || snapshot.matches('suspending')) return 'suspended';
+    return 'running';
+  }
+
+  private envelope(result?: AgentResult<T>): AgentRunEnvelope {
+    const snapshot = this.actor.getSnapshot();
+    const status = this.statusOf(snapshot);
+    const pending = status === 'suspended' ? this.pending() : { approvals: [], clientCalls: [] };
+    const open = [...this.openCalls().values()]
+      .map((call) => this.receipts[receiptKey(call.context.modelStep, call.context.toolCallId)])
+      .filter((r): r is AgentToolReceipt => r !== undefined);
+    const counts: Record<string, number> = {};
+    for (const { toolCallId } of Object.values(this.approvals)) counts[toolCallId] = (counts[toolCallId] ?? 0) + 1;
+    const session = this.opts.raw.session!;
+    return {
+      kind: ENVELOPE_KIND,
+      version: envelopeVersion(pending.approvals, open),
+      runId: this.runId,
+      scope: session.scope,
+      revision: this.revision + 1,
+      bindingId: this.opts.binding.bindingId,
+      binding: { ...this.opts.binding },
+      machine: { id: RUN_MACHINE_ID, version: RUN_MACHINE_VERSION },
+      snapshot: toJson<JsonValue>(this.actor.getPersistedSnapshot()),
+      receipts: structuredClone(this.receipts),
+      approvalRequestCounts: counts,
+      approvals: structuredClone(this.approvals),
+      status,
+      pendingApprovals: pending.approvals,
+      pendingClientCalls: pending.clientCalls,
+      ...(result ? { result: toJson<AgentResult<unknown>>(result) } : {}),
+      createdAt: this.createdAt,
+      updatedAt: this.opts.now(),
+    };
+  }
+
+  private async write(): Promise<void> {
+    // Let the transition that asked for this save finish, so the snapshot shows the state that asked.
+    await Promise.resolve();
+    if (this.closed) return;
+    await this.commit(this.envelope());
+  }
+
+  private async writeTerminal(result: AgentResult<T>): Promise<void> {
+    await this.queue.idle();
+    await this.commit(this.envelope(result));
+  }
+
+  private async commit(envelope: AgentRunEnvelope): Promise<void> {
+    try {
+      await this.opts.raw.session!.store.save(envelope);
+      this.revision = envelope.revision;
+    } catch (error) {
+      const failure = new PersistenceError(
+        RevisionConflictError.isInstance(error)
+          ? `Another executor saved run ${this.runId} first; this one stops.`
+          : `Saving run ${this.runId} failed: ${serializeError(error).message}`,
+        error,
+      );
+      if (!this.storeFailure) {
+        this.storeFailure = serializeError(failure);
+        // A rejected write stops further execution.
+        if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'STORE_FAILED', error: this.storeFailure });
+      }
+      throw failure;
+    }
+  }
+}
+

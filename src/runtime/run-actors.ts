@@ -1,0 +1,173 @@
+/**
+ * The run machine's actors that are not saves: the model call, the output
+ * check and the verifier.
+ */
+import { fromPromise } from 'xstate';
+import { ExecutionPolicyError, serializeError } from '../errors/index.js';
+import type {
+  Json, ModelCallOutput, OutputCheck, PolicyOutput, Turn, VerifierOutput,
+} from '../../machines/index.js';
+import type { ModelRequest, ModelResponse, ModelToolSpec } from '../models/types.js';
+import { toJson } from '../agent/json.js';
+import { check, parseJsonAnswer, wireSchema } from '../agent/schema.js';
+import type { JsonValue, Message, VerifyVerdict } from '../agent/types.js';
+import { messagesOf, type HostState } from './host-state.js';
+
+const deadlineError = () => serializeError(new ExecutionPolicyError('deadline_exceeded', 'The execution deadline elapsed.'));
+
+function toolSpecs(host: HostState, names?: string[]): ModelToolSpec[] {
+  return Object.entries(host.opts.tools)
+    .filter(([name]) => !names || names.includes(name))
+    .map(([name, tool]) => ({
+      name,
+      ...(tool.description !== undefined ? { description: tool.description } : {}),
+      parameters: toJson<JsonValue>(tool.parameters),
+    }));
+}
+
+/** The request for one step: the loop's, or finalization's (one more turn of the same conversation). */
+async function buildRequest(host: HostState, step: number, phase: 'loop' | 'finalize', signal: AbortSignal): Promise<ModelRequest> {
+  const { opts } = host;
+  const history = messagesOf(host.context());
+  const prepared = (await opts.raw.prepareStep?.({ stepNumber: step, messages: history, phase })) ?? {};
+  let messages: Message[] = prepared.messages ?? history;
+  if (prepared.system !== undefined) {
+    messages = [{ role: 'system', content: prepared.system }, ...messages.filter((m) => m.role !== 'system')];
+  }
+  const output = opts.raw.output;
+  if (phase === 'loop') {
+    return { messages, tools: toolSpecs(host, prepared.activeTools), toolChoice: prepared.toolChoice ?? 'auto', signal };
+  }
+  if (opts.outputMode === 'tool') {
+    return {
+      messages,
+      tools: [{ name: opts.outputToolName, description: 'Give the final answer.', parameters: toJson<JsonValue>(wireSchema(output!.schema)) }],
+      toolChoice: { toolName: opts.outputToolName },
+      signal,
+    };
+  }
+  // json strategy: the loop's tools stay on the wire (the prefix stays the loop's) but cannot be called.
+  return {
+    messages,
+    tools: toolSpecs(host, prepared.activeTools),
+    toolChoice: 'none',
+    responseFormat: { type: 'json', schema: toJson<JsonValue>(wireSchema(output!.schema)) },
+    signal,
+  };
+}
+
+async function callOnce(host: HostState, request: ModelRequest, step: number): Promise<ModelResponse> {
+  const model = host.opts.raw.model;
+  if (!model.doStream) {
+    const response = await model.doGenerate(request);
+    if (response.text) host.emit({ type: 'text-delta', step, delta: response.text });
+    return response;
+  }
+  let text = '';
+  const toolCalls: ModelResponse['toolCalls'] = [];
+  let finish: Pick<ModelResponse, 'finishReason' | 'usage'> | null = null;
+  for await (const part of model.doStream(request)) {
+    if (part.type === 'text-delta') {
+      text += part.delta;
+      host.emit({ type: 'text-delta', step, delta: part.delta });
+    } else if (part.type === 'tool-call') {
+      toolCalls.push(part.toolCall);
+    } else if (part.type === 'finish') {
+      finish = { finishReason: part.finishReason, usage: part.usage };
+    }
+  }
+  if (!finish) throw Object.assign(new Error('The model stream ended without a finish part.'), { code: 'model_call_failed' });
+  return { text, toolCalls, ...finish };
+}
+
+export function runActors(host: HostState) {
+  return {
+    callModel: fromPromise<ModelCallOutput, { step: number; phase: 'loop' | 'finalize' }>(async ({ input, signal }) => {
+      const { step, phase } = input;
+      if (host.signal.aborted) return { kind: 'aborted' };
+      if (host.deadlinePassed()) return { kind: 'deadline', error: deadlineError() };
+      const combined = AbortSignal.any([signal, host.signal]);
+      host.emit({ type: 'step-start', step, phase });
+      let response: ModelResponse;
+      try {
+        response = await callOnce(host, await buildRequest(host, step, phase, combined), step);
+      } catch (error) {
+        if (host.signal.aborted) return { kind: 'aborted' };
+        // Plain, redacted data: it goes into the snapshot.
+        throw serializeError(error);
+      }
+      const turn: Turn = {
+        step,
+        phase,
+        text: response.text,
+        toolCalls: response.toolCalls.map((c) => ({ toolCallId: c.toolCallId, toolName: c.toolName, args: toJson<Json>(c.args) })),
+        finishReason: response.finishReason,
+        usage: { ...response.usage },
+      };
+      host.emit({ type: 'step-finish', step, finishReason: response.finishReason, usage: response.usage });
+      return { kind: 'turn', turn };
+    }),
+
+    // No execution policy is configured in this engine yet: every batch passes.
+    checkBatchPolicy: fromPromise<PolicyOutput, { step: number }>(async () => ({ kind: 'ok' })),
+
+    validateOutput: fromPromise<OutputCheck, { step: number }>(async () => {
+      const { opts } = host;
+      const turn = host.context().lastTurn!;
+      const output = opts.raw.output!;
+      let parsed: { ok: true; value: unknown } | { ok: false; issue: string };
+      if (opts.outputMode === 'tool') {
+        const call = turn.toolCalls.find((c) => c.toolName === opts.outputToolName);
+        parsed = call ? { ok: true, value: call.args } : { ok: false, issue: `The answer did not call ${opts.outputToolName}.` };
+      } else {
+        parsed = parseJsonAnswer(turn.text);
+      }
+      const checked = parsed.ok ? await check(parsed.value, output.schema, output.validate as (v: unknown) => unknown) : parsed;
+      const attempt = host.context().outputAttempts + 1;
+      host.emit({ type: 'output-attempt', attempt, valid: checked.ok, ...(checked.ok ? {} : { issue: checked.issue }) });
+      return checked.ok ? { kind: 'valid', output: toJson<Json>(checked.value) } : { kind: 'invalid', issue: checked.issue };
+    }),
+
+    // The attempt count is durable before the verifier runs; that write issues the verifier's permit.
+    beginVerify: fromPromise<void, { attempt: number }>(async ({ input }) => {
+      await host.save();
+      host.permits.add(`verify:${input.attempt}`);
+    }),
+
+    runVerifier: fromPromise<VerifierOutput, { attempt: number }>(async ({ input, signal }) => {
+      if (!host.permits.delete(`verify:${input.attempt}`)) return { kind: 'restarted' };
+      const verify = host.opts.raw.verify!;
+      const context = host.context();
+      let verdict: VerifyVerdict | undefined;
+      let thrown: unknown;
+      try {
+        verdict = await verify({
+          output: context.candidate!.output as never,
+          text: context.candidate!.text,
+          attempt: input.attempt,
+          runId: host.runId,
+          signal: AbortSignal.any([signal, host.signal]),
+        });
+      } catch (error) {
+        thrown = error;
+      }
+      // Cancellation and the deadline outrank whatever the verifier said.
+      if (host.signal.aborted) return { kind: 'aborted' };
+      if (host.deadlinePassed()) return { kind: 'deadline', error: deadlineError() };
+      let out: VerifierOutput;
+      if (thrown !== undefined) {
+        out = { kind: 'inconclusive', reason: `The verifier threw: ${serializeError(thrown).message}` };
+      } else if (verdict?.status === 'verified') {
+        out = { kind: 'verified' };
+      } else if (verdict?.status === 'rejected') {
+        out = { kind: 'rejected', feedback: String(verdict.feedback ?? '') };
+      } else if (verdict?.status === 'inconclusive') {
+        out = { kind: 'inconclusive', reason: verdict.reason ?? '' };
+      } else {
+        out = { kind: 'inconclusive', reason: 'The verifier returned no verdict.' };
+      }
+      host.emit({ type: 'verify-result', attempt: input.attempt, verdict: out.kind as VerifyVerdict['status'] });
+      return out;
+    }),
+  };
+}

@@ -1,0 +1,184 @@
+/**
+ * The tool-call machine's actors. Each is either pure, an idempotent write
+ * keyed by effect identity, or the effect itself, which runs only with a
+ * permit that the `executing` receipt write issued in this process.
+ */
+import { fromPromise } from 'xstate';
+import { serializeError } from '../errors/index.js';
+import { toolCallMachine } from '../../machines/index.js';
+import type {
+  AdmitOutput, ApprovalOutput, BeginEffectOutput, ExecuteOutput, GuardOutput, Json, ProjectOutput, ToolCallContext,
+} from '../../machines/index.js';
+import { receiptHasOutcome, receiptKey } from '../agent/envelope.js';
+import { toJson } from '../agent/json.js';
+import { check } from '../agent/schema.js';
+import type { AgentToolReceipt, JsonValue, ToolExecuteContext } from '../agent/types.js';
+import { messagesOf, type HostState } from './host-state.js';
+
+const keyOf = (c: ToolCallContext) => receiptKey(c.modelStep, c.toolCallId);
+
+function toolContext(host: HostState, c: ToolCallContext, signal: AbortSignal): ToolExecuteContext {
+  return {
+    toolCallId: c.toolCallId,
+    modelStep: c.modelStep,
+    messages: messagesOf(host.context()),
+    signal,
+    context: host.opts.toolContexts[c.toolName],
+  };
+}
+
+const errorText = (error: { message: string }) => error.message;
+
+export function provideToolCallMachine(host: HostState) {
+  const tools = host.opts.tools;
+  return toolCallMachine.provide({
+    actors: {
+      // Stage 2: the onToolCall guardrails block or rewrite.
+      guardCall: fromPromise<GuardOutput, ToolCallContext>(async ({ input: c }) => {
+        host.emit({ type: 'tool-call-start', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName, args: c.args as JsonValue });
+        const guard = host.opts.raw.onToolCall;
+        if (!guard) return { kind: 'allow' };
+        const decision = await guard({ toolCallId: c.toolCallId, toolName: c.toolName, args: c.args as JsonValue, modelStep: c.modelStep });
+        if (!decision || decision.action === 'allow') return { kind: 'allow' };
+        if (decision.action === 'block') return { kind: 'block', reason: decision.reason };
+        return { kind: 'rewrite', args: toJson<Json>(decision.args) };
+      }),
+
+      // Stage 3: a recorded outcome skips the gate; otherwise needsApproval and the verdict decide.
+      decideApproval: fromPromise<ApprovalOutput, ToolCallContext>(async ({ input: c, signal }) => {
+        if (receiptHasOutcome(host.receipts[keyOf(c)])) return { kind: 'receipt' };
+        const tool = tools[c.toolName]!;
+        const gate = tool.needsApproval;
+        const needed = typeof gate === 'function' ? await gate(c.args, toolContext(host, c, signal)) : Boolean(gate);
+        if (!needed) return { kind: 'not-needed' };
+        if (c.verdict === null) return { kind: 'wait' };
+        return c.verdict.approved ? { kind: 'approved' } : { kind: 'denied', reason: c.verdict.reason ?? 'Not approved.' };
+      }),
+
+      // Stage 4: cancellation and the deadline, right before the effect.
+      admit: fromPromise<AdmitOutput, ToolCallContext>(async () => {
+        if (host.signal.aborted) return { kind: 'refused', reason: 'aborted' };
+        if (host.deadlinePassed()) return { kind: 'refused', reason: 'deadline' };
+        return { kind: 'admitted' };
+      }),
+
+      // Stage 5: effect identity. The receipt decides; a fresh `executing` write issues the permit.
+      beginEffect: fromPromise<BeginEffectOutput, ToolCallContext>(async ({ input: c }) => {
+        const key = keyOf(c);
+        const tool = tools[c.toolName]!;
+        const existing = host.receipts[key];
+        if (existing && existing.status === 'failed') {
+          return { kind: 'replay-failed', message: existing.error ? errorText(existing.error) : 'Tool call failed.' };
+        }
+        if (receiptHasOutcome(existing)) return { kind: 'replay' };
+        if (typeof tool.execute !== 'function') {
+          return c.clientResult ? { kind: 'client-result' } : { kind: 'await-client' };
+        }
+        const idempotent = tool.replay === 'idempotent';
+        if (existing && existing.status === 'executing' && !idempotent && !c.retry) return { kind: 'unknown' };
+        host.receipts[key] = {
+          key, toolCallId: c.toolCallId, toolName: c.toolName, modelStep: c.modelStep, status: 'executing', idempotent,
+        };
+        await host.save();
+        host.permits.add(key);
+        return { kind: 'permit' };
+      }),
+
+      // Stage 6: the effect. Without a permit this is a restart after a restore: never run, re-decide.
+      executeTool: fromPromise<ExecuteOutput, ToolCallContext>(async ({ input: c, signal }) => {
+        const key = keyOf(c);
+        if (!host.permits.delete(key)) {
+          return receiptHasOutcome(host.receipts[key]) ? { kind: 'replay' } : { kind: 'unknown' };
+        }
+        const tool = tools[c.toolName]!;
+        const combined = AbortSignal.any([signal, host.signal]);
+        try {
+          const value = await tool.execute!(c.args, toolContext(host, c, combined));
+          host.rawOutcomes.set(key, { kind: 'result', value: toJson(value) });
+          return { kind: 'result' };
+        } catch (error) {
+          host.rawOutcomes.set(key, { kind: 'threw', error: serializeError(error) });
+          return { kind: 'threw' };
+        }
+      }),
+
+      // Stage 7a: the raw result (or the error, or the client's answer) is committed first.
+      recordResult: fromPromise<void, ToolCallContext>(async ({ input: c }) => {
+        const key = keyOf(c);
+        const tool = tools[c.toolName]!;
+        const base = {
+          key, toolCallId: c.toolCallId, toolName: c.toolName, modelStep: c.modelStep, idempotent: tool.replay === 'idempotent',
+        };
+        let receipt: AgentToolReceipt;
+        if (typeof tool.execute !== 'function') {
+          const answer = c.clientResult!;
+          receipt = { ...base, status: 'executed', rawResult: answer.output as JsonValue, isError: answer.isError, client: true };
+        } else {
+          const raw = host.rawOutcomes.get(key);
+          if (!raw) {
+            if (receiptHasOutcome(host.receipts[key])) return;
+            throw Object.assign(new Error('The result of this call was lost before its receipt was written.'), { code: 'unknown_effect' });
+          }
+          receipt = raw.kind === 'result'
+            ? { ...base, status: 'executed', rawResult: raw.value }
+            : { ...base, status: 'failed', error: raw.error };
+        }
+        host.receipts[key] = receipt;
+        await host.save();
+        host.rawOutcomes.delete(key);
+      }),
+
+      // Stage 7b: validation, the tool's projection, then onToolResult (which changes only the model's copy).
+      projectResult: fromPromise<ProjectOutput, ToolCallContext>(async ({ input: c }) => {
+        const key = keyOf(c);
+        const receipt = host.receipts[key]!;
+        const tool = tools[c.toolName]!;
+        const end = (outcome: ProjectOutput['outcome'], modelOutput: JsonValue | string, isError: boolean): ProjectOutput => {
+          host.emit({
+            type: 'tool-call-end', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName,
+            output: modelOutput, isError, ...(outcome === 'completed' ? {} : { outcome: outcome as never }),
+          });
+          return { outcome, modelOutput: modelOutput as Json, isError };
+        };
+        if (receipt.status === 'failed') return end('failed', receipt.error?.message ?? 'Tool call failed.', true);
+        host.emit({ type: 'tool-output', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName, rawResult: receipt.rawResult });
+        let projection: JsonValue | string;
+        let outcome: ProjectOutput['outcome'];
+        let isError = receipt.isError === true;
+        if (receipt.status === 'validation-failed' || receipt.status === 'projection-failed') {
+          projection = receipt.modelOutput ?? '';
+          outcome = receipt.status === 'validation-failed' ? 'validation-failure' : 'projection-failure';
+          isError = true;
+        } else {
+          const checked = isError ? { ok: true as const, value: receipt.rawResult } : await check(receipt.rawResult, tool.outputSchema, tool.validateResult);
+          if (!checked.ok) {
+            projection = `Tool result failed validation: ${checked.issue}`;
+            outcome = 'validation-failure';
+            isError = true;
+            host.receipts[key] = { ...receipt, status: 'validation-failed', modelOutput: projection };
+          } else {
+            try {
+              projection = toJson<JsonValue>(tool.toModelOutput && !isError ? await tool.toModelOutput(checked.value) : checked.value);
+              outcome = receipt.client ? 'client-result' : 'completed';
+              host.receipts[key] = { ...receipt, status: 'completed', modelOutput: projection };
+            } catch (error) {
+              projection = `Tool result could not be projected: ${serializeError(error).message}`;
+              outcome = 'projection-failure';
+              isError = true;
+              host.receipts[key] = { ...receipt, status: 'projection-failed', modelOutput: projection };
+            }
+          }
+        }
+        const guard = host.opts.raw.onToolResult;
+        if (guard) {
+          const replaced = await guard({ toolCallId: c.toolCallId, toolName: c.toolName, modelStep: c.modelStep, output: projection, isError });
+          if (replaced !== undefined) projection = toJson<JsonValue>(replaced);
+        }
+        return end(outcome, projection, isError);
+      }),
+
+      // Stage 8: the answer is in the run's record before the call ends.
+      checkpoint: fromPromise<void, ToolCallContext>(() => host.save()),
+    },
+  });
+}

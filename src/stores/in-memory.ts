@@ -1,0 +1,31 @@
+import { RevisionConflictError } from '../errors/index.js';
+import type { AgentRunEnvelope, AgentRunStore } from '../agent/types.js';
+
+export interface InMemoryAgentRunStore extends AgentRunStore {
+  /** Every stored run id, in insertion order. */
+  runIds(): string[];
+}
+
+/**
+ * A volatile store for tests and demos: nothing survives the process. It keeps
+ * a deep copy of each envelope (so later changes by the caller cannot reach
+ * it) and fences saves by revision like the durable stores.
+ */
+export function createInMemoryAgentRunStore(): InMemoryAgentRunStore {
+  const records = new Map<string, string>();
+  return {
+    async load(runId) {
+      const stored = records.get(runId);
+      return stored === undefined ? undefined : (JSON.parse(stored) as AgentRunEnvelope);
+    },
+    async save(envelope) {
+      const stored = records.get(envelope.runId);
+      const storedRevision = stored === undefined ? 0 : (JSON.parse(stored) as AgentRunEnvelope).revision;
+      if (envelope.revision !== storedRevision + 1) {
+        throw new RevisionConflictError(envelope.runId, envelope.revision - 1, stored === undefined ? null : storedRevision);
+      }
+      records.set(envelope.runId, JSON.stringify(envelope));
+    },
+    runIds: () => [...records.keys()],
+  };
+}
