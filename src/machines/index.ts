@@ -1,1 +1,2 @@
-export {};
+export * from './viz.js';
+export * from './docs.js';
