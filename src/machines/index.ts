@@ -1,2 +1,4 @@
+/** The machine definitions Cairn runs, and their charts. */
+export * from '../../machines/index.js';
 export * from './viz.js';
 export * from './docs.js';

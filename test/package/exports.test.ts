@@ -1,0 +1,22 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+// The published entry points, as a user's Node resolves them (dist/, no source condition).
+describe('package exports', () => {
+  it('serves cairn/agent, cairn/testing and cairn/machines from the build, with type declarations', () => {
+    for (const sub of ['agent', 'testing', 'machines']) {
+      expect(existsSync(`dist/src/${sub}/index.js`), `dist/src/${sub}/index.js`).toBe(true);
+      expect(existsSync(`dist/src/${sub}/index.d.ts`), `dist/src/${sub}/index.d.ts`).toBe(true);
+    }
+    const script = `
+      const { runAgent } = await import('cairn/agent');
+      const { createMockModel } = await import('cairn/testing');
+      const { toMermaid, runMachine, toolCallMachine } = await import('cairn/machines');
+      const r = await runAgent({ model: createMockModel({ responses: [{ text: 'hi' }] }), prompt: 'x' });
+      console.log(r.status, r.text, toMermaid(toolCallMachine).startsWith('stateDiagram-v2'), typeof runMachine.provide);
+    `;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(out.trim()).toBe('completed hi true function');
+  });
+});
