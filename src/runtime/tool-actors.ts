@@ -14,6 +14,7 @@ import { toJson } from '../agent/json.js';
 import { check } from '../agent/schema.js';
 import type { AgentToolReceipt, JsonValue, ToolExecuteContext } from '../agent/types.js';
 import { messagesOf, type HostState } from './host-state.js';
+import { plantedBugs } from './test-switches.js';
 
 const keyOf = (c: ToolCallContext) => receiptKey(c.modelStep, c.toolCallId);
 
@@ -87,10 +88,12 @@ export function provideToolCallMachine(host: HostState) {
       // Stage 6: the effect. Without a permit this is a restart after a restore: never run, re-decide.
       executeTool: fromPromise<ExecuteOutput, ToolCallContext>(async ({ input: c, signal }) => {
         const key = keyOf(c);
-        if (!host.permits.delete(key)) {
-          return receiptHasOutcome(host.receipts[key]) ? { kind: 'replay' } : { kind: 'unknown' };
-        }
         const tool = tools[c.toolName]!;
+        if (!host.permits.delete(key) && !plantedBugs.ignoreEffectPermit) {
+          if (receiptHasOutcome(host.receipts[key])) return { kind: 'replay' };
+          // Only a tool marked idempotent may run again under the same identity.
+          if (tool.replay !== 'idempotent') return { kind: 'unknown' };
+        }
         const combined = AbortSignal.any([signal, host.signal]);
         try {
           const value = await tool.execute!(c.args, toolContext(host, c, combined));
