@@ -3,7 +3,7 @@
  * envelope at the machine's persistence points, and turns where the run
  * comes to rest into a result.
  */
-import { createActor, fromPromise, type Actor, type SnapshotFrom } from 'xstate';
+import { createActor, fromPromise, type Actor, type InspectionEvent, type SnapshotFrom } from 'xstate';
 import {
   PersistenceError, RevisionConflictError, serializeError, type SerializedError,
 } from '../errors/index.js';
@@ -46,6 +46,8 @@ export class RunHost<T> implements HostState<T> {
   private machineError: unknown = undefined;
   /** Set once the leg has come to rest: nothing more is written from it. */
   private closed = false;
+  private readonly reportedCalls = new Set<string>();
+  private readonly announcedCalls = new Set<string>();
 
   constructor(
     readonly opts: NormalizedOptions<T>,
@@ -58,6 +60,7 @@ export class RunHost<T> implements HostState<T> {
     this.approvals = stored ? structuredClone(stored.approvals ?? {}) : {};
     this.revision = stored?.revision ?? 0;
     this.createdAt = stored?.createdAt ?? opts.now();
+    for (const id of (stored?.snapshot as { context?: RunContext } | undefined)?.context?.batch ?? []) this.announcedCalls.add(id);
   }
 
   emit(event: AgentEvent<T>): void {
@@ -93,16 +96,46 @@ export class RunHost<T> implements HostState<T> {
 
   /** A new run: start the actor and drive it to rest. */
   start(input: RunInput): Promise<AgentResult<T>> {
-    this.actor = createActor(this.machine(), { input });
+    this.actor = createActor(this.machine(), { input, inspect: (event) => this.inspect(event) });
     return this.drive(() => this.actor.start());
   }
 
   /** A stored run: restore the actor from its snapshot, hand the settle its answers, drive it to rest. */
   resume(stored: AgentRunEnvelope, answers: (pending: Map<string, CallSnapshot>) => Record<string, CallAnswer>): Promise<AgentResult<T>> {
-    this.actor = createActor(this.machine(), { snapshot: stored.snapshot as never, input: undefined as never });
+    this.actor = createActor(this.machine(), {
+      snapshot: stored.snapshot as never,
+      input: undefined as never,
+      inspect: (event) => this.inspect(event),
+    });
     return this.drive(() => {
       this.actor.start();
       this.actor.send({ type: 'RESUME', answers: answers(this.openCalls()) });
+    });
+  }
+
+  /** Every call that ends is reported once, whichever of its final states it reached. */
+  private inspect(event: InspectionEvent): void {
+    if (event.type !== '@xstate.snapshot') return;
+    const id = (event.actorRef as { id?: string }).id ?? '';
+    if (!id.startsWith('call-')) return;
+    const snapshot = event.snapshot as CallSnapshot;
+    if (!this.announcedCalls.has(id)) {
+      // A call is announced when the run dispatches it; a restored leg does not announce its open calls again.
+      this.announcedCalls.add(id);
+      const c = snapshot.context;
+      this.emit({ type: 'tool-call-start', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName, args: c.args as JsonValue });
+    }
+    if (snapshot.status !== 'done' || this.reportedCalls.has(id)) return;
+    this.reportedCalls.add(id);
+    const out = snapshot.output!;
+    this.emit({
+      type: 'tool-call-end',
+      step: out.modelStep,
+      toolCallId: out.toolCallId,
+      toolName: out.toolName,
+      output: out.modelOutput as JsonValue,
+      isError: out.isError,
+      ...(out.outcome !== null && out.outcome !== 'unknown-effect' ? { outcome: out.outcome } : {}),
     });
   }
 

@@ -36,7 +36,6 @@ export function provideToolCallMachine(host: HostState) {
     actors: {
       // Stage 2: the onToolCall guardrails block or rewrite.
       guardCall: fromPromise<GuardOutput, ToolCallContext>(async ({ input: c }) => {
-        host.emit({ type: 'tool-call-start', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName, args: c.args as JsonValue });
         const guard = host.opts.raw.onToolCall;
         if (!guard) return { kind: 'allow' };
         const decision = await guard({ toolCallId: c.toolCallId, toolName: c.toolName, args: c.args as JsonValue, modelStep: c.modelStep });
@@ -136,13 +135,8 @@ export function provideToolCallMachine(host: HostState) {
         const key = keyOf(c);
         const receipt = host.receipts[key]!;
         const tool = tools[c.toolName]!;
-        const end = (outcome: ProjectOutput['outcome'], modelOutput: JsonValue | string, isError: boolean): ProjectOutput => {
-          host.emit({
-            type: 'tool-call-end', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName,
-            output: modelOutput, isError, ...(outcome === 'completed' ? {} : { outcome: outcome as never }),
-          });
-          return { outcome, modelOutput: modelOutput as Json, isError };
-        };
+        const end = (outcome: ProjectOutput['outcome'], modelOutput: JsonValue | string, isError: boolean): ProjectOutput =>
+          ({ outcome, modelOutput: modelOutput as Json, isError });
         if (receipt.status === 'failed') return end('failed', receipt.error?.message ?? 'Tool call failed.', true);
         host.emit({ type: 'tool-output', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName, rawResult: receipt.rawResult });
         let projection: JsonValue | string;
