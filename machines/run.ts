@@ -74,7 +74,10 @@ export const runMachine = setup({
     structured: ({ context }) => context.outputMode !== 'none',
     verifies: ({ context }) => context.verify,
     verifyAttemptsLeft: ({ context }) => context.verifyAttempts < context.maxVerifyAttempts,
-    outputAttemptsLeft: ({ context }) => context.outputAttempts < context.maxOutputAttempts,
+    // Another finalization attempt fits within maxOutputAttempts after this failed one.
+    repairLeft: ({ context }) => context.outputAttempts + 1 < context.maxOutputAttempts,
+    // The settled output of the invoked actor that just finished has this kind.
+    outputIs: ({ event }, params: { kind: string }) => (event as unknown as { output?: { kind?: string } }).output?.kind === params.kind,
     anyNotDispatched: ({ context }) => context.batch.some((id) => context.outputs[id]?.outcome === 'not-dispatched'),
     anyNotAdmitted: ({ context }) => context.batch.some((id) => context.outputs[id]?.outcome === 'not-admitted'),
     deadlinePassed: ({ context }) => context.batch.some((id) => context.outputs[id]?.reason === 'deadline'),
@@ -237,8 +240,8 @@ export const runMachine = setup({
             id: 'callModel',
             input: ({ context }) => ({ step: context.step, phase: 'loop' as const }),
             onDone: [
-              { guard: ({ event }) => event.output.kind === 'aborted', target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
-              { guard: ({ event }) => event.output.kind === 'deadline', target: '#run.failed', actions: 'failWith' },
+              { guard: { type: 'outputIs', params: { kind: 'aborted' } }, target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
+              { guard: { type: 'outputIs', params: { kind: 'deadline' } }, target: '#run.failed', actions: 'failWith' },
               { target: 'recordingTurn', actions: 'recordTurn' },
             ],
             onError: { target: '#run.failed', actions: 'failWith' },
@@ -270,7 +273,7 @@ export const runMachine = setup({
             id: 'checkBatchPolicy',
             input: ({ context }) => ({ step: context.step }),
             onDone: [
-              { guard: ({ event }) => event.output.kind === 'violation', target: '#run.failed', actions: 'failWith' },
+              { guard: { type: 'outputIs', params: { kind: 'violation' } }, target: '#run.failed', actions: 'failWith' },
               { target: 'dispatching' },
             ],
             onError: { target: '#run.failed', actions: 'failWith' },
@@ -328,8 +331,8 @@ export const runMachine = setup({
             id: 'callModel',
             input: ({ context }) => ({ step: context.step, phase: 'finalize' as const }),
             onDone: [
-              { guard: ({ event }) => event.output.kind === 'aborted', target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
-              { guard: ({ event }) => event.output.kind === 'deadline', target: '#run.failed', actions: 'failWith' },
+              { guard: { type: 'outputIs', params: { kind: 'aborted' } }, target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
+              { guard: { type: 'outputIs', params: { kind: 'deadline' } }, target: '#run.failed', actions: 'failWith' },
               { target: 'recordingTurn', actions: 'recordTurn' },
             ],
             onError: { target: '#run.failed', actions: 'failWith' },
@@ -355,21 +358,21 @@ export const runMachine = setup({
             input: ({ context }) => ({ step: context.step }),
             onDone: [
               {
-                guard: ({ event, context }) => event.output.kind === 'valid' && context.verify,
+                guard: and([{ type: 'outputIs', params: { kind: 'valid' } }, 'verifies']),
                 target: '#run.verifying',
                 actions: assign(({ event, context }) => ({
                   candidate: { text: context.lastTurn?.text ?? '', output: event.output.kind === 'valid' ? event.output.output : null },
                 })),
               },
               {
-                guard: ({ event }) => event.output.kind === 'valid',
+                guard: { type: 'outputIs', params: { kind: 'valid' } },
                 target: '#run.completed',
                 actions: assign(({ event, context }) => ({
                   candidate: { text: context.lastTurn?.text ?? '', output: event.output.kind === 'valid' ? event.output.output : null },
                 })),
               },
               {
-                guard: ({ context }) => context.outputAttempts + 1 < context.maxOutputAttempts,
+                guard: 'repairLeft',
                 target: 'admitting',
                 actions: assign(({ event, context }) => ({
                   outputAttempts: context.outputAttempts + 1,
@@ -418,12 +421,12 @@ export const runMachine = setup({
             id: 'runVerifier',
             input: ({ context }) => ({ attempt: context.verifyAttempts }),
             onDone: [
-              { guard: ({ event }) => event.output.kind === 'verified', target: '#run.completed' },
-              { guard: ({ event }) => event.output.kind === 'restarted', target: 'admitting' },
-              { guard: ({ event }) => event.output.kind === 'aborted', target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
-              { guard: ({ event }) => event.output.kind === 'deadline', target: '#run.failed', actions: 'failWith' },
+              { guard: { type: 'outputIs', params: { kind: 'verified' } }, target: '#run.completed' },
+              { guard: { type: 'outputIs', params: { kind: 'restarted' } }, target: 'admitting' },
+              { guard: { type: 'outputIs', params: { kind: 'aborted' } }, target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
+              { guard: { type: 'outputIs', params: { kind: 'deadline' } }, target: '#run.failed', actions: 'failWith' },
               {
-                guard: ({ event }) => event.output.kind === 'inconclusive',
+                guard: { type: 'outputIs', params: { kind: 'inconclusive' } },
                 target: '#run.stopped',
                 actions: assign(({ event }) => ({
                   stopReason: 'verification-inconclusive',

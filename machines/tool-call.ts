@@ -49,6 +49,9 @@ export const toolCallMachine = setup({
   guards: {
     dispatchable: ({ context }) => context.finishReason === 'tool-calls' || context.finishReason === 'stop',
     toolKnown: ({ context }) => context.known,
+    // The settled output of the invoked actor that just finished has this kind.
+    outputIs: ({ event }, params: { kind: string }) => (event as unknown as { output?: { kind?: string } }).output?.kind === params.kind,
+    outcomeIs: ({ context }, params: { outcome: string }) => context.outcome === params.outcome,
   },
 }).createMachine({
   id: 'toolCall',
@@ -98,7 +101,7 @@ export const toolCallMachine = setup({
             input: ({ context }) => context,
             onDone: [
               {
-                guard: ({ event }) => event.output.kind === 'block',
+                guard: { type: 'outputIs', params: { kind: 'block' } },
                 target: '#toolCall.blocked',
                 actions: assign(({ event }) => ({
                   outcome: 'blocked' as const,
@@ -107,7 +110,7 @@ export const toolCallMachine = setup({
                 })),
               },
               {
-                guard: ({ event }) => event.output.kind === 'rewrite',
+                guard: { type: 'outputIs', params: { kind: 'rewrite' } },
                 target: '#toolCall.approval',
                 actions: assign({ args: ({ event, context }) => (event.output.kind === 'rewrite' ? event.output.args : context.args) }),
               },
@@ -129,9 +132,9 @@ export const toolCallMachine = setup({
             id: 'decideApproval',
             input: ({ context }) => context,
             onDone: [
-              { guard: ({ event }) => event.output.kind === 'wait', target: 'awaitingApproval' },
+              { guard: { type: 'outputIs', params: { kind: 'wait' } }, target: 'awaitingApproval' },
               {
-                guard: ({ event }) => event.output.kind === 'denied',
+                guard: { type: 'outputIs', params: { kind: 'denied' } },
                 target: '#toolCall.denied',
                 actions: assign(({ event }) => ({
                   outcome: 'denied' as const,
@@ -140,7 +143,7 @@ export const toolCallMachine = setup({
                 })),
               },
               // 'receipt': the call already ran; its receipt answers it.
-              { guard: ({ event }) => event.output.kind === 'receipt', target: '#toolCall.effectIdentity' },
+              { guard: { type: 'outputIs', params: { kind: 'receipt' } }, target: '#toolCall.effectIdentity' },
               { target: '#toolCall.admission' },
             ],
             onError: { target: '#toolCall.failed', actions: 'noteError' },
@@ -169,7 +172,7 @@ export const toolCallMachine = setup({
         input: ({ context }) => context,
         onDone: [
           {
-            guard: ({ event }) => event.output.kind === 'refused',
+            guard: { type: 'outputIs', params: { kind: 'refused' } },
             target: 'notAdmitted',
             actions: assign(({ event }) => ({
               outcome: 'not-admitted' as const,
@@ -194,10 +197,10 @@ export const toolCallMachine = setup({
             id: 'beginEffect',
             input: ({ context }) => context,
             onDone: [
-              { guard: ({ event }) => event.output.kind === 'permit', target: '#toolCall.execution' },
-              { guard: ({ event }) => event.output.kind === 'replay', target: '#toolCall.resultReceipt.projecting' },
+              { guard: { type: 'outputIs', params: { kind: 'permit' } }, target: '#toolCall.execution' },
+              { guard: { type: 'outputIs', params: { kind: 'replay' } }, target: '#toolCall.resultReceipt.projecting' },
               {
-                guard: ({ event }) => event.output.kind === 'replay-failed',
+                guard: { type: 'outputIs', params: { kind: 'replay-failed' } },
                 target: '#toolCall.checkpoint',
                 actions: assign(({ event }) => ({
                   outcome: 'failed' as const,
@@ -205,8 +208,8 @@ export const toolCallMachine = setup({
                   isError: true,
                 })),
               },
-              { guard: ({ event }) => event.output.kind === 'client-result', target: '#toolCall.resultReceipt.recording' },
-              { guard: ({ event }) => event.output.kind === 'await-client', target: 'awaitingClientResult' },
+              { guard: { type: 'outputIs', params: { kind: 'client-result' } }, target: '#toolCall.resultReceipt.recording' },
+              { guard: { type: 'outputIs', params: { kind: 'await-client' } }, target: 'awaitingClientResult' },
               { target: '#toolCall.unknownEffect' },
             ],
             // The executing receipt could not be written: the tool never ran.
@@ -235,8 +238,8 @@ export const toolCallMachine = setup({
         id: 'executeTool',
         input: ({ context }) => context,
         onDone: [
-          { guard: ({ event }) => event.output.kind === 'replay', target: 'resultReceipt.projecting' },
-          { guard: ({ event }) => event.output.kind === 'unknown', target: 'unknownEffect' },
+          { guard: { type: 'outputIs', params: { kind: 'replay' } }, target: 'resultReceipt.projecting' },
+          { guard: { type: 'outputIs', params: { kind: 'unknown' } }, target: 'unknownEffect' },
           { target: 'resultReceipt.recording' },
         ],
         onError: { target: 'unknownEffect', actions: 'noteError' },
@@ -281,10 +284,10 @@ export const toolCallMachine = setup({
         id: 'checkpoint',
         input: ({ context }) => context,
         onDone: [
-          { guard: ({ context }) => context.outcome === 'failed', target: 'failed' },
-          { guard: ({ context }) => context.outcome === 'validation-failure', target: 'validationFailure' },
-          { guard: ({ context }) => context.outcome === 'projection-failure', target: 'projectionFailure' },
-          { guard: ({ context }) => context.outcome === 'client-result', target: 'clientResult' },
+          { guard: { type: 'outcomeIs', params: { outcome: 'failed' } }, target: 'failed' },
+          { guard: { type: 'outcomeIs', params: { outcome: 'validation-failure' } }, target: 'validationFailure' },
+          { guard: { type: 'outcomeIs', params: { outcome: 'projection-failure' } }, target: 'projectionFailure' },
+          { guard: { type: 'outcomeIs', params: { outcome: 'client-result' } }, target: 'clientResult' },
           { target: 'completed' },
         ],
         onError: { target: 'failed', actions: 'noteError' },

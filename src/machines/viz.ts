@@ -330,9 +330,18 @@ function guardText(guard: unknown): string {
       if (g.name === 'not') return `not(${inner.join(', ')})`;
       if (g.name === 'stateIn') return `in(${stateValueText(g.stateValue)})`;
     }
-    if (typeof g.type === 'string') return g.type;
+    if (typeof g.type === 'string') return g.type + paramsText((g as { params?: unknown }).params);
   }
   return 'guard';
+}
+
+/** A parameterized guard shows its parameters: `outputIs(aborted)`, `within(max=3, of=steps)`. */
+function paramsText(params: unknown): string {
+  if (params === null || typeof params !== 'object') return '';
+  const entries = Object.entries(params as Record<string, unknown>).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v));
+  if (entries.length === 0) return '';
+  if (entries.length === 1) return `(${String(entries[0]![1])})`;
+  return `(${entries.map(([k, v]) => `${k}=${String(v)}`).join(', ')})`;
 }
 
 /** XState wraps a route's guard as `and([matchesRoute, userGuard])`: show only the user's part. */

@@ -130,7 +130,7 @@ describe('toMermaid', () => {
         'checking --> failed : always [guard]',
         'checking --> review : always [and(isVip, not(isOpen))]',
         'checking --> rejected : always',
-        'review --> saving : APPROVE [isVip]',
+        'review --> saving : APPROVE [isVip(1)]',
         'saving --> notifying : done#colon; receipt',
         'saving --> failed : error#colon; receipt',
         'saving --> review : after 30000ms',
