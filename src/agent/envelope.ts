@@ -29,15 +29,17 @@ export const receiptHasOutcome = (receipt: AgentToolReceipt | undefined) =>
   receipt !== undefined && OUTCOME_STATUSES.has(receipt.status);
 
 /**
- * Version 2 marks state an older reader would misread: a wait on an approval
- * (it would look the verdict up by bare call id), or an open call whose receipt
- * records a failure. Every other envelope stays 1.
+ * Version 2 marks state an older reader would misread: a wait on an approval,
+ * or an open call that the approval gate issued a request under (it would look
+ * the verdict up by bare call id and deny the call), or an open call whose
+ * receipt records a failure. Every other envelope stays 1.
  */
 export function envelopeVersion(
   pendingApprovals: readonly PendingApproval[],
   openReceipts: readonly AgentToolReceipt[],
+  openCallWasGated = false,
 ): 1 | 2 {
-  if (pendingApprovals.length > 0) return 2;
+  if (pendingApprovals.length > 0 || openCallWasGated) return 2;
   if (openReceipts.some((r) => r.status === 'failed')) return 2;
   return 1;
 }

@@ -274,6 +274,8 @@ export class RunHost<T> implements HostState<T> {
           this.emit({ type: 'approval-request', approval: { approvalId, token: issued.token, ...facts } });
         }
         approvals.push({ approvalId, token: issued.token, ...facts });
+        // A gated client tool waits for both: its verdict and its result come in one resume.
+        if (typeof this.opts.tools[c.toolName]?.execute !== 'function') clientCalls.push(facts);
       } else if (call.hasTag('awaiting-client')) {
         clientCalls.push(facts);
       }
@@ -285,7 +287,11 @@ export class RunHost<T> implements HostState<T> {
     if (snapshot.matches('completed')) return 'completed';
     if (snapshot.matches('failed')) return 'failed';
     if (snapshot.matches('stopped')) return 'stopped';
-    if (snapshot.matches('suspended') || snapshot.matches('suspending')) return 'suspended';
+    // `suspending` is the save on the way to `suspended`; restored, it may already have been answered.
+    if (snapshot.matches('suspended') || snapshot.matches('suspending')) {
+      const pending = this.pending();
+      if (pending.approvals.length + pending.clientCalls.length > 0) return 'suspended';
+    }
     return 'running';
   }
 
@@ -293,15 +299,17 @@ export class RunHost<T> implements HostState<T> {
     const snapshot = this.actor.getSnapshot();
     const status = this.statusOf(snapshot);
     const pending = status === 'suspended' ? this.pending() : { approvals: [], clientCalls: [] };
-    const open = [...this.openCalls().values()]
-      .map((call) => this.receipts[receiptKey(call.context.modelStep, call.context.toolCallId)])
+    const openCalls = [...this.openCalls().values()].map((call) => call.context);
+    const open = openCalls
+      .map((c) => this.receipts[receiptKey(c.modelStep, c.toolCallId)])
       .filter((r): r is AgentToolReceipt => r !== undefined);
+    const gatedOpen = openCalls.some((c) => approvalIdFor(this.runId, c) in this.approvals);
     const counts: Record<string, number> = {};
     for (const { toolCallId } of Object.values(this.approvals)) counts[toolCallId] = (counts[toolCallId] ?? 0) + 1;
     const session = this.opts.raw.session!;
     return {
       kind: ENVELOPE_KIND,
-      version: envelopeVersion(pending.approvals, open),
+      version: envelopeVersion(pending.approvals, open, gatedOpen),
       runId: this.runId,
       scope: session.scope,
       revision: this.revision + 1,
