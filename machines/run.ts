@@ -121,7 +121,6 @@ export const runMachine = setup({
             deadlineAt: context.deadlineAt,
             verdict: null,
             clientResult: null,
-            retry: false,
           },
         });
       });
@@ -395,9 +394,9 @@ export const runMachine = setup({
     },
     verifying: {
       initial: 'admitting',
-      // A resume that finds the run here runs the verifier again on the same
+      // A restore that finds the run here runs the verifier again on the same
       // candidate, and that repeat counts as a new attempt.
-      on: { RESUME: { target: '.admitting' } },
+      on: { RESTORED: { target: '.admitting' } },
       states: {
         admitting: {
           always: [

@@ -49,6 +49,7 @@ export const toolCallMachine = setup({
   guards: {
     dispatchable: ({ context }) => context.finishReason === 'tool-calls' || context.finishReason === 'stop',
     toolKnown: ({ context }) => context.known,
+    retryAsked: ({ event }) => event.type === 'RECHECK' && event.retry === true,
     // The settled output of the invoked actor that just finished has this kind.
     outputIs: ({ event }, params: { kind: string }) => (event as unknown as { output?: { kind?: string } }).output?.kind === params.kind,
     outcomeIs: ({ context }, params: { outcome: string }) => context.outcome === params.outcome,
@@ -157,7 +158,6 @@ export const toolCallMachine = setup({
               actions: assign(({ event, context }) => ({
                 verdict: event.verdict ?? context.verdict,
                 clientResult: event.clientResult ?? context.clientResult,
-                retry: event.retry ?? context.retry,
               })),
             },
           },
@@ -299,14 +299,25 @@ export const toolCallMachine = setup({
       tags: ['needs-reconciliation'],
       entry: assign({ outcome: 'unknown-effect' as const, isError: true, modelOutput: 'The outcome of this tool call is unknown.' }),
       on: {
-        RECHECK: {
-          target: 'effectIdentity',
-          actions: assign(({ event, context }) => ({
-            retry: event.retry ?? context.retry,
-            clientResult: event.clientResult ?? context.clientResult,
-            outcome: null,
-          })),
-        },
+        RECHECK: [
+          // Run once more: the call takes the path again from the policy, gated like a new call.
+          {
+            guard: 'retryAsked',
+            target: 'policy',
+            actions: assign(({ event, context }) => ({
+              verdict: event.verdict ?? context.verdict,
+              outcome: null,
+              modelOutput: null,
+              isError: false,
+              reason: null,
+            })),
+          },
+          // An outcome was recorded for it: the receipt answers.
+          {
+            target: 'effectIdentity',
+            actions: assign({ outcome: null, modelOutput: null, isError: false, reason: null }),
+          },
+        ],
       },
     },
     notDispatched: { type: 'final' },

@@ -45,8 +45,6 @@ export interface ToolCallInput {
   verdict: Verdict | null;
   /** A client tool's result the resume brought. */
   clientResult: ClientAnswer | null;
-  /** The operator asked for this interrupted call to run again. */
-  retry: boolean;
 }
 
 export interface ToolCallContext extends ToolCallInput {
@@ -62,6 +60,7 @@ export type ToolCallEvent = {
   type: 'RECHECK';
   verdict?: Verdict | null;
   clientResult?: ClientAnswer | null;
+  /** The operator asked for this interrupted call to run once more. */
   retry?: boolean;
 };
 
@@ -169,6 +168,8 @@ export interface CallAnswer {
 
 export type RunEvent =
   | { type: 'RESUME'; answers: Record<string, CallAnswer> }
+  /** Sent by the host right after a stored run was restored. */
+  | { type: 'RESTORED' }
   | { type: 'STORE_FAILED'; error: ErrorData }
   | { type: 'CANCEL' };
 

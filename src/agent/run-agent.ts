@@ -6,7 +6,7 @@
 import {
   BindingChangedError, InvalidOptionsError, RunBusyError, RunIdentityError, serializeError,
 } from '../errors/index.js';
-import type { RunContext, RunInput } from '../../machines/index.js';
+import type { CallAnswer, RunContext, RunInput } from '../../machines/index.js';
 import { RunHost } from '../runtime/host.js';
 import { checkEnvelope } from './envelope.js';
 import { toJson } from './json.js';
@@ -17,9 +17,11 @@ import { matchAnswers } from './resume-answers.js';
 import { checkSnapshot } from './snapshot-check.js';
 import { createAgentStream, type AgentStream } from './stream.js';
 import type {
-  AgentEvent, AgentOptions, AgentResult, AgentRunEnvelope, AgentRunStore, Message, ResumeOptions,
+  AgentEvent, AgentOptions, AgentResult, AgentRunEnvelope, AgentRunStore, AgentToolReceipt, ApprovalResponse, Message,
+  ResumeOptions,
 } from './types.js';
 import { receiptKey } from './envelope.js';
+import { checkReconciliation, interruptedCalls, reconciledReceipt } from './interrupted.js';
 
 type Emit<T> = (event: AgentEvent<T>) => void;
 
@@ -110,32 +112,72 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     checkSnapshot(runId, stored.snapshot);
     const context = (stored.snapshot as unknown as { context: RunContext }).context;
     const messages = context.messages as unknown as Message[];
+    const interrupted = interruptedCalls(stored);
+    const reconciliation = checkReconciliation(interrupted, options.retryToolCallIds, options.reconciledToolResults);
+    if (reconciliation.unsettled.length > 0) {
+      // Nobody knows whether these effects landed: stop, write nothing, list every one the store holds.
+      return storedResult<T>(stored, context, [], {
+        status: 'stopped', reason: 'tool-reconciliation-required', unknownEffects: structuredClone(interrupted),
+      });
+    }
     const matched = matchAnswers(stored, messages, options.approvalResponses, options.clientToolResults);
+    const retryVerdicts = verdictsForRetries(stored, reconciliation.retry, options.approvalResponses ?? []);
     for (const warning of matched.warnings) emit(warning);
     if (stored.status === 'suspended' && !matched.complete) {
       // An absent verdict is not a denial: the run stays as it was, nothing is written.
-      return storedSuspension<T>(stored, context, matched.warnings);
+      return storedResult<T>(stored, context, matched.warnings, {
+        status: 'suspended', pendingApprovals: stored.pendingApprovals, pendingClientCalls: stored.pendingClientCalls,
+      });
     }
     const host = new RunHost<T>(opts, runId, emit, stored);
     for (const warning of matched.warnings) host.warnings.push(warning);
+    for (const { receipt, result } of reconciliation.reconciled) host.receipts[receipt.key] = reconciledReceipt(receipt, result);
+    for (const receipt of reconciliation.retry) host.retryKeys.add(receipt.key);
     return host.resume(stored, (open) => {
-      const answers: Record<string, { verdict?: { approved: boolean; reason?: string }; clientResult?: { output: never; isError: boolean } }> = {};
+      const answers: Record<string, CallAnswer> = {};
       for (const [childId, call] of open) {
-        if (!call.hasTag('suspended')) continue;
-        answers[childId] = matched.byKey.get(receiptKey(call.context.modelStep, call.context.toolCallId)) as never ?? {};
+        if (!call.hasTag('suspended') && !call.hasTag('needs-reconciliation')) continue;
+        const key = receiptKey(call.context.modelStep, call.context.toolCallId);
+        const retry = retryVerdicts.get(key);
+        answers[childId] = retry ? { retry: true, verdict: retry } : matched.byKey.get(key) ?? {};
       }
       return answers;
     });
   });
 }
 
-function storedSuspension<T>(stored: AgentRunEnvelope, context: RunContext, warnings: AgentResult<T>['warnings']): AgentResult<T> {
+/**
+ * A retried call takes the approval gate again; it passes only with the verdict
+ * stored with it (the approvalId the run issued, with its token). Without it the
+ * call is answered as denied.
+ */
+function verdictsForRetries(
+  stored: AgentRunEnvelope,
+  retry: AgentToolReceipt[],
+  responses: readonly ApprovalResponse[],
+): Map<string, { approved: boolean; reason?: string }> {
+  const out = new Map<string, { approved: boolean; reason?: string }>();
+  for (const receipt of retry) {
+    const issued = Object.entries(stored.approvals ?? {}).find(([approvalId, a]) =>
+      a.toolCallId === receipt.toolCallId && responses.some((r) => r.approvalId === approvalId && r.token === a.token));
+    const response = issued ? responses.find((r) => r.approvalId === issued[0]) : undefined;
+    out.set(receipt.key, response
+      ? { approved: response.approved === true, ...(response.reason !== undefined ? { reason: response.reason } : {}) }
+      : { approved: false, reason: 'No approval response.' });
+  }
+  return out;
+}
+
+type StoredShape<T> =
+  | { status: 'suspended'; pendingApprovals: AgentRunEnvelope['pendingApprovals']; pendingClientCalls: AgentRunEnvelope['pendingClientCalls'] }
+  | { status: 'stopped'; reason: 'tool-reconciliation-required'; unknownEffects: AgentToolReceipt[] }
+  | Extract<AgentResult<T>, { status: 'failed' }>;
+
+/** A result answered from the stored record, without restoring or writing anything. */
+function storedResult<T>(stored: AgentRunEnvelope, context: RunContext, warnings: AgentResult<T>['warnings'], shape: StoredShape<T>): AgentResult<T> {
   const messages = toJson<Message[]>(context.messages);
   const last = [...messages].reverse().find((m) => m.role === 'assistant');
   return {
-    status: 'suspended',
-    pendingApprovals: stored.pendingApprovals,
-    pendingClientCalls: stored.pendingClientCalls,
     runId: stored.runId,
     messages,
     usage: { ...context.usage },
@@ -147,7 +189,8 @@ function storedSuspension<T>(stored: AgentRunEnvelope, context: RunContext, warn
     },
     text: last?.role === 'assistant' ? last.content : '',
     warnings,
-  };
+    ...shape,
+  } as AgentResult<T>;
 }
 
 /** Runs an agent to rest: completed, suspended, stopped or failed. Never rejects. */

@@ -133,6 +133,14 @@ export interface ApprovalResponse {
   reason?: string;
 }
 
+/** What an operator found an interrupted call did, recorded instead of running it again. */
+export interface ReconciledToolResult {
+  toolCallId: string;
+  /** The call's raw result (or, with isError, its error: a string, or JSON for any other value). */
+  output: JsonValue;
+  isError?: boolean;
+}
+
 export interface ClientToolResult {
   toolCallId: string;
   output: JsonValue;
@@ -181,6 +189,10 @@ export interface ResumeOptions<T = string> extends AgentOptions<T> {
   session: AgentSession;
   approvalResponses?: ApprovalResponse[];
   clientToolResults?: ClientToolResult[];
+  /** Interrupted calls (from `unknownEffects`) to run once more. An approval-gated one needs its verdict again. */
+  retryToolCallIds?: string[];
+  /** Outcomes found for interrupted calls; each answers its call as if the tool had returned it. */
+  reconciledToolResults?: ReconciledToolResult[];
 }
 
 export interface PendingApproval {

@@ -23,6 +23,8 @@ export interface HostState<T = unknown> {
   /** Raw outcomes of effects that ran in this process, until their receipt is written. */
   rawOutcomes: Map<string, { kind: 'result'; value: JsonValue } | { kind: 'threw'; error: SerializedError }>;
   warnings: AgentWarning[];
+  /** Calls (by receipt key) this resume asked to run once more; each is taken once. */
+  retryKeys: Set<string>;
   signal: AbortSignal;
   emit(event: AgentEvent<T>): void;
   /** The run actor's context right now. */

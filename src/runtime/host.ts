@@ -37,6 +37,7 @@ export class RunHost<T> implements HostState<T> {
   readonly permits = new Set<string>();
   readonly rawOutcomes: HostState['rawOutcomes'] = new Map();
   readonly warnings: AgentWarning[] = [];
+  readonly retryKeys = new Set<string>();
   readonly signal: AbortSignal;
   private revision: number;
   private readonly createdAt: number;
@@ -100,8 +101,11 @@ export class RunHost<T> implements HostState<T> {
     return this.drive(() => this.actor.start());
   }
 
-  /** A stored run: restore the actor from its snapshot, hand the settle its answers, drive it to rest. */
-  resume(stored: AgentRunEnvelope, answers: (pending: Map<string, CallSnapshot>) => Record<string, CallAnswer>): Promise<AgentResult<T>> {
+  /**
+   * A stored run: restore the actor from its snapshot, let the calls that were
+   * moving come to rest, then hand the settle its answers and drive it to rest.
+   */
+  resume(stored: AgentRunEnvelope, answers: (open: Map<string, CallSnapshot>) => Record<string, CallAnswer>): Promise<AgentResult<T>> {
     this.actor = createActor(this.machine(), {
       snapshot: stored.snapshot as never,
       input: undefined as never,
@@ -109,6 +113,8 @@ export class RunHost<T> implements HostState<T> {
     });
     return this.drive(() => {
       this.actor.start();
+      this.actor.send({ type: 'RESTORED' });
+    }, () => {
       this.actor.send({ type: 'RESUME', answers: answers(this.openCalls()) });
     });
   }
@@ -151,32 +157,44 @@ export class RunHost<T> implements HostState<T> {
     return out;
   }
 
-  private async drive(begin: () => void): Promise<AgentResult<T>> {
-    let armed = false;
-    let settle!: () => void;
-    const atRest = new Promise<void>((resolve) => (settle = resolve));
-    const check = (snapshot: RunSnapshot) => {
-      if (!armed) return;
-      if (snapshot.status !== 'active' || snapshot.matches('suspended') || snapshot.matches('reconciling')) settle();
-    };
-    const subscription = this.actor.subscribe({
-      next: check,
-      error: (error) => {
-        this.machineError = error;
-        settle();
-      },
-      complete: () => settle(),
-    });
+  /** The run is at rest: ended, or waiting on answers or on an operator. */
+  private atRest(snapshot: RunSnapshot): boolean {
+    return snapshot.status !== 'active' || snapshot.matches('suspended') || snapshot.matches('reconciling');
+  }
+
+  private async drive(begin: () => void, settle?: () => void): Promise<AgentResult<T>> {
     this.emit({ type: 'run-start', runId: this.runId, resumed: this.revision > 0 });
     begin();
-    armed = true;
-    check(this.actor.getSnapshot());
-    await atRest;
-    subscription.unsubscribe();
+    await this.untilRest();
+    if (settle && this.machineError === undefined && this.actor.getSnapshot().status === 'active') {
+      settle();
+      await this.untilRest();
+    }
     const result = await this.finish();
     this.closed = true;
     this.actor.stop();
     return result;
+  }
+
+  private untilRest(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let done = false;
+      const check = () => {
+        if (done || !(this.machineError !== undefined || this.atRest(this.actor.getSnapshot()))) return;
+        done = true;
+        subscription.unsubscribe();
+        resolve();
+      };
+      const subscription = this.actor.subscribe({
+        next: check,
+        error: (error) => {
+          this.machineError = error;
+          check();
+        },
+        complete: check,
+      });
+      check();
+    });
   }
 
   private async finish(): Promise<AgentResult<T>> {

@@ -5,4 +5,6 @@
 export const plantedBugs = {
   /** executeTool runs a restarted effect without the permit of the `executing` receipt write. */
   ignoreEffectPermit: false,
+  /** beginEffect issues the permit without making the `executing` receipt durable first. */
+  skipExecutingReceipt: false,
 };

@@ -75,11 +75,16 @@ export function provideToolCallMachine(host: HostState) {
           return c.clientResult ? { kind: 'client-result' } : { kind: 'await-client' };
         }
         const idempotent = tool.replay === 'idempotent';
-        if (existing && existing.status === 'executing' && !idempotent && !c.retry) return { kind: 'unknown' };
-        host.receipts[key] = {
-          key, toolCallId: c.toolCallId, toolName: c.toolName, modelStep: c.modelStep, status: 'executing', idempotent,
-        };
-        await host.save();
+        // An interrupted call runs again only when idempotent or when this resume asked for it, once.
+        if (existing && existing.status === 'executing' && !existing.idempotent && !host.retryKeys.delete(key)) {
+          return { kind: 'unknown' };
+        }
+        if (!plantedBugs.skipExecutingReceipt) {
+          host.receipts[key] = {
+            key, toolCallId: c.toolCallId, toolName: c.toolName, modelStep: c.modelStep, status: 'executing', idempotent,
+          };
+          await host.save();
+        }
         host.permits.add(key);
         return { kind: 'permit' };
       }),

@@ -1,1 +1,2 @@
 export * from './mock-model.js';
+export * from './faults.js';

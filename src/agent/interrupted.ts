@@ -1,0 +1,87 @@
+/**
+ * Calls a crash interrupted: an `executing` receipt with no outcome, on a call
+ * the stored run has not answered. Nobody knows whether their effect landed,
+ * so a resume goes on only once the operator said, for each, to run it again
+ * (retryToolCallIds) or what happened (reconciledToolResults).
+ */
+import { InvalidOptionsError } from '../errors/index.js';
+import { receiptKey } from './envelope.js';
+import { toJson } from './json.js';
+import type {
+  AgentRunEnvelope, AgentToolReceipt, JsonValue, ReconciledToolResult,
+} from './types.js';
+
+interface StoredCall {
+  status?: string;
+  context?: { modelStep: number; toolCallId: string; toolName: string };
+}
+
+/** Receipts of the stored run's open calls whose effect started and has no recorded outcome. */
+export function interruptedCalls(stored: AgentRunEnvelope): AgentToolReceipt[] {
+  const snapshot = stored.snapshot as { context?: { batch?: string[] }; children?: Record<string, { snapshot?: StoredCall } | undefined> };
+  const out: AgentToolReceipt[] = [];
+  for (const id of snapshot.context?.batch ?? []) {
+    const call = snapshot.children?.[id]?.snapshot;
+    if (!call?.context || call.status !== 'active') continue;
+    const receipt = stored.receipts[receiptKey(call.context.modelStep, call.context.toolCallId)];
+    // An idempotent tool's call runs again by itself under the same identity.
+    if (receipt?.status === 'executing' && !receipt.idempotent) out.push(receipt);
+  }
+  return out;
+}
+
+export interface Reconciliation {
+  retry: AgentToolReceipt[];
+  reconciled: Array<{ receipt: AgentToolReceipt; result: ReconciledToolResult }>;
+  /** Interrupted calls the resume did not settle. */
+  unsettled: AgentToolReceipt[];
+}
+
+/**
+ * Checks retryToolCallIds and reconciledToolResults against the interrupted
+ * calls. Anything but a list of those calls, each named once, is a TypeError
+ * raised before anything is read further or written.
+ */
+export function checkReconciliation(
+  interrupted: AgentToolReceipt[],
+  retryToolCallIds: unknown,
+  reconciledToolResults: unknown,
+): Reconciliation {
+  const refuse = (message: string): never => {
+    const error = new InvalidOptionsError(message);
+    error.name = 'TypeError';
+    throw error;
+  };
+  if (retryToolCallIds !== undefined && (!Array.isArray(retryToolCallIds) || retryToolCallIds.some((id) => typeof id !== 'string'))) {
+    refuse('retryToolCallIds must be an array of tool call ids.');
+  }
+  if (reconciledToolResults !== undefined && (!Array.isArray(reconciledToolResults) || reconciledToolResults.some(
+    (r) => r === null || typeof r !== 'object' || typeof (r as ReconciledToolResult).toolCallId !== 'string' || !('output' in r) ||
+      ((r as ReconciledToolResult).isError !== undefined && typeof (r as ReconciledToolResult).isError !== 'boolean'),
+  ))) {
+    refuse('reconciledToolResults must be an array of { toolCallId, output, isError? }.');
+  }
+  const byId = new Map(interrupted.map((r) => [r.toolCallId, r]));
+  const seen = new Set<string>();
+  const take = (id: string, list: string) => {
+    const receipt = byId.get(id);
+    if (!receipt) refuse(`${list}: ${id} is not an interrupted call of this run; only the calls listed in unknownEffects are accepted.`);
+    if (seen.has(id)) refuse(`${list}: ${id} is named more than once (a call is retried or reconciled, once).`);
+    seen.add(id);
+    return receipt!;
+  };
+  const retry = ((retryToolCallIds as string[] | undefined) ?? []).map((id) => take(id, 'retryToolCallIds'));
+  const reconciled = ((reconciledToolResults as ReconciledToolResult[] | undefined) ?? [])
+    .map((result) => ({ receipt: take(result.toolCallId, 'reconciledToolResults'), result }));
+  return { retry, reconciled, unsettled: interrupted.filter((r) => !seen.has(r.toolCallId)) };
+}
+
+/** The receipt an operator's answer records: the call's raw result (or its error), marked reconciled. */
+export function reconciledReceipt(receipt: AgentToolReceipt, result: ReconciledToolResult): AgentToolReceipt {
+  const output = toJson<JsonValue>(result.output);
+  if (result.isError === true) {
+    const message = typeof output === 'string' ? output : JSON.stringify(output);
+    return { ...receipt, status: 'failed', error: { name: 'Error', code: 'reconciled_error', message }, reconciled: true };
+  }
+  return { ...receipt, status: 'executed', rawResult: output, reconciled: true };
+}
