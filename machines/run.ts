@@ -9,7 +9,7 @@
 import { and, assign, enqueueActions, fromPromise, not, setup, type SnapshotFrom } from 'xstate';
 import { toolCallMachine } from './tool-call.js';
 import type {
-  CallPhase, Json, ModelCallOutput, OutputCheck, PolicyOutput, RunContext, RunEvent, RunInput,
+  CallPhase, ErrorData, Json, ModelCallOutput, OutputCheck, PolicyOutput, RunContext, RunEvent, RunInput,
   ToolCallOutput, Turn, VerifierOutput,
 } from './types.js';
 
@@ -179,8 +179,15 @@ export const runMachine = setup({
       const e = event as unknown as { output?: { error?: RunContext['error'] }; error?: unknown };
       const fromOutput = e.output?.error;
       if (fromOutput) return { error: fromOutput };
-      const raw = e.error as { name?: string; code?: string; message?: string } | undefined;
-      return { error: { name: raw?.name ?? 'Error', code: raw?.code ?? 'internal', message: raw?.message ?? String(raw) } };
+      const raw = e.error as { name?: string; code?: string; message?: string; retry?: ErrorData['retry'] } | undefined;
+      return {
+        error: {
+          name: raw?.name ?? 'Error',
+          code: raw?.code ?? 'internal',
+          message: raw?.message ?? String(raw),
+          ...(raw?.retry ? { retry: raw.retry } : {}),
+        },
+      };
     }),
   },
 }).createMachine({
@@ -209,6 +216,12 @@ export const runMachine = setup({
     RESUME: { actions: 'deliverAnswers' },
     STORE_FAILED: { target: '.failed', actions: assign({ error: ({ event }) => event.error }) },
     CANCEL: { target: '.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
+    RETRY_FAILED: {
+      actions: assign(({ context, event }) => ({
+        step: context.step + 1,
+        outputAttempts: event.phase === 'finalize' ? context.outputAttempts + 1 : context.outputAttempts,
+      })),
+    },
   },
   initial: 'starting',
   states: {

@@ -124,6 +124,8 @@ export interface ErrorData {
   name: string;
   code: string;
   message: string;
+  /** Set when the failure was transient (a retryable model error, a stream that broke off): a resume may retry it. */
+  retry?: { cause: string; phase: 'loop' | 'finalize' };
 }
 
 export type CallPhase = 'active' | 'suspended' | 'unknown' | 'ended';
@@ -170,6 +172,8 @@ export type RunEvent =
   | { type: 'RESUME'; answers: Record<string, CallAnswer> }
   /** Sent by the host right after a stored run was restored. */
   | { type: 'RESTORED' }
+  /** A resume retries a transient failure: the failed model call stays counted. */
+  | { type: 'RETRY_FAILED'; phase: 'loop' | 'finalize' }
   | { type: 'STORE_FAILED'; error: ErrorData }
   | { type: 'CANCEL' };
 

@@ -105,8 +105,16 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     const stored = checkEnvelope(loaded, runId, session.scope);
     const changed = bindingChanges(stored.binding, opts.binding);
     if (changed.length > 0) throw new BindingChangedError(changed);
+    const retrying = stored.status === 'failed' && options.retryFailed === true;
+    if (retrying && !stored.retry) {
+      const error = new InvalidOptionsError(
+        `retryFailed: run ${runId} did not fail for a transient cause (${stored.result?.status === 'failed' ? stored.result.error.code : 'unknown'}); it stays failed.`,
+      );
+      error.name = 'TypeError';
+      throw error;
+    }
     // A run that ended answers with what it stored, without a model call.
-    if (stored.status === 'completed' || stored.status === 'failed' || stored.status === 'stopped') {
+    if (!retrying && (stored.status === 'completed' || stored.status === 'failed' || stored.status === 'stopped')) {
       if (stored.result) return stored.result as AgentResult<T>;
     }
     checkSnapshot(runId, stored.snapshot);
@@ -142,7 +150,7 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
         answers[childId] = retry ? { retry: true, verdict: retry } : matched.byKey.get(key) ?? {};
       }
       return answers;
-    });
+    }, retrying ? stored.retry!.phase : undefined);
   });
 }
 

@@ -193,6 +193,12 @@ export interface ResumeOptions<T = string> extends AgentOptions<T> {
   retryToolCallIds?: string[];
   /** Outcomes found for interrupted calls; each answers its call as if the tool had returned it. */
   reconciledToolResults?: ReconciledToolResult[];
+  /**
+   * Go on with a run that failed for a transient cause (a retryable model error, a
+   * stream that broke off), from its last checkpoint. A TypeError for any other
+   * failure; ignored for a run that did not fail. @default false
+   */
+  retryFailed?: boolean;
 }
 
 export interface PendingApproval {
@@ -335,6 +341,12 @@ export interface AgentRunEnvelope {
   pendingApprovals: PendingApproval[];
   pendingClientCalls: PendingClientCall[];
   result?: AgentResult<unknown>;
+  /**
+   * On a failed run whose cause was transient: what failed and in which phase.
+   * The envelope's snapshot is then the last checkpoint before the failure, so
+   * `retryFailed` goes on from it.
+   */
+  retry?: { cause: string; phase: 'loop' | 'finalize'; error: SerializedError };
   createdAt: number;
   updatedAt: number;
 }

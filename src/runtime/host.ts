@@ -48,6 +48,8 @@ export class RunHost<T> implements HostState<T> {
   /** Set once the leg has come to rest: nothing more is written from it. */
   private closed = false;
   private readonly reportedCalls = new Set<string>();
+  /** The snapshot of the last committed save: a transiently failed run is stored from it. */
+  private lastCommitted: JsonValue | null;
   private readonly announcedCalls = new Set<string>();
 
   constructor(
@@ -60,6 +62,7 @@ export class RunHost<T> implements HostState<T> {
     this.receipts = stored ? structuredClone(stored.receipts) : {};
     this.approvals = stored ? structuredClone(stored.approvals ?? {}) : {};
     this.revision = stored?.revision ?? 0;
+    this.lastCommitted = stored ? stored.snapshot : null;
     this.createdAt = stored?.createdAt ?? opts.now();
     for (const id of (stored?.snapshot as { context?: RunContext } | undefined)?.context?.batch ?? []) this.announcedCalls.add(id);
   }
@@ -105,7 +108,11 @@ export class RunHost<T> implements HostState<T> {
    * A stored run: restore the actor from its snapshot, let the calls that were
    * moving come to rest, then hand the settle its answers and drive it to rest.
    */
-  resume(stored: AgentRunEnvelope, answers: (open: Map<string, CallSnapshot>) => Record<string, CallAnswer>): Promise<AgentResult<T>> {
+  resume(
+    stored: AgentRunEnvelope,
+    answers: (open: Map<string, CallSnapshot>) => Record<string, CallAnswer>,
+    retryPhase?: 'loop' | 'finalize',
+  ): Promise<AgentResult<T>> {
     this.actor = createActor(this.machine(), {
       snapshot: stored.snapshot as never,
       input: undefined as never,
@@ -114,6 +121,7 @@ export class RunHost<T> implements HostState<T> {
     return this.drive(() => {
       this.actor.start();
       this.actor.send({ type: 'RESTORED' });
+      if (retryPhase) this.actor.send({ type: 'RETRY_FAILED', phase: retryPhase });
     }, () => {
       this.actor.send({ type: 'RESUME', answers: answers(this.openCalls()) });
     });
@@ -356,13 +364,23 @@ export class RunHost<T> implements HostState<T> {
 
   private async writeTerminal(result: AgentResult<T>): Promise<void> {
     await this.queue.idle();
-    await this.commit(this.envelope(result));
+    const envelope = this.envelope(result);
+    const error = this.actor.getSnapshot().context.error;
+    if (result.status === 'failed' && error?.retry && this.lastCommitted !== null) {
+      // A transient failure keeps the last checkpoint as the snapshot: retryFailed goes on from there.
+      envelope.snapshot = this.lastCommitted;
+      envelope.retry = { ...error.retry, error: { name: error.name, code: error.code, message: error.message } };
+    }
+    await this.commit(envelope);
   }
 
   private async commit(envelope: AgentRunEnvelope): Promise<void> {
     try {
       await this.opts.raw.session!.store.save(envelope);
       this.revision = envelope.revision;
+      if (envelope.status !== 'completed' && envelope.status !== 'failed' && envelope.status !== 'stopped') {
+        this.lastCommitted = envelope.snapshot;
+      }
     } catch (error) {
       const failure = new PersistenceError(
         RevisionConflictError.isInstance(error)

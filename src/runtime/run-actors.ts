@@ -11,6 +11,7 @@ import type { ModelRequest, ModelResponse, ModelToolSpec } from '../models/types
 import { toJson } from '../agent/json.js';
 import { check, parseJsonAnswer, wireSchema } from '../agent/schema.js';
 import type { JsonValue, Message, VerifyVerdict } from '../agent/types.js';
+import { transientCause } from '../models/transient.js';
 import { messagesOf, type HostState } from './host-state.js';
 
 const deadlineError = () => serializeError(new ExecutionPolicyError('deadline_exceeded', 'The execution deadline elapsed.'));
@@ -56,6 +57,13 @@ async function buildRequest(host: HostState, step: number, phase: 'loop' | 'fina
   };
 }
 
+/** Thrown by callOnce when the stream had begun before it failed. */
+class StreamBrokeOff extends Error {
+  constructor(readonly original: unknown) {
+    super('The model stream broke off.');
+  }
+}
+
 async function callOnce(host: HostState, request: ModelRequest, step: number): Promise<ModelResponse> {
   const model = host.opts.raw.model;
   if (!model.doStream) {
@@ -66,15 +74,21 @@ async function callOnce(host: HostState, request: ModelRequest, step: number): P
   let text = '';
   const toolCalls: ModelResponse['toolCalls'] = [];
   let finish: Pick<ModelResponse, 'finishReason' | 'usage'> | null = null;
-  for await (const part of model.doStream(request)) {
-    if (part.type === 'text-delta') {
-      text += part.delta;
-      host.emit({ type: 'text-delta', step, delta: part.delta });
-    } else if (part.type === 'tool-call') {
-      toolCalls.push(part.toolCall);
-    } else if (part.type === 'finish') {
-      finish = { finishReason: part.finishReason, usage: part.usage };
+  let began = false;
+  try {
+    for await (const part of model.doStream(request)) {
+      began = true;
+      if (part.type === 'text-delta') {
+        text += part.delta;
+        host.emit({ type: 'text-delta', step, delta: part.delta });
+      } else if (part.type === 'tool-call') {
+        toolCalls.push(part.toolCall);
+      } else if (part.type === 'finish') {
+        finish = { finishReason: part.finishReason, usage: part.usage };
+      }
     }
+  } catch (error) {
+    throw began ? new StreamBrokeOff(error) : error;
   }
   if (!finish) throw Object.assign(new Error('The model stream ended without a finish part.'), { code: 'model_call_failed' });
   return { text, toolCalls, ...finish };
@@ -93,8 +107,11 @@ export function runActors(host: HostState) {
         response = await callOnce(host, await buildRequest(host, step, phase, combined), step);
       } catch (error) {
         if (host.signal.aborted) return { kind: 'aborted' };
+        const broke = error instanceof StreamBrokeOff;
+        const original = broke ? error.original : error;
+        const cause = transientCause(original, broke);
         // Plain, redacted data: it goes into the snapshot.
-        throw serializeError(error);
+        throw { ...serializeError(original), ...(cause ? { retry: { cause, phase } } : {}) };
       }
       const turn: Turn = {
         step,
