@@ -250,7 +250,12 @@ export type AgentResult<T = string> =
   | (ResultBase & { status: 'completed'; output: T })
   | (ResultBase & { status: 'suspended'; pendingApprovals: PendingApproval[]; pendingClientCalls: PendingClientCall[] })
   | (ResultBase & { status: 'stopped'; reason: StopReason; stopDetails?: JsonValue; unknownEffects?: AgentToolReceipt[] })
-  | (ResultBase & { status: 'failed'; error: SerializedError });
+  | (ResultBase & {
+    status: 'failed';
+    error: SerializedError;
+    /** Present when the cause was transient: `resumeAgent({ ..., retryFailed: true })` can go on. */
+    retry?: { cause: string; phase: 'loop' | 'finalize' };
+  });
 
 export interface AgentWarning {
   type: 'warning';

@@ -250,7 +250,8 @@ export class RunHost<T> implements HostState<T> {
     const base = this.resultBase(context);
     if (snapshot.matches('completed')) return { ...base, status: 'completed', output: context.candidate!.output as T };
     if (snapshot.matches('failed')) {
-      return { ...base, status: 'failed', error: context.error ?? { name: 'Error', code: 'internal', message: 'The run failed.' } };
+      const { retry, ...error } = context.error ?? { name: 'Error', code: 'internal', message: 'The run failed.' };
+      return { ...base, status: 'failed', error, ...(retry ? { retry } : {}) };
     }
     if (snapshot.matches('stopped')) {
       return {

@@ -13,6 +13,7 @@ export function copyEnvelope(envelope: AgentRunEnvelope): AgentRunEnvelope {
   return JSON.parse(JSON.stringify(envelope)) as AgentRunEnvelope;
 }
 
+/** A 1-based count or index. */
 export function isPositiveInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 1;
 }
