@@ -187,13 +187,15 @@ export class RunHost<T> implements HostState<T> {
   private untilRest(): Promise<void> {
     return new Promise<void>((resolve) => {
       let done = false;
+      let subscription: { unsubscribe(): void } | undefined;
       const check = () => {
         if (done || !(this.machineError !== undefined || this.atRest(this.actor.getSnapshot()))) return;
         done = true;
-        subscription.unsubscribe();
+        subscription?.unsubscribe();
         resolve();
       };
-      const subscription = this.actor.subscribe({
+      // An actor that is already done completes the observer synchronously, inside subscribe.
+      subscription = this.actor.subscribe({
         next: check,
         error: (error) => {
           this.machineError = error;
@@ -201,6 +203,7 @@ export class RunHost<T> implements HostState<T> {
         },
         complete: check,
       });
+      if (done) subscription.unsubscribe();
       check();
     });
   }

@@ -1,0 +1,166 @@
+/**
+ * "When the store fails": the four places a write can fail, each injected by a
+ * store whose Nth save rejects, then resumed through a healthy store object.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  createInMemoryAgentRunStore, resumeAgent, runAgent, type AgentRunEnvelope, type AgentRunStore,
+} from 'cairn/agent';
+import { createMockModel } from 'cairn/testing';
+
+const clock = { now: () => 7_000 };
+
+/** Saves go through until the Nth, which rejects without landing. */
+function failingAt(inner: AgentRunStore, n: number): AgentRunStore & { attempts: AgentRunEnvelope[] } {
+  const attempts: AgentRunEnvelope[] = [];
+  return {
+    attempts,
+    load: (id) => inner.load(id),
+    async save(envelope) {
+      attempts.push(JSON.parse(JSON.stringify(envelope)));
+      if (attempts.length === n) throw Object.assign(new Error('disk full'), { code: 'injected_fault' });
+      return inner.save(envelope);
+    },
+  };
+}
+
+function scenario(store: AgentRunStore, runs: { charge: number }, script?: Parameters<typeof createMockModel>[0]['responses']) {
+  return {
+    model: createMockModel({ responses: script ?? [
+      { toolCalls: [{ toolName: 'charge', args: { order: 7 } }] },
+      { text: 'Charged.' },
+    ] }),
+    prompt: 'Charge order 7.',
+    session: { store, runId: 'order-7', scope: 'tenant-a' },
+    deps: { clock },
+    tools: { charge: { parameters: { type: 'object' as const }, execute: () => { runs.charge++; return 'charged'; } } },
+  };
+}
+
+/** Which save of a run with one tool call records what. */
+async function saveLabels(): Promise<string[]> {
+  const inner = createInMemoryAgentRunStore();
+  const store = failingAt(inner, Number.POSITIVE_INFINITY);
+  await runAgent(scenario(store, { charge: 0 }));
+  return store.attempts.map((e) => {
+    const receipt = Object.values(e.receipts)[0];
+    return `${JSON.stringify((e.snapshot as { value: unknown }).value)} receipt=${receipt?.status ?? 'none'} status=${e.status}`;
+  });
+}
+
+describe('when the store fails', () => {
+  it('the saves of a one-call run are: start, turn, executing, executed, call checkpoint, step, turn, terminal', async () => {
+    const labels = await saveLabels();
+    expect(labels[2]).toContain('receipt=executing');
+    expect(labels[3]).toContain('receipt=executed');
+    expect(labels.at(-1)).toContain('status=completed');
+  });
+
+  it('before the effect: the executing receipt is not written, the tool never ran, a resume replays the step', async () => {
+    const inner = createInMemoryAgentRunStore();
+    const runs = { charge: 0 };
+    const first = await runAgent(scenario(failingAt(inner, 3), runs));
+    expect(first.status).toBe('failed');
+    if (first.status === 'failed') expect(first.error.code).toBe('persistence_failed');
+    expect(runs.charge).toBe(0);
+    const resumed = await resumeAgent(scenario(inner, runs, [{ text: 'Charged.' }]));
+    expect(resumed.status).toBe('completed');
+    expect(runs.charge).toBe(1);
+  });
+
+  it('between the effect and its receipt: the resume stops for reconciliation and writes nothing', async () => {
+    const inner = createInMemoryAgentRunStore();
+    const runs = { charge: 0 };
+    const first = await runAgent(scenario(failingAt(inner, 4), runs));
+    expect(first.status).toBe('failed');
+    expect(runs.charge).toBe(1);
+    const before = JSON.stringify(await inner.load('order-7'));
+    const resumed = await resumeAgent(scenario(inner, runs, []));
+    expect(resumed.status).toBe('stopped');
+    if (resumed.status !== 'stopped') return;
+    expect(resumed.reason).toBe('tool-reconciliation-required');
+    expect(resumed.unknownEffects?.map((r) => [r.toolName, r.status])).toEqual([['charge', 'executing']]);
+    expect(JSON.stringify(await inner.load('order-7'))).toBe(before);
+    expect(runs.charge).toBe(1);
+    // The spec's reconciliation: it landed, so record its output; nothing runs again.
+    const reconciled = await resumeAgent({
+      ...scenario(inner, runs, [{ text: 'Charged.' }]),
+      reconciledToolResults: resumed.unknownEffects!.map((r) => ({ toolCallId: r.toolCallId, output: 'charged' })),
+    });
+    expect(reconciled.status).toBe('completed');
+    expect(runs.charge).toBe(1);
+    const stored = await inner.load('order-7');
+    expect(Object.values(stored!.receipts)[0]).toMatchObject({ status: 'completed', reconciled: true, rawResult: 'charged' });
+  });
+
+  it('after the completed receipt: a resume replays the recorded result, the tool does not run again', async () => {
+    for (const failing of [5, 6]) {
+      const inner = createInMemoryAgentRunStore();
+      const runs = { charge: 0 };
+      const first = await runAgent(scenario(failingAt(inner, failing), runs));
+      expect(first.status).toBe('failed');
+      const model = createMockModel({ responses: [{ text: 'Charged.' }] });
+      const resumed = await resumeAgent({ ...scenario(inner, runs), model });
+      expect(resumed.status).toBe('completed');
+      expect(runs.charge).toBe(1);
+      // The model saw the recorded result.
+      expect(model.calls[0]!.messages.at(-1)).toMatchObject({ role: 'tool', content: 'charged' });
+    }
+  });
+
+  it('after a resume settled the calls: its answers were saved before the model call, nothing is settled again', async () => {
+    const inner = createInMemoryAgentRunStore();
+    const runs = { charge: 0 };
+    const gated = (store: AgentRunStore, script: Parameters<typeof createMockModel>[0]['responses']) => {
+      const base = scenario(store, runs, script);
+      return { ...base, tools: { charge: { ...base.tools.charge, needsApproval: true } } };
+    };
+    const first = await runAgent(gated(inner, [{ toolCalls: [{ toolName: 'charge', args: { order: 7 } }] }]));
+    expect(first.status).toBe('suspended');
+    if (first.status !== 'suspended') return;
+    const approvalResponses = first.pendingApprovals.map((p) => ({ approvalId: p.approvalId, token: p.token, approved: true }));
+    // The resume's model call fails after the settle's answers were saved.
+    const failed = await resumeAgent({ ...gated(inner, [{ error: { status: 503 } }]), approvalResponses });
+    expect(failed.status).toBe('failed');
+    expect(runs.charge).toBe(1);
+    // No verdict needed again: the retry goes on from the saved answers.
+    const retried = await resumeAgent({ ...gated(inner, [{ text: 'Charged.' }]), retryFailed: true });
+    expect(retried.status).toBe('completed');
+    expect(runs.charge).toBe(1);
+  });
+
+  it('a failed write after a verdict leaves the run in finalizing; the resume verifies again as a new attempt', async () => {
+    const inner = createInMemoryAgentRunStore();
+    let verifications = 0;
+    const options = (store: AgentRunStore, maxVerifyAttempts: number) => ({
+      model: createMockModel({ responses: [{ text: '{"answer":42}' }] }),
+      prompt: 'Answer.',
+      session: { store, runId: 'v1', scope: 's' },
+      deps: { clock },
+      maxVerifyAttempts,
+      output: { schema: { type: 'object' }, validate: (v: unknown) => v as { answer: number } },
+      verify: () => {
+        verifications++;
+        return { status: 'verified' as const };
+      },
+    });
+    // Saves: start, turn, attempt count, terminal (fails).
+    const first = await runAgent(options(failingAt(inner, 4), 2));
+    expect(first.status).toBe('failed');
+    expect(verifications).toBe(1);
+    const stored = await inner.load('v1');
+    expect((stored!.snapshot as { value: unknown }).value).toEqual({ verifying: 'beginning' });
+    const resumed = await resumeAgent(options(inner, 2));
+    expect(resumed.status).toBe('completed');
+    expect(verifications).toBe(2);
+
+    // With one attempt allowed, the repeat has none left.
+    const inner2 = createInMemoryAgentRunStore();
+    verifications = 0;
+    expect((await runAgent(options(failingAt(inner2, 4), 1))).status).toBe('failed');
+    const exhausted = await resumeAgent(options(inner2, 1));
+    expect(exhausted.status).toBe('stopped');
+    if (exhausted.status === 'stopped') expect(exhausted.reason).toBe('verification-attempts-exhausted');
+    expect(verifications).toBe(1);
+  });
+});
