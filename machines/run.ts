@@ -18,6 +18,7 @@ export const RUN_MACHINE_VERSION = 1;
 /** The user turns the run adds itself. Plain strings, so the chart stays pure. */
 export const RUN_PROMPTS = {
   finalize: 'Give your final answer now, as JSON that matches the requested schema. Do not call tools.',
+  finalizeWithTool: 'Give your final answer now by calling the output tool with arguments that match its schema.',
   repair: (issue: string) => `That answer did not match the required output: ${issue} Answer again with JSON that matches the schema.`,
   feedback: (feedback: string) => `Your answer was checked and rejected: ${feedback} Give a corrected final answer.`,
 };
@@ -171,7 +172,7 @@ export const runMachine = setup({
       candidate: { text: context.lastTurn?.text ?? '', output: context.lastTurn?.text ?? '' },
     })),
     askForFinalAnswer: assign(({ context }) => ({
-      messages: [...context.messages, userMessage(RUN_PROMPTS.finalize)],
+      messages: [...context.messages, userMessage(context.outputMode === 'tool' ? RUN_PROMPTS.finalizeWithTool : RUN_PROMPTS.finalize)],
       outputAttempts: 0,
     })),
     stopWith: assign((_, params: { reason: string }) => ({ stopReason: params.reason })),

@@ -47,7 +47,8 @@ export const toolCallMachine = setup({
     }),
   },
   guards: {
-    dispatchable: ({ context }) => context.finishReason === 'tool-calls' || context.finishReason === 'stop',
+    // A turn cut off by its length limit or refused by a content filter dispatches nothing.
+    dispatchable: ({ context }) => context.finishReason !== 'length' && context.finishReason !== 'content-filter',
     toolKnown: ({ context }) => context.known,
     retryAsked: ({ event }) => event.type === 'RECHECK' && event.retry === true,
     // The settled output of the invoked actor that just finished has this kind.

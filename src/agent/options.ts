@@ -48,6 +48,11 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
   if (!model || typeof model.doGenerate !== 'function') {
     throw new InvalidOptionsError('model must implement the Cairn model spec (doGenerate).');
   }
+  for (const legacy of ['verifyStep', 'doneWhen', 'falseFinishGuard']) {
+    if ((options as unknown as Record<string, unknown>)[legacy] !== undefined) {
+      throw new InvalidOptionsError(`${legacy} is a legacy completion hook the native engine does not run; use verify instead.`);
+    }
+  }
   if (options.prompt !== undefined && typeof options.prompt !== 'string') {
     throw new InvalidOptionsError('prompt must be a string.');
   }

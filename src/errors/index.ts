@@ -14,14 +14,12 @@ export type CairnErrorCode =
   | 'run_busy'
   | 'persistence_failed'
   | 'model_call_failed'
-  | 'mock_model_exhausted'
   | 'mock_model_unexpected_call'
   | 'tool_not_allowed'
   | 'deadline_exceeded'
   | 'invalid_options'
   | 'invalid_envelope'
   | 'tool_context_invalid'
-  | 'output_invalid'
   | 'internal';
 
 /** Who is at fault: the caller's configuration, the model's answer, a dependency (store, provider), or Cairn itself. */
@@ -51,9 +49,13 @@ export class CairnError extends Error {
     this.isRetryable = options.isRetryable ?? false;
   }
 
-  /** True for any Cairn error, from this copy of the package or another. */
-  static isInstance(value: unknown): value is CairnError {
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[MARKER] === true;
+  /**
+   * True for an error of this class (by its stable name), from this copy of the
+   * package or another; `CairnError.isInstance` is true for every Cairn error.
+   */
+  static isInstance<C extends abstract new (...args: never[]) => CairnError>(this: C, value: unknown): value is InstanceType<C> {
+    if (typeof value !== 'object' || value === null || (value as Record<symbol, unknown>)[MARKER] !== true) return false;
+    return (this as unknown) === CairnError || (value as Error).name === this.name;
   }
 }
 
@@ -72,9 +74,6 @@ export class RevisionConflictError extends CairnError {
     );
     this.name = 'RevisionConflictError';
   }
-  static override isInstance(value: unknown): value is RevisionConflictError {
-    return CairnError.isInstance(value) && value.code === 'revision_conflict';
-  }
 }
 
 /** The stored envelope (or a checkpoint inside it) has a version this reader does not know. */
@@ -86,9 +85,6 @@ export class CheckpointVersionError extends CairnError {
       { fault: 'user' },
     );
     this.name = 'CheckpointVersionError';
-  }
-  static override isInstance(value: unknown): value is CheckpointVersionError {
-    return CairnError.isInstance(value) && value.code === 'checkpoint_version_unsupported';
   }
 }
 

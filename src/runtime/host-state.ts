@@ -32,6 +32,8 @@ export interface HostState<T = unknown> {
   /** Durable save of the record; rejects (and fails the run) when the store does. */
   save(): Promise<void>;
   deadlinePassed(): boolean;
+  /** The signal an effect gets: its actor's own, the run's abort signal, and the run's deadline. */
+  effectSignal(own: AbortSignal): AbortSignal;
 }
 
 export const messagesOf = (context: RunContext) => context.messages as unknown as Message[];

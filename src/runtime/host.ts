@@ -51,6 +51,7 @@ export class RunHost<T> implements HostState<T> {
   /** The snapshot of the last committed save: a transiently failed run is stored from it. */
   private lastCommitted: JsonValue | null;
   private readonly announcedCalls = new Set<string>();
+  private readonly requestedClientCalls = new Set<string>();
 
   constructor(
     readonly opts: NormalizedOptions<T>,
@@ -65,6 +66,7 @@ export class RunHost<T> implements HostState<T> {
     this.lastCommitted = stored ? stored.snapshot : null;
     this.createdAt = stored?.createdAt ?? opts.now();
     for (const id of (stored?.snapshot as { context?: RunContext } | undefined)?.context?.batch ?? []) this.announcedCalls.add(id);
+    for (const call of stored?.pendingClientCalls ?? []) this.requestedClientCalls.add(receiptKey(call.modelStep, call.toolCallId));
   }
 
   emit(event: AgentEvent<T>): void {
@@ -76,9 +78,17 @@ export class RunHost<T> implements HostState<T> {
     return this.actor.getSnapshot().context;
   }
 
+  /** The deadline is the run's own (an absolute time in its context), so a resume keeps it. */
   deadlinePassed(): boolean {
-    const deadline = this.opts.raw.deadline;
-    return deadline !== undefined && this.opts.now() >= deadline;
+    const deadline = this.context().deadlineAt;
+    return deadline !== null && this.opts.now() >= deadline;
+  }
+
+  effectSignal(own: AbortSignal): AbortSignal {
+    const signals = [own, this.signal];
+    const deadline = this.context().deadlineAt;
+    if (deadline !== null) signals.push(AbortSignal.timeout(Math.max(0, deadline - this.opts.now())));
+    return AbortSignal.any(signals);
   }
 
   save(): Promise<void> {
@@ -309,6 +319,12 @@ export class RunHost<T> implements HostState<T> {
       } else if (call.hasTag('awaiting-client')) {
         clientCalls.push(facts);
       }
+    }
+    for (const call of clientCalls) {
+      const key = receiptKey(call.modelStep, call.toolCallId);
+      if (this.requestedClientCalls.has(key)) continue;
+      this.requestedClientCalls.add(key);
+      this.emit({ type: 'client-call-request', call });
     }
     return { approvals, clientCalls };
   }

@@ -98,20 +98,30 @@ export function runActors(host: HostState) {
   return {
     callModel: fromPromise<ModelCallOutput, { step: number; phase: 'loop' | 'finalize' }>(async ({ input, signal }) => {
       const { step, phase } = input;
-      if (host.signal.aborted) return { kind: 'aborted' };
       if (host.deadlinePassed()) return { kind: 'deadline', error: deadlineError() };
-      const combined = AbortSignal.any([signal, host.signal]);
+      if (host.signal.aborted) return { kind: 'aborted' };
+      const combined = host.effectSignal(signal);
       host.emit({ type: 'step-start', step, phase });
       let response: ModelResponse;
       try {
         response = await callOnce(host, await buildRequest(host, step, phase, combined), step);
       } catch (error) {
+        if (host.deadlinePassed()) return { kind: 'deadline', error: deadlineError() };
         if (host.signal.aborted) return { kind: 'aborted' };
         const broke = error instanceof StreamBrokeOff;
         const original = broke ? error.original : error;
         const cause = transientCause(original, broke);
         // Plain, redacted data: it goes into the snapshot.
         throw { ...serializeError(original), ...(cause ? { retry: { cause, phase } } : {}) };
+      }
+      if (response.finishReason === 'error') {
+        throw { name: 'ModelCallError', code: 'model_call_failed', message: 'The model ended its turn with an error.' };
+      }
+      if (phase === 'finalize' && host.opts.outputMode === 'tool') {
+        // The forced output call is the draft of the answer: streams show it like a call.
+        for (const call of response.toolCalls.filter((c) => c.toolName === host.opts.outputToolName)) {
+          host.emit({ type: 'tool-call-start', step, toolCallId: call.toolCallId, toolName: call.toolName, args: toJson<JsonValue>(call.args) });
+        }
       }
       const turn: Turn = {
         step,
@@ -163,14 +173,14 @@ export function runActors(host: HostState) {
           text: context.candidate!.text,
           attempt: input.attempt,
           runId: host.runId,
-          signal: AbortSignal.any([signal, host.signal]),
+          signal: host.effectSignal(signal),
         });
       } catch (error) {
         thrown = error;
       }
       // Cancellation and the deadline outrank whatever the verifier said.
-      if (host.signal.aborted) return { kind: 'aborted' };
       if (host.deadlinePassed()) return { kind: 'deadline', error: deadlineError() };
+      if (host.signal.aborted) return { kind: 'aborted' };
       let out: VerifierOutput;
       if (thrown !== undefined) {
         out = { kind: 'inconclusive', reason: `The verifier threw: ${serializeError(thrown).message}` };

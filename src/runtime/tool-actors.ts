@@ -30,22 +30,33 @@ function toolContext(host: HostState, c: ToolCallContext, signal: AbortSignal): 
 
 const errorText = (error: { message: string }) => error.message;
 
+/** A user callback's error reaches the model and the checkpoint only as plain, redacted data. */
+function redacting<A, R>(body: (args: A) => Promise<R>): (args: A) => Promise<R> {
+  return async (args) => {
+    try {
+      return await body(args);
+    } catch (error) {
+      throw serializeError(error);
+    }
+  };
+}
+
 export function provideToolCallMachine(host: HostState) {
   const tools = host.opts.tools;
   return toolCallMachine.provide({
     actors: {
       // Stage 2: the onToolCall guardrails block or rewrite.
-      guardCall: fromPromise<GuardOutput, ToolCallContext>(async ({ input: c }) => {
+      guardCall: fromPromise<GuardOutput, ToolCallContext>(redacting(async ({ input: c }) => {
         const guard = host.opts.raw.onToolCall;
         if (!guard) return { kind: 'allow' };
         const decision = await guard({ toolCallId: c.toolCallId, toolName: c.toolName, args: c.args as JsonValue, modelStep: c.modelStep });
         if (!decision || decision.action === 'allow') return { kind: 'allow' };
         if (decision.action === 'block') return { kind: 'block', reason: decision.reason };
         return { kind: 'rewrite', args: toJson<Json>(decision.args) };
-      }),
+      })),
 
       // Stage 3: a recorded outcome skips the gate; otherwise needsApproval and the verdict decide.
-      decideApproval: fromPromise<ApprovalOutput, ToolCallContext>(async ({ input: c, signal }) => {
+      decideApproval: fromPromise<ApprovalOutput, ToolCallContext>(redacting(async ({ input: c, signal }) => {
         if (receiptHasOutcome(host.receipts[keyOf(c)])) return { kind: 'receipt' };
         const tool = tools[c.toolName]!;
         const gate = tool.needsApproval;
@@ -53,12 +64,12 @@ export function provideToolCallMachine(host: HostState) {
         if (!needed) return { kind: 'not-needed' };
         if (c.verdict === null) return { kind: 'wait' };
         return c.verdict.approved ? { kind: 'approved' } : { kind: 'denied', reason: c.verdict.reason ?? 'Not approved.' };
-      }),
+      })),
 
       // Stage 4: cancellation and the deadline, right before the effect.
       admit: fromPromise<AdmitOutput, ToolCallContext>(async () => {
-        if (host.signal.aborted) return { kind: 'refused', reason: 'aborted' };
         if (host.deadlinePassed()) return { kind: 'refused', reason: 'deadline' };
+        if (host.signal.aborted) return { kind: 'refused', reason: 'aborted' };
         return { kind: 'admitted' };
       }),
 
@@ -98,7 +109,7 @@ export function provideToolCallMachine(host: HostState) {
           // Only a tool marked idempotent may run again under the same identity.
           if (tool.replay !== 'idempotent') return { kind: 'unknown' };
         }
-        const combined = AbortSignal.any([signal, host.signal]);
+        const combined = host.effectSignal(signal);
         try {
           const value = await tool.execute!(c.args, toolContext(host, c, combined));
           host.rawOutcomes.set(key, { kind: 'result', value: toJson(value) });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createInMemoryAgentRunStore, resumeAgent, runAgent, type AgentRunStore } from 'cairn/agent';
-import { cloneStore, createLedger, createMockModel, ledgerTool, type Ledger } from 'cairn/testing';
+import { cloneStore, createLedger, createMockModel, ledgerTool, type Ledger, type MockTurn } from 'cairn/testing';
 
 const clock = { now: () => 9_000 };
 
@@ -15,7 +15,7 @@ function scenario(store: AgentRunStore, ledger: Ledger, options: { gated?: boole
     model: createMockModel({
       strict: false,
       responses: [
-        (request) => request.messages.some((m) => m.role === 'tool')
+        (request): MockTurn => request.messages.some((m) => m.role === 'tool')
           ? { text: 'Done.' }
           : { toolCalls: [{ toolName: 'charge', args: { order: 7 }, toolCallId: 'c1' }, { toolName: 'email', args: { to: 'ada' }, toolCallId: 'c2' }] },
       ],
@@ -45,8 +45,8 @@ async function interrupted(options: { gated?: boolean } = {}) {
   const effectsDone = new Promise<void>((resolve) => (bothStarted = resolve));
   const hanging = (name: 'charge' | 'email') => ({
     ...base.tools[name],
-    execute: (args: never, ctx: never) => {
-      (base.tools[name].execute as (a: never, c: never) => unknown)(args, ctx);
+    execute: (args: unknown, ctx: unknown) => {
+      (base.tools[name].execute as (a: unknown, c: unknown) => unknown)(args, ctx);
       if (++started === 2) bothStarted();
       return new Promise<never>(() => undefined);
     },
