@@ -1,0 +1,270 @@
+/**
+ * From a path of the tool-call model to the concrete world that makes the
+ * real runtime take it: what the model's turn looks like, how the tool and the
+ * hooks behave, what each resume answers, where the process dies.
+ *
+ * A path the runtime cannot take is not driven: `contract` when the actors
+ * never answer that combination (the machine alone allows it), `unreachable`
+ * when nothing a caller can do produces it. Each carries its reason.
+ */
+import type { ToolCallInput } from '../../../machines/index.js';
+import { eventsOf, stateName, type CallPath, type ModelEvent } from './tool-call-model.js';
+
+export interface CallWorld {
+  finishReason: ToolCallInput['finishReason'];
+  /** The model calls a tool the run offers. */
+  toolKnown: boolean;
+  /** What onToolCall answers for the call. */
+  guard: 'allow' | 'block' | 'rewrite' | 'throw';
+  /** needsApproval: false, true, or a predicate that throws. */
+  approval: 'none' | 'gate' | 'predicate-throws';
+  /** The verdict the resume brings. */
+  verdict: boolean | null;
+  /**
+   * Another call of the same turn, under the same toolCallId, records an
+   * outcome ('result': it returned, 'threw': it threw) before this call's
+   * approval is decided, or while this call waits for its verdict.
+   */
+  receiptFirst: null | 'result' | 'threw';
+  /** 'while-running': the other call's effect is still running when this call reaches effect identity. */
+  receiptWhen: 'before-decision' | 'while-waiting' | 'while-running';
+  admission: 'admitted' | 'deadline' | 'aborted' | 'clock-throws';
+  executor: 'server' | 'client';
+  execute: 'returns' | 'throws';
+  /** The process dies with the call here (a restore finds an `executing` receipt). */
+  crash: null | 'beginning' | 'execution';
+  /**
+   * What the operator answers, one resume each, after a plain resume stopped on
+   * the interrupted call: run it again, or record the result (or error) found.
+   * `['retry', 'reconcile']`: the retry's process dies too, once a save shows
+   * the call in unknownEffect.
+   */
+  operator: ('retry' | 'reconcile' | 'reconcile-error')[];
+  /** The retry carries the verdict the run stored for the call. */
+  retryVerdict: boolean;
+  /** What validation and projection make of a result. */
+  projection: 'completed' | 'validation-failure' | 'projection-failure' | 'failed' | 'client-result';
+  onToolResultThrows: boolean;
+  replay: 'never' | 'idempotent';
+}
+
+export type Derived =
+  | { kind: 'drive'; world: CallWorld; resumes: number; admissionLeg: number; crashLeg: number }
+  | { kind: 'contract' | 'unreachable'; reason: string };
+
+export const baseWorld = (o: Partial<CallWorld> = {}): CallWorld => ({
+  finishReason: 'tool-calls',
+  toolKnown: true,
+  guard: 'allow',
+  approval: 'none',
+  verdict: null,
+  receiptFirst: null,
+  receiptWhen: 'before-decision',
+  admission: 'admitted',
+  executor: 'server',
+  execute: 'returns',
+  crash: null,
+  operator: [],
+  retryVerdict: false,
+  projection: 'completed',
+  onToolResultThrows: false,
+  replay: 'never',
+  ...o,
+});
+
+/** Why a machine transition is never taken by the real runtime. Keyed by `event(payload)`. */
+export const UNREACHABLE: Record<string, string> = {
+  'error:beginEffect':
+    'beginEffect rejects only when the save of the executing receipt fails; the host then sends STORE_FAILED first (src/runtime/host.ts commit), the run goes to `failed` and stops every call before the rejection arrives',
+  'error:recordResult':
+    'recordResult rejects on a failed save (the run stops the call first, as for beginEffect) or when a restore finds the call in `recording` with an `executing` receipt, which no save captures: the receipt changes in the same tick the call enters `recording`',
+  'error:checkpoint': 'checkpoint rejects only on a failed save; the run stops the call first (STORE_FAILED)',
+  'error:executeTool': 'executeTool catches whatever the tool throws and answers `threw`; nothing else in it can reject',
+  'gated-client-split':
+    'a gated client tool is pending as an approval and a client call at once, and a resume that does not answer both leaves the run as it was (src/runtime/host.ts pending, src/agent/run-agent.ts storedSuspension): its verdict never arrives without its result',
+};
+
+const key = (e: ModelEvent) => e.type.replace('xstate.done.actor.', 'done:').replace('xstate.error.actor.', 'error:');
+
+/** The world a path needs, or why there is none. */
+export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
+  const world = baseWorld({ finishReason: input.finishReason, toolKnown: input.known });
+  let rechecks = 0;
+  let admissionLeg = 0;
+  let crashLeg = -1;
+  let decisions = 0;
+  let lastRecheck: 'verdict' | 'verdict+client' | 'client' | 'empty' | null = null;
+  let route: 'execute' | 'client' | 'receipt' | 'reconciled' | null = null;
+  let replayedBy: 'beginEffect' | 'executeTool' | null = null;
+  const contract = (reason: string): Derived => ({ kind: 'contract', reason });
+  const unreachable = (reason: string): Derived => ({ kind: 'unreachable', reason });
+  const crash = (at: 'beginning' | 'execution') => {
+    world.crash = at;
+    crashLeg = rechecks;
+  };
+  for (const e of eventsOf(path)) {
+    const k = e.output?.kind;
+    switch (e.type) {
+      case 'xstate.done.actor.guardCall':
+        world.guard = k as CallWorld['guard'];
+        break;
+      case 'xstate.error.actor.guardCall':
+        world.guard = 'throw';
+        break;
+      case 'xstate.done.actor.decideApproval':
+        decisions += 1;
+        if (decisions === 1) {
+          if (k === 'not-needed') world.approval = 'none';
+          else if (k === 'wait') world.approval = 'gate';
+          else if (k === 'receipt') {
+            world.approval = 'gate';
+            route = 'receipt';
+            world.receiptWhen = 'before-decision';
+          }
+        } else if (lastRecheck === 'empty') {
+          if (k !== 'receipt') return contract('a waiting call is answered without a verdict only when its receipt records an outcome, and decideApproval then answers `receipt`');
+          route = 'receipt';
+          world.receiptWhen = 'while-waiting';
+        }
+        break;
+      case 'xstate.error.actor.decideApproval':
+        if (decisions > 0) return contract('a resume without a verdict reaches decideApproval only for a call answered by its receipt, which is checked before the predicate');
+        world.approval = 'predicate-throws';
+        break;
+      case 'RECHECK': {
+        const r = e as { verdict?: { approved: boolean }; clientResult?: unknown; retry?: boolean };
+        if (world.receiptWhen === 'while-running' && route === 'receipt') {
+          // In unknownEffect behind a same-id call that has finished since: the next resume answers it from that receipt.
+          if (r.retry) return unreachable('retryToolCallIds accepts only interrupted calls, and this call\'s receipt records the other call\'s outcome (src/agent/interrupted.ts)');
+          rechecks += 1;
+          break;
+        }
+        if (world.crash !== null) {
+          // The call is in unknownEffect: the operator's answer.
+          if (r.retry) {
+            if (r.verdict?.approved && world.approval !== 'gate') {
+              return contract('a retried call that never waited for a verdict is retried with "No approval response." (src/agent/run-agent.ts verdictsForRetries)');
+            }
+            world.retryVerdict = r.verdict?.approved === true;
+          } else {
+            // Recorded while the retry's process died with the call in unknownEffect.
+            world.operator.push('reconcile');
+            route = 'reconciled';
+          }
+          break;
+        }
+        if (r.verdict) world.verdict = r.verdict.approved;
+        if (r.clientResult) world.executor = 'client';
+        lastRecheck = r.verdict ? (r.clientResult ? 'verdict+client' : 'verdict') : r.clientResult ? 'client' : 'empty';
+        rechecks += 1;
+        break;
+      }
+      case 'xstate.done.actor.admit':
+        admissionLeg = rechecks;
+        world.admission = k === 'admitted' ? 'admitted' : (e.output!.reason as 'deadline' | 'aborted');
+        break;
+      case 'xstate.error.actor.admit':
+        admissionLeg = rechecks;
+        world.admission = 'clock-throws';
+        break;
+      case 'xstate.done.actor.beginEffect':
+        if (route === 'receipt' || route === 'reconciled') {
+          replayedBy = 'beginEffect';
+          if (k === 'replay') world.receiptFirst = route === 'receipt' ? 'result' : world.receiptFirst;
+          else if (k === 'replay-failed') {
+            if (route === 'receipt') world.receiptFirst = 'threw';
+            else world.operator[world.operator.length - 1] = 'reconcile-error';
+          } else return contract(`beginEffect answers a recorded outcome with replay / replay-failed, never ${k}`);
+          break;
+        }
+        if (k === 'permit') route = 'execute';
+        else if (k === 'client-result') route = 'client';
+        else if (k === 'await-client') {
+          if (world.verdict !== null) return unreachable(UNREACHABLE['gated-client-split']!);
+          route = 'client';
+          world.executor = 'client';
+        } else if (k === 'replay' || k === 'replay-failed') {
+          // The process died after the executing receipt; the operator recorded what happened.
+          crash('beginning');
+          world.operator = [k === 'replay' ? 'reconcile' : 'reconcile-error'];
+          route = 'reconciled';
+          replayedBy = 'beginEffect';
+        } else if (k === 'unknown') {
+          if (rechecks > 0) return unreachable('a call that waited for a resume reaches effect identity in a later leg, and a leg comes to rest only once every call of it stopped moving, so no same-id effect is still running then');
+          // A restored call with an `executing` receipt is interrupted: the resume stops before restoring it, or the
+          // operator's retry / recorded result answers it. What is left: a same-id call whose effect is still running.
+          world.receiptFirst = 'result';
+          world.receiptWhen = 'while-running';
+          route = 'receipt';
+        } else return unreachable(UNREACHABLE['error:beginEffect']!);
+        break;
+      case 'xstate.done.actor.executeTool':
+        if (k === 'threw') world.execute = 'throws';
+        else if (k === 'replay') {
+          // The process died during the effect; the operator recorded what happened.
+          crash('execution');
+          world.operator = ['reconcile'];
+          route = 'reconciled';
+          replayedBy = 'executeTool';
+        } else if (k === 'unknown') {
+          // The process died during the effect; the operator asked for a retry, which finds no permit.
+          crash('execution');
+          world.operator = ['retry'];
+        }
+        break;
+      case 'xstate.done.actor.projectResult': {
+        const outcome = e.output!.outcome as CallWorld['projection'];
+        if (outcome === 'failed' && replayedBy === 'beginEffect') {
+          return contract('beginEffect answers a receipt that records an error with replay-failed, so a receipt it replays never projects as `failed`');
+        }
+        if (route === 'reconciled' && outcome === 'failed') world.operator[world.operator.length - 1] = 'reconcile-error';
+        const thrown = world.execute === 'throws' || world.receiptFirst === 'threw' || world.operator.includes('reconcile-error');
+        if (thrown !== (outcome === 'failed')) {
+          return contract(thrown
+            ? 'a receipt that records a thrown error projects as `failed`'
+            : 'projectResult answers `failed` only for a receipt that records a thrown error');
+        }
+        if ((route === 'client') !== (outcome === 'client-result') && outcome !== 'validation-failure' && outcome !== 'projection-failure') {
+          return contract(route === 'client'
+            ? 'a client result that passes validation and projection ends as `client-result`'
+            : "only a client tool's result ends as `client-result`");
+        }
+        world.projection = outcome;
+        break;
+      }
+      case 'xstate.error.actor.projectResult':
+        if (world.execute === 'throws') return contract('onToolResult is not called for a receipt that records a thrown error, so projection cannot reject');
+        world.onToolResultThrows = true;
+        break;
+      default: {
+        const reach = UNREACHABLE[key(e)];
+        if (reach) return unreachable(reach);
+      }
+    }
+  }
+  return { kind: 'drive', world, resumes: rechecks, admissionLeg, crashLeg };
+}
+
+/** What the model sees for a call that ended in `state`, given the world (a regex or exact JSON value). */
+export function expectedModelOutput(state: string, w: CallWorld): RegExp | unknown {
+  const to = w.guard === 'rewrite' ? 'ops@example.com' : 'ada@example.com';
+  switch (state) {
+    case 'policyViolation': return 'Tool "nope" is not available.';
+    case 'blocked': return 'Tool call blocked: recipient not on the allowlist';
+    case 'denied': return 'Tool call denied. Reason: not today';
+    case 'validationFailure': return /^Tool result failed validation: /;
+    case 'projectionFailure': return /^Tool result could not be projected: cannot render$/;
+    case 'clientResult': return 'client says {"shipped":true}';
+    case 'completed': return w.receiptFirst ? 'sent to twin@example.com' : `sent to ${to}`;
+    case 'failed':
+      if (w.guard === 'throw') return 'onToolCall failed';
+      if (w.admission === 'clock-throws') return 'clock unavailable';
+      if (w.approval === 'predicate-throws') return 'approval predicate failed';
+      if (w.onToolResultThrows) return 'onToolResult failed';
+      if (w.receiptFirst === 'threw') return 'twin exploded';
+      if (w.operator.includes('reconcile-error')) return 'smtp down';
+      if (w.execute === 'throws') return 'smtp down';
+      return /./;
+    default: return /./;
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * What a driven tool-call path must show: the runtime took the path's
+ * transitions, in order, and the call landed where the path ends, visible in
+ * the result, the stored envelope, the receipts, the stream and the tool
+ * message the model got next.
+ */
+import { expect } from 'vitest';
+import type { AgentEvent } from 'cairn/agent';
+import { expectedModelOutput } from './call-scenario.js';
+import { TARGET, TARGET_KEY, type CallRun } from './drive-call.js';
+import { storedChildValue } from './harness.js';
+import type { PlannedPath } from './plan.js';
+import { eventsOf, expectedEdges, isRetried, stateName } from './tool-call-model.js';
+
+
+/** The outcome a call that ended in each final state reports (null: completed normally). */
+export const OUTCOME_OF: Record<string, string | null> = {
+  notDispatched: 'not-dispatched',
+  policyViolation: 'policy-violation',
+  blocked: 'blocked',
+  denied: 'denied',
+  notAdmitted: 'not-admitted',
+  failed: 'failed',
+  validationFailure: 'validation-failure',
+  projectionFailure: 'projection-failure',
+  clientResult: 'client-result',
+  completed: null,
+};
+
+type End = Extract<AgentEvent<string>, { type: 'tool-call-end' }>;
+
+export function checkCallRun(p: PlannedPath, run: CallRun): void {
+  const w = p.derived.world;
+  const final = stateName(p.path.state.value);
+  const modelEvents = eventsOf(p.path);
+  const expected = expectedEdges(p.input, modelEvents);
+  const recorded = run.steps.map((s) => s.key);
+  // Past unknownEffect the operator's retry takes the call on (an unknownEffect path ends there, a retried one at the policy).
+  const goesOn = (final === 'unknownEffect' && w.operator.includes('retry')) || isRetried(p.path.state as never);
+
+  // The runtime took exactly the path's transitions, in order, and the call stood where the path ends.
+  if (goesOn) expect(recorded.slice(0, expected.length)).toEqual(expected);
+  else expect(recorded).toEqual(expected);
+  expect(run.steps[expected.length - 1]?.value).toEqual(p.path.state.value);
+  if (!goesOn) expect(run.finalValue).toEqual(p.path.state.value);
+
+  // After a crash: a plain resume stops on the interrupted call, restores nothing and writes nothing; the tool does not run.
+  if (w.crash !== null && w.replay !== 'idempotent') {
+    for (const [i, plain] of run.plain.entries()) {
+      expect(plain.result).toMatchObject({ status: 'stopped', reason: 'tool-reconciliation-required' });
+      expect(plain.result.status === 'stopped' ? plain.result.unknownEffects : undefined).toEqual([
+        expect.objectContaining({ key: TARGET_KEY, toolCallId: 'c1', status: 'executing' }),
+      ]);
+      expect(plain.writes).toBe(0);
+      expect(plain.steps).toBe(0);
+      expect(run.captured[i]?.receipts[TARGET_KEY]?.status).toBe('executing');
+    }
+    expect(run.plain).toHaveLength(w.operator.length);
+    expect(storedChildValue(run.captured[0], TARGET)).toEqual(w.crash === 'beginning' ? { effectIdentity: 'beginning' } : 'execution');
+  }
+
+  // The tool ran once for each execution on the path, plus the run a crash interrupted, plus a retry's; never more.
+  const ran = modelEvents.filter((e) => e.type === 'xstate.done.actor.executeTool' && ['result', 'threw'].includes(String(e.output?.kind))).length;
+  const rerun = recorded.slice(expected.length).filter((k) => k === 'toolCall.execution|xstate.done.actor.executeTool|2').length;
+  expect(rerun).toBeLessThanOrEqual(1);
+  expect(run.executions).toBe(ran + (w.crash ? 1 : 0) + rerun);
+
+  const targetName = w.toolKnown ? 'target' : 'nope';
+  const events = run.legs.flatMap((l) => l.events);
+  const ends = events.filter((e): e is End => e.type === 'tool-call-end' && e.toolName === targetName);
+  const last = run.last;
+  const stored = run.store.last();
+
+  if (w.receiptFirst) {
+    // Answered from the receipt a same-id call recorded: no approval is ever asked for it.
+    expect(events.filter((e) => e.type === 'approval-request')).toEqual([]);
+  }
+
+  if (goesOn) {
+    // The retry's leg rested in `reconciling` with the call in unknownEffect before the retry reached it.
+    const all = run.allSteps;
+    const at = all.findIndex((s) => s.actor === TARGET && s.value === 'unknownEffect');
+    const next = all.findIndex((s, i) => i > at && s.actor === TARGET);
+    expect(all.slice(at, next).some((s) => s.machine === 'run' && s.value === 'reconciling')).toBe(true);
+    // Then the call took its path once more, gated like a new call, and ended: the run never stops on it again.
+    expect(last.status).not.toBe('suspended');
+    expect(last).not.toMatchObject({ reason: 'tool-reconciliation-required' });
+    const denied = w.approval === 'gate' && !w.retryVerdict;
+    if (denied) expect(run.toolMessage?.content).toBe('Tool call denied. Reason: No approval response.');
+    expect(rerun).toBe(denied || w.guard === 'block' ? 0 : 1);
+    return;
+  }
+
+  switch (final) {
+    case 'unknownEffect':
+      // Behind a same-id call whose effect was running: the run stops for reconciliation.
+      expect(last).toMatchObject({ status: 'stopped', reason: 'tool-reconciliation-required' });
+      expect(last.status === 'stopped' ? last.unknownEffects?.map((r) => r.key) : undefined).toEqual([TARGET_KEY]);
+      expect(ends).toEqual([]);
+      return;
+    case 'approval.awaitingApproval':
+      expect(last.status).toBe('suspended');
+      if (last.status !== 'suspended') return;
+      expect(last.pendingApprovals).toEqual([expect.objectContaining({ toolCallId: 'c1', toolName: 'target' })]);
+      expect(stored?.status).toBe('suspended');
+      expect(storedChildValue(stored, TARGET)).toEqual({ approval: 'awaitingApproval' });
+      expect(stored?.pendingApprovals.map((a) => a.toolCallId)).toEqual(['c1']);
+      expect(ends).toEqual([]);
+      return;
+    case 'effectIdentity.awaitingClientResult':
+      expect(last.status).toBe('suspended');
+      if (last.status !== 'suspended') return;
+      expect(last.pendingClientCalls).toEqual([expect.objectContaining({ toolCallId: 'c1', toolName: 'target' })]);
+      expect(stored?.status).toBe('suspended');
+      expect(storedChildValue(stored, TARGET)).toEqual({ effectIdentity: 'awaitingClientResult' });
+      expect(stored?.pendingClientCalls.map((c) => c.toolCallId)).toEqual(['c1']);
+      expect(ends).toEqual([]);
+      return;
+    default:
+      break;
+  }
+
+  // A final state: the run received the call's output, the stream reported its end with the same outcome.
+  const outcome = OUTCOME_OF[final];
+  expect(outcome).not.toBeUndefined();
+  const out = run.output!;
+  expect(out).toBeDefined();
+  expect(out.outcome).toBe(outcome);
+  expect(ends).toHaveLength(1);
+  expect(ends[0]!.outcome).toBe(outcome ?? undefined);
+  expect(ends[0]!.isError).toBe(out.isError);
+
+  const receipt = stored?.receipts[TARGET_KEY];
+  switch (final) {
+    case 'notDispatched':
+      expect(last).toMatchObject({ status: 'stopped', reason: w.finishReason === 'content-filter' ? 'refusal' : 'length' });
+      expect(run.model.calls).toHaveLength(1);
+      expect(receipt).toBeUndefined();
+      return;
+    case 'notAdmitted':
+      if (w.admission === 'deadline') expect(last).toMatchObject({ status: 'failed', error: { code: 'deadline_exceeded' } });
+      else expect(last).toMatchObject({ status: 'stopped', reason: 'aborted' });
+      expect(out.reason).toBe(w.admission);
+      expect(run.model.calls).toHaveLength(1);
+      expect(receipt).toBeUndefined();
+      return;
+    default:
+      break;
+  }
+
+  // The run went on: the model's next request carries the call's answer, and the run completed.
+  expect(last).toMatchObject({ status: 'completed', text: 'Done.' });
+  expect(run.toolMessage).toBeDefined();
+  const want = expectedModelOutput(final, w);
+  if (want instanceof RegExp) expect(String(run.toolMessage!.content)).toMatch(want);
+  else expect(run.toolMessage!.content).toEqual(want);
+  expect(run.toolMessage!.content).toEqual(out.modelOutput);
+  expect(run.toolMessage!.isError).toBe(out.isError ? true : undefined);
+  expect(out.isError).toBe(final !== 'completed' && final !== 'clientResult');
+
+  const reconciled = w.operator.length > 0 ? { reconciled: true } : {};
+  switch (final) {
+    case 'completed':
+      expect(receipt).toMatchObject({ status: 'completed', modelOutput: out.modelOutput, ...reconciled });
+      break;
+    case 'clientResult':
+      expect(receipt).toMatchObject({ status: 'completed', client: true, rawResult: { shipped: true } });
+      break;
+    case 'validationFailure':
+      expect(receipt).toMatchObject({ status: 'validation-failed', ...reconciled });
+      break;
+    case 'projectionFailure':
+      expect(receipt).toMatchObject({ status: 'projection-failed', ...reconciled });
+      break;
+    case 'failed':
+      if (w.execute === 'throws' || w.receiptFirst === 'threw' || w.operator.includes('reconcile-error')) {
+        expect(receipt).toMatchObject({ status: 'failed', ...reconciled });
+      } else if (!w.onToolResultThrows && !w.receiptFirst && w.operator.length === 0) expect(receipt).toBeUndefined();
+      break;
+    default:
+      expect(receipt).toBeUndefined();
+  }
+}
+

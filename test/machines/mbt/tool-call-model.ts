@@ -1,0 +1,228 @@
+/**
+ * The model of one tool call for @xstate/graph: the events the tool-call
+ * machine can receive (the done / error events of each invoked actor with
+ * every output it may produce, and the RECHECK a resume sends), restricted by
+ * what the actors' contract allows in a given context, and the paths from the
+ * initial state to every final state, to `unknownEffect` and to the two
+ * suspended states.
+ */
+import { getSimplePaths, type StatePath } from '@xstate/graph';
+import { createActor, fromPromise, type EventObject, type SnapshotFrom } from 'xstate';
+import { toolCallMachine } from '../../../machines/index.js';
+import type { ToolCallInput } from '../../../machines/index.js';
+import { edgeOfTransition } from './edges.js';
+
+export type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
+/** A model event: the machine's own RECHECK, or a done / error event of an invoked actor. */
+export type ModelEvent = EventObject & { output?: { kind?: string; outcome?: string } & Record<string, unknown>; error?: unknown } & Record<string, unknown>;
+export type CallPath = StatePath<CallSnapshot, ModelEvent>;
+
+const done = (id: string, output?: Record<string, unknown>): ModelEvent => ({ type: `xstate.done.actor.${id}`, output: output as never });
+const error = (id: string, code: string): ModelEvent => ({ type: `xstate.error.actor.${id}`, error: { name: 'Error', code, message: `${id} failed` } });
+
+/** Every payload each invoked actor can answer with (see src/runtime/tool-actors.ts). */
+export const MODEL_EVENTS = {
+  guardCall: [
+    done('guardCall', { kind: 'allow' }),
+    done('guardCall', { kind: 'block', reason: 'recipient not on the allowlist' }),
+    done('guardCall', { kind: 'rewrite', args: { to: 'ops@example.com' } }),
+    error('guardCall', 'guard_threw'),
+  ],
+  decideApproval: [
+    done('decideApproval', { kind: 'not-needed' }),
+    done('decideApproval', { kind: 'wait' }),
+    done('decideApproval', { kind: 'receipt' }),
+    done('decideApproval', { kind: 'approved' }),
+    done('decideApproval', { kind: 'denied', reason: 'not today' }),
+    error('decideApproval', 'approval_threw'),
+  ],
+  admit: [
+    done('admit', { kind: 'admitted' }),
+    done('admit', { kind: 'refused', reason: 'deadline' }),
+    done('admit', { kind: 'refused', reason: 'aborted' }),
+    error('admit', 'admit_threw'),
+  ],
+  beginEffect: [
+    done('beginEffect', { kind: 'permit' }),
+    done('beginEffect', { kind: 'replay' }),
+    done('beginEffect', { kind: 'replay-failed', message: 'boom' }),
+    done('beginEffect', { kind: 'client-result' }),
+    done('beginEffect', { kind: 'await-client' }),
+    done('beginEffect', { kind: 'unknown' }),
+    error('beginEffect', 'persistence_failed'),
+  ],
+  executeTool: [
+    done('executeTool', { kind: 'result' }),
+    done('executeTool', { kind: 'threw' }),
+    done('executeTool', { kind: 'replay' }),
+    done('executeTool', { kind: 'unknown' }),
+    error('executeTool', 'execute_rejected'),
+  ],
+  recordResult: [done('recordResult'), error('recordResult', 'unknown_effect')],
+  projectResult: [
+    done('projectResult', { outcome: 'completed', modelOutput: 'projected', isError: false }),
+    done('projectResult', { outcome: 'validation-failure', modelOutput: 'Tool result failed validation', isError: true }),
+    done('projectResult', { outcome: 'projection-failure', modelOutput: 'Tool result could not be projected', isError: true }),
+    done('projectResult', { outcome: 'failed', modelOutput: 'boom', isError: true }),
+    done('projectResult', { outcome: 'client-result', modelOutput: 'from the client', isError: false }),
+    error('projectResult', 'on_tool_result_threw'),
+  ],
+  checkpoint: [done('checkpoint'), error('checkpoint', 'persistence_failed')],
+  RECHECK: [
+    { type: 'RECHECK', verdict: { approved: true } },
+    { type: 'RECHECK', verdict: { approved: false, reason: 'not today' } },
+    // A gated client tool gets its verdict and its result in the same resume.
+    { type: 'RECHECK', verdict: { approved: true }, clientResult: { output: { shipped: true }, isError: false } },
+    { type: 'RECHECK', verdict: { approved: false, reason: 'not today' }, clientResult: { output: { shipped: true }, isError: false } },
+    { type: 'RECHECK', clientResult: { output: { shipped: true }, isError: false } },
+    // A resume answers a waiting call whose receipt already records an outcome with nothing.
+    { type: 'RECHECK' },
+    // retryToolCallIds: run once more, with the verdict stored for the call (or 'No approval response.').
+    { type: 'RECHECK', retry: true, verdict: { approved: true } },
+    { type: 'RECHECK', retry: true, verdict: { approved: false, reason: 'No approval response.' } },
+  ] as ModelEvent[],
+};
+
+const kindOf = (e: ModelEvent) => e.output?.kind;
+
+/**
+ * The events a call in this snapshot can receive, as the actors' contract
+ * restricts them:
+ * - decideApproval answers from the verdict once one was delivered, and with
+ *   not-needed / wait / receipt / a rejection before (a retried call stops the
+ *   enumeration at the policy, so no verdict of a retry reaches it);
+ * - a RECHECK in awaitingApproval carries a verdict (with the result, for a
+ *   gated client tool) or nothing (the receipt answers); in awaitingClientResult
+ *   a client result; in unknownEffect a retry with its verdict, or nothing (a
+ *   reconciled result answers);
+ * - beginEffect answers `client-result` exactly when a client result is there.
+ */
+export function callEvents(s: CallSnapshot): ModelEvent[] {
+  const c = s.context;
+  const out: ModelEvent[] = [];
+  for (const e of Object.values(MODEL_EVENTS).flat()) {
+    if (!s.can(e as never)) continue;
+    if (e.type === 'xstate.done.actor.decideApproval') {
+      const k = kindOf(e);
+      if (c.verdict === null ? k === 'approved' || k === 'denied' : k !== (c.verdict.approved ? 'approved' : 'denied')) continue;
+    }
+    if (e.type === 'xstate.error.actor.decideApproval' && c.verdict !== null) continue;
+    if (e.type === 'xstate.done.actor.beginEffect' && (kindOf(e) === 'client-result') !== (c.clientResult !== null)) continue;
+    if (e.type === 'xstate.error.actor.beginEffect' && c.clientResult !== null) continue;
+    if (e.type === 'RECHECK') {
+      const has = (k: string) => k in e;
+      if (s.matches('unknownEffect') && (has('clientResult') || (has('verdict') && !has('retry')))) continue;
+      if (s.matches({ approval: 'awaitingApproval' }) && (has('retry') || (!has('verdict') && has('clientResult')))) continue;
+      if (s.matches({ effectIdentity: 'awaitingClientResult' }) && (!has('clientResult') || has('verdict'))) continue;
+    }
+    out.push(e);
+  }
+  return out;
+}
+
+/** A retried call is back at the policy, gated like a new call: from there on its path is the one already enumerated. */
+export const isRetried = (s: CallSnapshot) => s.status === 'active' && s.matches({ policy: 'guardrails' }) && s.context.verdict !== null;
+
+export const modelInput = (o: Partial<ToolCallInput> = {}): ToolCallInput => ({
+  runId: 'mbt',
+  modelStep: 0,
+  toolCallId: 'c1',
+  toolName: 'target',
+  args: { to: 'ada@example.com' },
+  finishReason: 'tool-calls',
+  known: true,
+  deadlineAt: null,
+  verdict: null,
+  clientResult: null,
+  ...o,
+});
+
+/** The call inputs that decide the first two stages: the gate and the allowlist. */
+export const INPUT_VARIANTS: { name: string; input: ToolCallInput }[] = [
+  { name: 'tool-calls', input: modelInput() },
+  { name: 'stop', input: modelInput({ finishReason: 'stop' }) },
+  { name: 'length', input: modelInput({ finishReason: 'length' }) },
+  { name: 'content-filter', input: modelInput({ finishReason: 'content-filter' }) },
+  { name: 'unknown-tool', input: modelInput({ known: false, toolName: 'nope' }) },
+];
+
+export const isTarget = (s: CallSnapshot) =>
+  s.status === 'done' || s.hasTag('needs-reconciliation') || s.hasTag('suspended') || isRetried(s);
+
+export const stateName = (value: unknown): string =>
+  typeof value === 'string' ? value : Object.entries(value as object).map(([k, v]) => `${k}.${stateName(v)}`).join(',');
+
+/** Simple paths from the initial state of `input` (or from `fromState`) to every target state. */
+export function callPaths(input: ToolCallInput, fromState?: CallSnapshot): CallPath[] {
+  return getSimplePaths(toolCallMachine, {
+    input,
+    ...(fromState ? { fromState } : {}),
+    events: (s: CallSnapshot) => callEvents(s),
+    // Status is part of a state's identity: an errored snapshot must never alias a healthy one.
+    serializeState: (s: CallSnapshot) => JSON.stringify({ v: s.value, s: s.status, c: s.context }),
+    stopWhen: (s: CallSnapshot) => s.status !== 'active' || isRetried(s),
+  } as never).filter((p) => isTarget(p.state as CallSnapshot)) as CallPath[];
+}
+
+/**
+ * Paths that leave unknownEffect for effect identity again (a recorded outcome
+ * answers the call). A simple path cannot take them: the call comes back to a
+ * state it already visited, context and all. So they are enumerated from each
+ * kind of unknownEffect prefix given, and joined to it.
+ */
+export function pathsThroughUnknownEffect(input: ToolCallInput, prefixes: CallPath[]): CallPath[] {
+  return prefixes.flatMap((prefix) =>
+    callPaths(input, prefix.state)
+      .filter((suffix) => {
+        const first = suffix.steps[1]?.event;
+        return first?.type === 'RECHECK' && !('retry' in first) && suffix.state.status === 'done';
+      })
+      // joinPaths would insist on the very same state object; the suffix starts from an equal one.
+      .map((suffix) => ({ state: suffix.state, steps: [...prefix.steps, ...suffix.steps.slice(1)], weight: prefix.weight + suffix.weight })));
+}
+
+export function fmtEvent(e: ModelEvent): string {
+  const t = e.type.replace('xstate.done.actor.', 'done:').replace('xstate.error.actor.', 'error:');
+  if (e.type === 'RECHECK') {
+    const r = e as { verdict?: { approved: boolean }; clientResult?: unknown; retry?: boolean };
+    const parts = [r.verdict ? (r.verdict.approved ? 'approve' : 'deny') : '', r.clientResult ? 'client-result' : '', r.retry ? 'retry' : ''];
+    return `RECHECK(${parts.filter(Boolean).join('+')})`;
+  }
+  const p = e.output?.kind ?? e.output?.outcome ?? '';
+  const reason = e.output?.kind === 'refused' ? `:${String(e.output.reason)}` : '';
+  return p ? `${t}(${p}${reason})` : t;
+}
+
+export const fmtPath = (p: CallPath) =>
+  p.steps.map((s, i) => (i === 0 ? stateName(s.state.value) : `--${fmtEvent(s.event)}--> ${stateName(s.state.value)}`)).join(' ');
+
+/** The model's events of a path, without the initial xstate.init. */
+export const eventsOf = (p: CallPath): ModelEvent[] => p.steps.slice(1).map((s) => s.event);
+
+const pending = () => fromPromise(() => new Promise<never>(() => undefined));
+const inert = toolCallMachine.provide({
+  actors: {
+    guardCall: pending(), decideApproval: pending(), admit: pending(), beginEffect: pending(),
+    executeTool: pending(), recordResult: pending(), projectResult: pending(), checkpoint: pending(),
+  } as never,
+});
+
+/**
+ * The transitions (edge keys, in order) the machine takes along a path: the
+ * path's events replayed through an actor whose invoked actors never answer,
+ * with the done / error events delivered by hand, and every microstep inspected.
+ */
+export function expectedEdges(input: ToolCallInput, events: readonly ModelEvent[]): string[] {
+  const keys: string[] = [];
+  const actor = createActor(inert, {
+    input,
+    inspect: (ev) => {
+      if (ev.type !== '@xstate.microstep') return;
+      for (const t of (ev as unknown as { _transitions: never[] })._transitions) keys.push(edgeOfTransition(t).key);
+    },
+  });
+  actor.start();
+  for (const e of events) actor.send(e as never);
+  actor.stop();
+  return keys;
+}

@@ -1,0 +1,214 @@
+/**
+ * Model-based tests of the two machines against the real runtime.
+ *
+ * Tool-call machine: @xstate/graph enumerates the simple paths of
+ * `toolCallMachine` from each call input to every final state, to unknownEffect,
+ * to both suspended states and back to the policy (a retried call), with the
+ * invoked actors' done / error events (every output they can give) and RECHECK
+ * as the model's events. Each path becomes a concrete world (tool definition,
+ * hooks, the model's turn, resumes, a crash, the operator's answer) driven
+ * through runAgent / resumeAgent (their stream twins, to keep the events) with
+ * the scripted model and the in-memory store. The runtime must take the path's
+ * transitions, in order, and the call must land where the path ends.
+ *
+ * Run machine: its main paths, each written as a path of the model (with the
+ * process boundary of a resume), driven the same way.
+ *
+ * The runtime creates its actors itself, so `createActor` is wrapped (vi.mock)
+ * to add an inspector that records every transition every actor takes; the
+ * coverage of both machines is computed from those records.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import { runMachine, toolCallMachine } from '../../machines/index.js';
+import type { AgentTool } from 'cairn/agent';
+import { createMockModel } from 'cairn/testing';
+import { baseWorld, UNREACHABLE } from './mbt/call-scenario.js';
+import { checkCallRun } from './mbt/check-call.js';
+import { driveCall, TARGET, TARGET_KEY } from './mbt/drive-call.js';
+import { driveRun } from './mbt/drive-run.js';
+import { allEdges, type Edge } from './mbt/edges.js';
+import { storedChildValue } from './mbt/harness.js';
+import { planCallPaths } from './mbt/plan.js';
+import type { Step } from './mbt/recorder.js';
+import { runInput, runModelPath } from './mbt/run-model.js';
+import { RUN_SCENARIOS } from './mbt/run-scenarios.js';
+import { fmtPath, stateName } from './mbt/tool-call-model.js';
+
+vi.mock('xstate', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('xstate')>();
+  const { recorder } = await import('./mbt/recorder.js');
+  return {
+    ...actual,
+    createActor: (logic: never, options?: { inspect?: unknown }) =>
+      actual.createActor(logic, { ...(options ?? {}), inspect: recorder.wrap(options?.inspect) } as never),
+  };
+});
+
+/** Every edge some driven scenario took, by machine. */
+const covered = { toolCall: new Set<string>(), run: new Set<string>() };
+const absorb = (steps: Step[]) => {
+  for (const s of steps) (s.machine === 'run' ? covered.run : covered.toolCall).add(s.key);
+};
+
+const plan = planCallPaths();
+const short = (path: string) => path.replace(/policy\.guardrails --/, '').replace(/xstate\.|done:|actor\./g, '');
+
+describe('tool-call machine: every path of the model, driven through the runtime', () => {
+  it('has paths to every final state, to unknownEffect and to both suspended states', () => {
+    const finals = Object.values(toolCallMachine.root.states)
+      .filter((s) => s.type === 'final')
+      .map((s) => s.key);
+    const targets = [...finals, 'unknownEffect', 'approval.awaitingApproval', 'effectIdentity.awaitingClientResult'];
+    const reached = new Set(plan.drive.map((p) => stateName(p.path.state.value)));
+    expect(targets.filter((t) => !reached.has(t))).toEqual([]);
+    const skipped = (kind: string) => plan.skipped.filter((s) => s.kind === kind).length;
+    console.log(
+      `tool-call model: ${plan.drive.length + plan.skipped.length} paths; ${plan.drive.length} driven, ` +
+      `${skipped('contract')} outside the actors' contract, ${skipped('unreachable')} unreachable by any caller`,
+    );
+  });
+
+  for (const p of plan.drive) {
+    it(`#${p.id} ${p.variant} [${stateName(p.path.state.value)}] ${short(fmtPath(p.path))}`, async () => {
+      const run = await driveCall(p.derived);
+      absorb(run.allSteps);
+      checkCallRun(p, run);
+    });
+  }
+
+  // Idempotent tools: an interrupted call runs again by itself, under the same identity, once.
+  for (const crash of ['beginning', 'execution'] as const) {
+    it(`replay: 'idempotent' — the process dies in ${crash === 'beginning' ? 'effectIdentity.beginning' : 'execution'}; a plain resume runs the tool exactly once more`, async () => {
+      const run = await driveCall({ world: baseWorld({ crash, replay: 'idempotent' }), resumes: 0, admissionLeg: 0, crashLeg: 0 });
+      absorb(run.allSteps);
+      expect(storedChildValue(run.captured[0], TARGET)).toEqual(crash === 'beginning' ? { effectIdentity: 'beginning' } : 'execution');
+      expect(run.captured[0]?.receipts[TARGET_KEY]).toMatchObject({ status: 'executing', idempotent: true });
+      expect(run.executions).toBe(2);
+      expect(run.last).toMatchObject({ status: 'completed', text: 'Done.' });
+      expect(run.toolMessage?.content).toBe('sent to ada@example.com');
+      expect(run.store.last()?.receipts[TARGET_KEY]).toMatchObject({ status: 'completed', idempotent: true });
+      // The same transitions as a call that never crashed: the restore re-decides, the effect runs under a new permit.
+      expect(run.finalValue).toBe('completed');
+    });
+  }
+
+  // The saves of the tool path fail: the run fails first (STORE_FAILED), which is why the calls' onError edges of
+  // beginEffect, recordResult and checkpoint are never taken; a resume goes on from the last committed record.
+  const saveFailures = [
+    { at: 'the executing receipt', value: { effectIdentity: 'beginning' }, ran: 0, then: 'completed' as const },
+    { at: 'the raw result', value: { resultReceipt: 'recording' }, ran: 1, then: 'tool-reconciliation-required' as const },
+    { at: 'the call\'s checkpoint', value: 'checkpoint', ran: 1, then: 'completed' as const },
+  ];
+  for (const f of saveFailures) {
+    it(`the save of ${f.at} fails: the run fails before the call sees it; a resume goes on from the last committed record`, async () => {
+      let executions = 0;
+      const send: AgentTool = {
+        description: 'Send an email.',
+        parameters: { type: 'object' },
+        execute: () => {
+          executions += 1;
+          return { sent: true };
+        },
+      };
+      const run = await driveRun(async (h) => {
+        const options = {
+          prompt: 'Send it.',
+          tools: { send },
+          model: createMockModel({ responses: [{ toolCalls: [{ toolName: 'send', toolCallId: 'c1' }] }, { text: 'Done.' }] }),
+        };
+        h.store.failWhen = (e) => JSON.stringify(storedChildValue(e, TARGET)) === JSON.stringify(f.value);
+        const first = await h.start({ ...h.base(), ...options });
+        expect(first.result).toMatchObject({ status: 'failed', error: { code: 'persistence_failed' } });
+        expect(executions).toBe(f.ran);
+        h.store.failWhen = null;
+        await h.resume({ ...h.base(), ...options });
+      });
+      absorb(run.allSteps);
+      const onError = run.allSteps.filter((s) => s.machine === 'toolCall' && s.event.startsWith('xstate.error.actor.'));
+      expect(onError).toEqual([]);
+      expect(run.allSteps.some((s) => s.machine === 'run' && s.key === 'run|STORE_FAILED|0')).toBe(true);
+      if (f.then === 'completed') {
+        expect(run.last).toMatchObject({ status: 'completed', text: 'Done.' });
+        expect(executions).toBe(1);
+      } else {
+        // Between the effect and its receipt: nobody knows whether it landed.
+        expect(run.last).toMatchObject({ status: 'stopped', reason: 'tool-reconciliation-required' });
+        expect(run.last.status === 'stopped' ? run.last.unknownEffects : undefined).toEqual([expect.objectContaining({ key: '0:c1', status: 'executing' })]);
+        expect(executions).toBe(1);
+      }
+    });
+  }
+});
+
+describe('run machine: main paths, driven through the runtime', () => {
+  for (const s of RUN_SCENARIOS) {
+    it(s.name, async () => {
+      const want = runModelPath(runInput(s.input), s.path);
+      const run = await driveRun(s.drive);
+      absorb(run.allSteps);
+      expect(run.edges).toEqual(want.edges);
+      expect(run.finalValue).toEqual(want.value);
+      s.check(run);
+    });
+  }
+});
+
+/** Transitions no caller of the runtime can make the machine take, with the reason. */
+const TOOL_CALL_UNREACHABLE: Record<string, string> = {
+  'toolCall.effectIdentity.beginning|xstate.error.actor.beginEffect|0': UNREACHABLE['error:beginEffect']!,
+  'toolCall.resultReceipt.recording|xstate.error.actor.recordResult|0': UNREACHABLE['error:recordResult']!,
+  'toolCall.checkpoint|xstate.error.actor.checkpoint|0': UNREACHABLE['error:checkpoint']!,
+  'toolCall.execution|xstate.error.actor.executeTool|0': UNREACHABLE['error:executeTool']!,
+};
+
+const STORE_FAILS_FIRST = 'a failed save rejects after the host sent STORE_FAILED, which takes the run to `failed` first (src/runtime/host.ts commit)';
+const RUN_UNREACHABLE: Record<string, string> = {
+  'run|CANCEL|0': 'nothing sends CANCEL: cancellation is the abort signal, seen by the model call, admission and the verifier',
+  'run|RESUME|0': 'the host sends RESUME only once a restored run rests in `suspended` or `reconciling`, whose own RESUME handlers take it (src/runtime/host.ts resume)',
+  'run.starting|xstate.error.actor.saveStart|0': STORE_FAILS_FIRST,
+  'run.loop.recordingTurn|xstate.error.actor.saveTurn|0': STORE_FAILS_FIRST,
+  'run.loop.checkpointing|xstate.error.actor.saveStep|0': STORE_FAILS_FIRST,
+  'run.finalizing.recordingTurn|xstate.error.actor.saveTurn|0': STORE_FAILS_FIRST,
+  'run.verifying.beginning|xstate.error.actor.beginVerify|0': STORE_FAILS_FIRST,
+  'run.suspending|xstate.error.actor.saveSuspension|0': STORE_FAILS_FIRST,
+  'run.loop.checkingPolicy|xstate.done.actor.checkBatchPolicy|0': 'checkBatchPolicy always answers ok: no execution policy is configured in this engine yet (src/runtime/run-actors.ts)',
+  'run.loop.checkingPolicy|xstate.error.actor.checkBatchPolicy|0': 'checkBatchPolicy always answers ok (src/runtime/run-actors.ts)',
+  'run.verifying.checking|xstate.error.actor.runVerifier|0': 'runVerifier catches whatever the verifier throws and answers inconclusive',
+  'run.verifying.checking|xstate.done.actor.runVerifier|1':
+    'a verifier restarted without its permit needs a restore in `checking`, but the run is saved in `verifying.beginning` and RESTORED starts a new attempt from there',
+  'run.settling|always|1':
+    'settling is entered only by a RESUME to a resting run, and every call that RESUME answers is marked active first, so not all have ended',
+  'run.settling|always|2':
+    'a resume answers every call that needs reconciliation (retry or a recorded outcome, src/agent/run-agent.ts), so none is left unknown when the settle decides',
+};
+
+function report(name: string, edges: Edge[], taken: Set<string>, unreachable: Record<string, string>) {
+  const hit = edges.filter((e) => taken.has(e.key));
+  const missed = edges.filter((e) => !taken.has(e.key));
+  // Each guarded branch counts; grouped by (source, event, target) instead, branches to the same target merge.
+  const triple = (e: Edge) => `${e.source}|${e.event}|${e.targets.join(',')}`;
+  const triples = new Set(edges.map(triple));
+  const hitTriples = new Set(hit.map(triple));
+  console.log(
+    `${name}: covered ${hit.length} of ${edges.length} transitions ` +
+    `(${hitTriples.size} of ${triples.size} distinct source/event/target edges)`,
+  );
+  for (const e of missed) console.log(`  not taken: ${e.label}${unreachable[e.key] ? `\n    unreachable: ${unreachable[e.key]}` : ''}`);
+  // Every edge is either taken by a driven scenario or listed as unreachable with its reason, never both.
+  expect(missed.map((e) => e.key).filter((k) => !(k in unreachable))).toEqual([]);
+  expect(hit.map((e) => e.key).filter((k) => k in unreachable)).toEqual([]);
+  expect(Object.keys(unreachable).filter((k) => !edges.some((e) => e.key === k))).toEqual([]);
+  return { hit: hit.length, total: edges.length };
+}
+
+describe('coverage', () => {
+  it('tool-call machine: every reachable transition is taken', () => {
+    const { hit, total } = report('tool-call machine', allEdges(toolCallMachine), covered.toolCall, TOOL_CALL_UNREACHABLE);
+    expect(hit).toBe(total - Object.keys(TOOL_CALL_UNREACHABLE).length);
+  });
+
+  it('run machine: every reachable transition is taken', () => {
+    const { hit, total } = report('run machine', allEdges(runMachine), covered.run, RUN_UNREACHABLE);
+    expect(hit).toBe(total - Object.keys(RUN_UNREACHABLE).length);
+  });
+});
