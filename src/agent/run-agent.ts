@@ -14,6 +14,7 @@ import {
   bindingChanges, initialMessages, normalizeOptions, validateToolContexts, type NormalizedOptions,
 } from './options.js';
 import { matchAnswers } from './resume-answers.js';
+import { resultBase } from './result.js';
 import { checkSnapshot } from './snapshot-check.js';
 import { createAgentStream, type AgentStream } from './stream.js';
 import type {
@@ -183,22 +184,7 @@ type StoredShape<T> =
 
 /** A result answered from the stored record, without restoring or writing anything. */
 function storedResult<T>(stored: AgentRunEnvelope, context: RunContext, warnings: AgentResult<T>['warnings'], shape: StoredShape<T>): AgentResult<T> {
-  const messages = toJson<Message[]>(context.messages);
-  const last = [...messages].reverse().find((m) => m.role === 'assistant');
-  return {
-    runId: stored.runId,
-    messages,
-    usage: { ...context.usage },
-    steps: context.step,
-    accounting: {
-      spent: { inputTokens: context.usage.inputTokens, outputTokens: context.usage.outputTokens, usd: null },
-      reserved: { usd: 0 },
-      unknown: { usd: 0 },
-    },
-    text: last?.role === 'assistant' ? last.content : '',
-    warnings,
-    ...shape,
-  } as AgentResult<T>;
+  return { ...resultBase(stored.runId, context, warnings), ...shape } as AgentResult<T>;
 }
 
 /** Runs an agent to rest: completed, suspended, stopped or failed. Never rejects. */

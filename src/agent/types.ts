@@ -7,6 +7,7 @@ import type {
   FinishReason, LanguageModel, ModelMessage, ModelToolCall, ToolChoice, Usage,
 } from '../models/types.js';
 import type { JsonValue } from './json.js';
+import type { CallOutcome } from '../../machines/types.js';
 
 export type Message = ModelMessage;
 export type { JsonValue };
@@ -265,17 +266,7 @@ export interface AgentWarning {
 }
 
 /** How a tool call ended; a successful call carries no outcome. */
-export type ToolCallOutcome =
-  | 'not-dispatched'
-  | 'policy-violation'
-  | 'blocked'
-  | 'denied'
-  | 'not-admitted'
-  | 'failed'
-  | 'validation-failure'
-  | 'projection-failure'
-  | 'client-result'
-  | 'unknown-effect';
+export type ToolCallOutcome = Exclude<CallOutcome, 'completed'>;
 
 /** Events of a stream, named noun-then-action. */
 export type AgentEvent<T = string> =

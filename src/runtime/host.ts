@@ -13,6 +13,7 @@ import {
   approvalIdFor, envelopeVersion, ENVELOPE_KIND, receiptHasOutcome, receiptKey, RUN_MACHINE_ID,
 } from '../agent/envelope.js';
 import { toJson } from '../agent/json.js';
+import { resultBase } from '../agent/result.js';
 import type { NormalizedOptions } from '../agent/options.js';
 import type {
   AgentEvent, AgentResult, AgentRunEnvelope, AgentRunStatus, AgentToolReceipt, AgentWarning, JsonValue, Message,
@@ -241,21 +242,7 @@ export class RunHost<T> implements HostState<T> {
   }
 
   private resultBase(context: RunContext) {
-    const messages = toJson<Message[]>(context.messages);
-    const lastAssistant = [...messages].reverse().find((m) => m.role === 'assistant');
-    return {
-      runId: this.runId,
-      messages,
-      usage: { ...context.usage },
-      steps: context.step,
-      accounting: {
-        spent: { inputTokens: context.usage.inputTokens, outputTokens: context.usage.outputTokens, usd: null },
-        reserved: { usd: 0 },
-        unknown: { usd: 0 },
-      },
-      text: context.candidate?.text ?? (lastAssistant?.role === 'assistant' ? lastAssistant.content : ''),
-      warnings: [...this.warnings],
-    };
+    return resultBase(this.runId, context, this.warnings);
   }
 
   resultOf(snapshot: RunSnapshot): AgentResult<T> {

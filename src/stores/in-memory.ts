@@ -9,10 +9,12 @@ export interface InMemoryAgentRunStore extends AgentRunStore {
 /**
  * A volatile store for tests and demos: nothing survives the process. It keeps
  * a deep copy of each envelope (so later changes by the caller cannot reach
- * it) and fences saves by revision like the durable stores.
+ * it) and fences saves by revision like the durable stores. `seed` envelopes
+ * are stored as they are, revisions kept.
  */
-export function createInMemoryAgentRunStore(): InMemoryAgentRunStore {
+export function createInMemoryAgentRunStore(seed: Iterable<AgentRunEnvelope> = []): InMemoryAgentRunStore {
   const records = new Map<string, string>();
+  for (const envelope of seed) records.set(envelope.runId, JSON.stringify(envelope));
   return {
     async load(runId) {
       const stored = records.get(runId);

@@ -2,15 +2,12 @@
  * A fresh store object over a copy of another store's runs: what a restarted
  * process sees when it opens the same database.
  */
-import { RevisionConflictError } from '../../errors/index.js';
 import type { AgentRunEnvelope, AgentRunStore } from '../../agent/types.js';
+import { createInMemoryAgentRunStore, type InMemoryAgentRunStore } from '../../stores/in-memory.js';
 import { copyEnvelope } from './internal.js';
 
 /** A volatile store that keeps deep copies and fences saves by revision, seeded with envelopes as they are. */
-export interface FencedMapStore extends AgentRunStore {
-  /** Every stored run id, in insertion order. */
-  runIds(): string[];
-}
+export type FencedMapStore = InMemoryAgentRunStore;
 
 /**
  * Creates a volatile store holding deep copies of `seed`, each under its own run id and with its
@@ -18,23 +15,7 @@ export interface FencedMapStore extends AgentRunStore {
  * stores; otherwise it rejects with a `RevisionConflictError`.
  */
 export function createFencedMapStore(seed: Iterable<AgentRunEnvelope> = []): FencedMapStore {
-  const records = new Map<string, string>();
-  for (const envelope of seed) records.set(envelope.runId, JSON.stringify(envelope));
-  return {
-    async load(runId) {
-      const stored = records.get(runId);
-      return stored === undefined ? undefined : (JSON.parse(stored) as AgentRunEnvelope);
-    },
-    async save(envelope) {
-      const stored = records.get(envelope.runId);
-      const storedRevision = stored === undefined ? null : (JSON.parse(stored) as AgentRunEnvelope).revision;
-      if (envelope.revision !== (storedRevision ?? 0) + 1) {
-        throw new RevisionConflictError(envelope.runId, envelope.revision - 1, storedRevision);
-      }
-      records.set(envelope.runId, JSON.stringify(envelope));
-    },
-    runIds: () => [...records.keys()],
-  };
+  return createInMemoryAgentRunStore(seed);
 }
 
 /**

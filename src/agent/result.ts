@@ -1,0 +1,23 @@
+/** What every result carries, read from the run's context. */
+import type { RunContext } from '../../machines/index.js';
+import { toJson } from './json.js';
+import type { AgentWarning, Message } from './types.js';
+
+export function resultBase(runId: string, context: RunContext, warnings: readonly AgentWarning[]) {
+  const messages = toJson<Message[]>(context.messages);
+  const lastAssistant = [...messages].reverse().find((m) => m.role === 'assistant');
+  return {
+    runId,
+    messages,
+    usage: { ...context.usage },
+    steps: context.step,
+    // Token totals; amounts in USD come with pricing and budgets.
+    accounting: {
+      spent: { inputTokens: context.usage.inputTokens, outputTokens: context.usage.outputTokens, usd: null },
+      reserved: { usd: 0 },
+      unknown: { usd: 0 },
+    },
+    text: context.candidate?.text ?? (lastAssistant?.role === 'assistant' ? lastAssistant.content : ''),
+    warnings: [...warnings],
+  };
+}
