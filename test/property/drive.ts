@@ -1,0 +1,264 @@
+/**
+ * Drives one scenario through the real engine, with at most one injected
+ * fault, and answers every rest the way a careful operator would, until the
+ * last leg completes or a bound is reached. Records what the property checks.
+ */
+import {
+  createInMemoryAgentRunStore, resumeAgent, runAgent,
+  type AgentOptions, type AgentResult, type AgentRunStore, type ApprovalResponse, type Message,
+  type PendingApproval, type ReconciledToolResult, type ResumeOptions,
+} from 'cairn/agent';
+import {
+  cloneStore, createCrashPlan, createFaultyStore, createLedger, createMockModel, ledgerKey,
+  type CrashCounts, type CrashPlan, type CrashPoint, type Ledger,
+} from 'cairn/testing';
+import {
+  CLIENT_OUTPUT, FAILING_MESSAGE, legCount, makeTools, PLAIN_KINDS, scriptedTurn, toolOutput,
+  type Scenario, type ToolKind, type TransientFault,
+} from './scenario.js';
+
+export type Fault =
+  | { kind: 'none' }
+  | { kind: 'crash'; at: CrashPoint }
+  | { kind: 'store'; at: number; mode: 'reject' | 'apply-then-throw' }
+  | { kind: 'transient'; at: number };
+
+/** Resumes (and restarts) one leg may take before the run counts as stuck. */
+export const RESUME_BOUND = 8;
+const SCOPE = 'tenant-p';
+const runIdOf = (leg: number) => `leg-${leg}`;
+
+export interface DriveReport {
+  /** Status of the last result the drive saw (of the last leg it reached). */
+  status: AgentResult['status'] | 'crashed' | 'bound-exceeded';
+  /** The last leg's final messages (the whole conversation), when it completed. */
+  messages: Message[] | undefined;
+  /** Per leg: every ledger key and its count. */
+  ledgers: Array<Record<string, number>>;
+  /** Whether the injected fault happened (a crash point reached, a store fault or a 503 injected). */
+  fired: boolean;
+  /** Calls seen by the first runtime's crash plan: for the fault-free drive, every crash point. */
+  counts: CrashCounts;
+  /** The operator asked to run something again: retryToolCallIds or retryFailed. */
+  retryAsked: boolean;
+  retriedCalls: number;
+  /** Retried calls of the approval-gated tool: each needed the verdict given before. */
+  retriedGated: number;
+  reconciledCalls: number;
+  retryFailed: number;
+  /** Resumes and restarts over all legs. */
+  resumes: number;
+  /** Restarts in a fresh runtime after a crash or a failure. */
+  restarts: number;
+  /** Invariant (2) and liveness breaches seen while driving. */
+  violations: string[];
+  trace: string[];
+}
+
+/** One process: the store object it writes through, and the crash plan that wraps it (first runtime only). */
+interface Runtime {
+  /** The data underneath, to clone a fresh runtime from. */
+  data: AgentRunStore;
+  /** What the engine is given. */
+  store: AgentRunStore;
+  plan: CrashPlan | undefined;
+  ids: () => string;
+}
+
+type Action =
+  | { kind: 'start' }
+  | { kind: 'resume'; extra: Partial<ResumeOptions>; retryKeys: Set<string> };
+
+function idGenerator(prefix: string) {
+  let n = 0;
+  return () => `${prefix}-${++n}`;
+}
+
+/** What the operator records for an interrupted call whose effect landed: exactly what the tool returned. */
+function reconciledOutput(kind: ToolKind, toolCallId: string): Omit<ReconciledToolResult, 'toolCallId'> {
+  if (kind === 'failing') return { output: FAILING_MESSAGE, isError: true };
+  return { output: toolOutput(kind, toolCallId) };
+}
+
+/**
+ * Drives `scenario` from its first leg to its last, with `fault` injected in
+ * the first runtime. Every fault ends that runtime: the drive goes on in a
+ * fresh one (a new store object over a copy of the data, a new model, the same
+ * world: the ledgers and the operator's notes).
+ */
+export async function driveScenario(scenario: Scenario, fault: Fault): Promise<DriveReport> {
+  const legs = legCount(scenario);
+  const ledgers: Ledger[] = Array.from({ length: legs }, () => createLedger());
+  const transient: TransientFault | undefined = fault.kind === 'transient' ? { at: fault.at, calls: 0, fired: false } : undefined;
+  const base = createInMemoryAgentRunStore();
+  const faulty = fault.kind === 'store' ? createFaultyStore(base, { failSave: { at: fault.at, mode: fault.mode } }) : undefined;
+  const plan = createCrashPlan(fault.kind === 'crash' ? { at: fault.at } : {});
+  let runtime: Runtime = { data: base, store: plan.wrapStore(faulty ?? base), plan, ids: idGenerator('p0') };
+  let generation = 0;
+  const report: DriveReport = {
+    status: 'crashed', messages: undefined, ledgers: [], fired: false, counts: plan.counts, retryAsked: false,
+    retriedCalls: 0, retriedGated: 0, reconciledCalls: 0, retryFailed: 0, resumes: 0, restarts: 0, violations: [], trace: [],
+  };
+  /** Every verdict the operator gave, with the approval it answered, by run id. */
+  const given = new Map<string, Array<{ pending: PendingApproval; response: ApprovalResponse }>>();
+
+  const freshRuntime = async (upTo: number) => {
+    generation++;
+    report.restarts++;
+    const runIds = Array.from({ length: upTo + 1 }, (_, i) => runIdOf(i));
+    const data = await cloneStore(runtime.data, runIds);
+    runtime = { data, store: data, plan: undefined, ids: idGenerator(`p${generation}`) };
+  };
+
+  const options = (leg: number, previous: Message[] | undefined): AgentOptions => {
+    const model = createMockModel({ responses: [(request) => scriptedTurn(scenario, request, transient)], strict: false });
+    const tools = makeTools(ledgers[leg]!);
+    const rt = runtime;
+    return {
+      model: rt.plan ? rt.plan.wrapModel(model) : model,
+      tools: rt.plan ? rt.plan.wrapTools(tools) : tools,
+      bindingId: 'crash-property-v1',
+      session: { store: rt.store, runId: runIdOf(leg), scope: SCOPE },
+      deps: { clock: { now: () => 1_000 }, generateId: rt.ids },
+      ...(leg === 0 ? { prompt: 'Start.' } : { messages: [...previous!, { role: 'user', content: `Continue ${leg}.` }] }),
+    };
+  };
+
+  /** Plain calls the stored run holds in `executing`: a leg may run one again only when the operator asked. */
+  const interruptedPlainKeys = async (leg: number): Promise<Set<string>> => {
+    const stored = await runtime.data.load(runIdOf(leg));
+    const out = new Set<string>();
+    for (const r of Object.values(stored?.receipts ?? {})) {
+      if (r.status === 'executing' && !r.idempotent) out.add(ledgerKey(r.toolName, r.modelStep, r.toolCallId));
+    }
+    return out;
+  };
+
+  let previous: Message[] | undefined;
+  for (let leg = 0; leg < legs; leg++) {
+    const runId = runIdOf(leg);
+    const ledger = ledgers[leg]!;
+    const notes = given.get(runId) ?? [];
+    given.set(runId, notes);
+    let action: Action = { kind: 'start' };
+    let result: AgentResult | undefined;
+    for (let attempt = 0; ; attempt++) {
+      if (attempt > RESUME_BOUND) {
+        report.violations.push(`liveness: leg ${leg} did not complete within ${RESUME_BOUND} resumes`);
+        report.status = 'bound-exceeded';
+        return finish();
+      }
+      if (attempt > 0) report.resumes++;
+      const interrupted = await interruptedPlainKeys(leg);
+      const before = ledger.entries();
+      const rt = runtime;
+      const opts = options(leg, previous);
+      const running: Promise<AgentResult> = action.kind === 'start'
+        ? runAgent(opts)
+        : resumeAgent({ ...opts, ...action.extra, session: opts.session! });
+      const outcome = rt.plan ? await rt.plan.race(running) : { crashed: false as const, result: await running };
+      // Invariant (2): an interrupted plain call runs again only when this resume asked for it.
+      const after = ledger.entries();
+      for (const [key, n] of Object.entries(after)) {
+        if (n > (before[key] ?? 0) && interrupted.has(key) && !(action.kind === 'resume' && action.retryKeys.has(key))) {
+          report.violations.push(`guess: leg ${leg} ran the interrupted plain call ${key} again without retryToolCallIds`);
+        }
+      }
+      if (outcome.crashed) {
+        report.trace.push(`leg ${leg}: crashed (${action.kind})`);
+        await freshRuntime(leg);
+        action = (await runtime.data.load(runId)) ? { kind: 'resume', extra: {}, retryKeys: new Set() } : { kind: 'start' };
+        continue;
+      }
+      result = outcome.result;
+      report.trace.push(`leg ${leg}: ${result.status}${result.status === 'stopped' ? `/${result.reason}` : ''}${result.status === 'failed' ? `/${result.error.code}${result.retry ? '+retry' : ''}` : ''}`);
+      if (result.status === 'completed') break;
+      if (result.status === 'suspended') {
+        const approvalResponses = result.pendingApprovals.map((pending) => {
+          const response: ApprovalResponse = { approvalId: pending.approvalId, token: pending.token, approved: true };
+          notes.push({ pending, response });
+          return response;
+        });
+        const clientToolResults = result.pendingClientCalls.map((call) => ({ toolCallId: call.toolCallId, output: CLIENT_OUTPUT }));
+        action = { kind: 'resume', extra: { approvalResponses, clientToolResults }, retryKeys: new Set() };
+        continue;
+      }
+      if (result.status === 'stopped' && result.reason === 'tool-reconciliation-required') {
+        // Look each effect up in the system it touched (the ledger): it landed, record what the tool
+        // returned; it did not, run it once more, with the verdict given before when it was gated.
+        const reconciledToolResults: ReconciledToolResult[] = [];
+        const retryToolCallIds: string[] = [];
+        const retryKeys = new Set<string>();
+        const approvalResponses: ApprovalResponse[] = [];
+        for (const receipt of result.unknownEffects ?? []) {
+          const key = ledgerKey(receipt.toolName, receipt.modelStep, receipt.toolCallId);
+          if (ledger.count(key) > 0) {
+            reconciledToolResults.push({ toolCallId: receipt.toolCallId, ...reconciledOutput(receipt.toolName as ToolKind, receipt.toolCallId) });
+          } else {
+            retryToolCallIds.push(receipt.toolCallId);
+            retryKeys.add(key);
+            if (receipt.toolName === 'gated') report.retriedGated++;
+            for (const note of notes) {
+              if (note.pending.toolCallId === receipt.toolCallId && note.pending.modelStep === receipt.modelStep) {
+                approvalResponses.push(note.response);
+              }
+            }
+          }
+        }
+        report.reconciledCalls += reconciledToolResults.length;
+        report.retriedCalls += retryToolCallIds.length;
+        if (retryToolCallIds.length > 0) report.retryAsked = true;
+        action = { kind: 'resume', extra: { reconciledToolResults, retryToolCallIds, approvalResponses }, retryKeys };
+        continue;
+      }
+      if (result.status === 'failed' && result.retry) {
+        report.retryAsked = true;
+        report.retryFailed++;
+        await freshRuntime(leg);
+        action = { kind: 'resume', extra: { retryFailed: true }, retryKeys: new Set() };
+        continue;
+      }
+      if (result.status === 'failed' && result.error.code === 'persistence_failed') {
+        await freshRuntime(leg);
+        action = (await runtime.data.load(runId)) ? { kind: 'resume', extra: {}, retryKeys: new Set() } : { kind: 'start' };
+        continue;
+      }
+      // Stopped for another reason, or failed for good: the run ended without completing.
+      report.status = result.status;
+      return finish();
+    }
+    previous = result.messages;
+    report.status = 'completed';
+  }
+  report.messages = previous;
+  return finish();
+
+  function finish(): DriveReport {
+    report.ledgers = ledgers.map((l) => l.entries());
+    report.counts = plan.counts;
+    report.fired = fault.kind === 'none' ? false
+      : fault.kind === 'crash' ? plan.fired
+        : fault.kind === 'store' ? (faulty?.injected.length ?? 0) > 0
+          : transient!.fired;
+    return report;
+  }
+}
+
+/** Ledger keys of the tools whose effect must run at most once. */
+export function isPlainKey(key: string): boolean {
+  return PLAIN_KINDS.some((kind) => key.startsWith(`${kind}@`));
+}
+
+/**
+ * A ledger with the model step taken out of each key (`plain@3:c1` → `plain:c1`, counts summed):
+ * a retried model call counts as a step, so it shifts the steps of every later call.
+ */
+export function byCall(ledger: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, n] of Object.entries(ledger)) {
+    const name = key.slice(0, key.indexOf('@'));
+    const id = key.slice(key.indexOf(':') + 1);
+    out[`${name}:${id}`] = (out[`${name}:${id}`] ?? 0) + n;
+  }
+  return out;
+}
