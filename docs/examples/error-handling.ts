@@ -1,5 +1,6 @@
 // Failures are results, not exceptions; errors are typed, plain and redacted.
 import {
+  BindingChangedError,
   CairnError,
   RevisionConflictError,
   createInMemoryAgentRunStore,
@@ -46,7 +47,8 @@ try {
   if (RevisionConflictError.isInstance(error)) {
     console.log(`${error.name} ${error.code} fault=${error.fault} expected=${error.expectedRevision} stored=${error.storedRevision}`);
   }
-  console.log(`is a CairnError: ${CairnError.isInstance(error)}`);
+  // isInstance checks the class by its stable name, across copies of the package.
+  console.log(`is a CairnError: ${CairnError.isInstance(error)}, is a BindingChangedError: ${BindingChangedError.isInstance(error)}`);
 }
 
 // 4. serializeError turns anything into { name, code, message } and hides credentials.

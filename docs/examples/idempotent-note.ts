@@ -1,34 +1,20 @@
 // An idempotent tool keys its write on [modelStep, toolCallId], so running it again adds nothing.
 import { createInMemoryAgentRunStore, resumeAgent, runAgent, type AgentRunStore } from 'cairn/agent';
-import { createMockModel } from 'cairn/testing';
+import { createFaultyStore, createMockModel } from 'cairn/testing';
 
 const board = new Map<string, string>();
 let executions = 0;
 
-// A store that loses one write: the one that would record the note's result.
-const durable = createInMemoryAgentRunStore();
-let failOnce = true;
-const flaky: AgentRunStore = {
-  load: (runId) => durable.load(runId),
-  async save(envelope) {
-    const recordsResult = Object.values(envelope.receipts).some((receipt) => receipt.status === 'executed');
-    if (failOnce && recordsResult) {
-      failOnce = false;
-      throw new Error('disk full');
-    }
-    await durable.save(envelope);
-  },
-};
-
-const model = createMockModel({
-  responses: [
-    { toolCalls: [{ toolName: 'note', args: { text: 'checked the invoices' } }] },
-    { text: 'Noted.' },
-  ],
-});
-
 const optionsWith = (store: AgentRunStore) => ({
-  model,
+  model: createMockModel({
+    strict: false,
+    responses: [
+      (request) =>
+        request.messages.some((m) => m.role === 'tool')
+          ? { text: 'Noted.' }
+          : { toolCalls: [{ toolName: 'note', args: { text: 'checked the invoices' } }] },
+    ],
+  }),
   prompt: 'Leave a note on the board.',
   session: { store, runId: 'notes-1', scope: 'tenant-a' },
   tools: {
@@ -50,12 +36,16 @@ const optionsWith = (store: AgentRunStore) => ({
   },
 });
 
-const first = await runAgent(optionsWith(flaky));
+// The saves of a one-call step are: the start, the model's turn, the `executing`
+// receipt, the `executed` receipt, ... The fourth one, which records the note's result, fails.
+const disk = createInMemoryAgentRunStore();
+const first = await runAgent(optionsWith(createFaultyStore(disk, { failSave: { at: 4, mode: 'reject' } })));
 console.log(`first leg: ${first.status} (${first.status === 'failed' ? first.error.code : ''})`);
+console.log(`stored receipt: ${Object.values((await disk.load('notes-1'))!.receipts).map((r) => `${r.status}, idempotent: ${r.idempotent}`).join('')}`);
 
-// The stored record says the note started and nothing more: its outcome is unknown.
-// The tool is idempotent, so the resume runs it again instead of stopping for reconciliation.
-const second = await resumeAgent(optionsWith(durable));
+// The record says the note started and nothing more. The tool is idempotent, so the
+// resume runs it again by itself instead of stopping for reconciliation.
+const second = await resumeAgent(optionsWith(disk));
 console.log(`resume: ${second.status}: ${second.text}`);
 console.log(`note executions: ${executions}, notes on the board: ${board.size}`);
 console.log([...board.entries()].map(([key, text]) => `${key} ${text}`).join('\n'));

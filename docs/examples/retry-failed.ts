@@ -2,6 +2,7 @@
 import { createInMemoryAgentRunStore, resumeAgent, runAgent } from 'cairn/agent';
 import { createMockModel } from 'cairn/testing';
 
+const store = createInMemoryAgentRunStore();
 const options = {
   model: createMockModel({
     responses: [
@@ -10,18 +11,21 @@ const options = {
     ],
   }),
   prompt: 'Summarize ticket 9.',
-  session: { store: createInMemoryAgentRunStore(), runId: 'ticket-9', scope: 'tenant-a' },
+  session: { store, runId: 'ticket-9', scope: 'tenant-a' },
 };
 
 const first = await runAgent(options);
 if (first.status === 'failed') {
   // `retry` is there only when the cause was transient.
-  console.log(`first: failed, ${first.error.code}, transient cause: ${first.retry?.cause ?? 'none'}`);
+  console.log(`first: failed, ${first.error.code}, retry: ${JSON.stringify(first.retry)}`);
 }
+// The stored record says so too, with the error, and keeps the last checkpoint before the failure.
+const stored = await store.load('ticket-9');
+console.log(`stored: ${stored?.status}, retry: ${JSON.stringify(stored?.retry)}`);
 
-// A failed run stays failed: a plain resume returns the stored result.
+// A failed run stays failed: a plain resume returns the stored result, without a model call.
 const again = await resumeAgent(options);
-console.log(`plain resume: ${again.status}`);
+console.log(`plain resume: ${again.status}, model calls so far: ${options.model.calls.length}`);
 
 // Once the provider answers again, retry from the last checkpoint.
 const retried = await resumeAgent({ ...options, retryFailed: true });
