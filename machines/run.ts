@@ -210,11 +210,11 @@ export const runMachine = setup({
     error: null,
   }),
   // Handled at the root so that nothing a call or the host sends is dropped,
-  // whatever state the run is in when it arrives.
+  // whatever state the run is in when it arrives. (The host sends RESUME only
+  // once the run is at rest in `suspended` or `reconciling`.)
   on: {
     'xstate.snapshot.*': { actions: 'noteCallSnapshot' },
     'xstate.done.actor.*': { actions: 'noteCallDone' },
-    RESUME: { actions: 'deliverAnswers' },
     STORE_FAILED: { target: '.failed', actions: assign({ error: ({ event }) => event.error }) },
     CANCEL: { target: '.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
     RETRY_FAILED: {
@@ -501,7 +501,6 @@ export const runMachine = setup({
     settling: {
       always: [
         { guard: 'anyActive', target: 'loop.awaitingCalls' },
-        { guard: 'allEnded', target: 'loop.awaitingCalls' },
         { guard: 'anyUnknown', target: 'reconciling' },
         { target: 'suspended' },
       ],

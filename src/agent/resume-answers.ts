@@ -29,6 +29,8 @@ export function matchAnswers(
   messages: Message[],
   approvalResponses: readonly ApprovalResponse[] = [],
   clientToolResults: readonly ClientToolResult[] = [],
+  /** Verdicts another rule already took (a retried call's), not to be reported as matching nothing. */
+  takenElsewhere: ReadonlySet<string> = new Set(),
 ): MatchedAnswers {
   const byKey = new Map<string, CallAnswer>();
   const warnings: AgentWarning[] = [];
@@ -63,7 +65,7 @@ export function matchAnswers(
     });
   }
   for (const response of approvalResponses) {
-    if (used.has(response)) continue;
+    if (used.has(response) || takenElsewhere.has(response.approvalId)) continue;
     const toolCallId = response.approvalId.split('@')[0]!;
     warnings.push({
       type: 'warning', setting: 'approvalResponses', toolCallId,

@@ -129,8 +129,8 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
         status: 'stopped', reason: 'tool-reconciliation-required', unknownEffects: structuredClone(interrupted),
       });
     }
-    const matched = matchAnswers(stored, messages, options.approvalResponses, options.clientToolResults);
     const retryVerdicts = verdictsForRetries(stored, reconciliation.retry, options.approvalResponses ?? []);
+    const matched = matchAnswers(stored, messages, options.approvalResponses, options.clientToolResults, retryVerdicts.taken);
     for (const warning of matched.warnings) emit(warning);
     if (stored.status === 'suspended' && !matched.complete) {
       // An absent verdict is not a denial: the run stays as it was, nothing is written.
@@ -141,13 +141,14 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     const host = new RunHost<T>(opts, runId, emit, stored);
     for (const warning of matched.warnings) host.warnings.push(warning);
     for (const { receipt, result } of reconciliation.reconciled) host.receipts[receipt.key] = reconciledReceipt(receipt, result);
-    for (const receipt of reconciliation.retry) host.retryKeys.add(receipt.key);
     return host.resume(stored, (open) => {
+      // Taken only now that every restored call is at rest: a retried call must pass its gate again first.
+      for (const receipt of reconciliation.retry) host.retryKeys.add(receipt.key);
       const answers: Record<string, CallAnswer> = {};
       for (const [childId, call] of open) {
         if (!call.hasTag('suspended') && !call.hasTag('needs-reconciliation')) continue;
         const key = receiptKey(call.context.modelStep, call.context.toolCallId);
-        const retry = retryVerdicts.get(key);
+        const retry = retryVerdicts.byKey.get(key);
         answers[childId] = retry ? { retry: true, verdict: retry } : matched.byKey.get(key) ?? {};
       }
       return answers;
@@ -164,17 +165,21 @@ function verdictsForRetries(
   stored: AgentRunEnvelope,
   retry: AgentToolReceipt[],
   responses: readonly ApprovalResponse[],
-): Map<string, { approved: boolean; reason?: string }> {
-  const out = new Map<string, { approved: boolean; reason?: string }>();
+): { byKey: Map<string, { approved: boolean; reason?: string }>; taken: Set<string> } {
+  const byKey = new Map<string, { approved: boolean; reason?: string }>();
+  const taken = new Set<string>();
   for (const receipt of retry) {
-    const issued = Object.entries(stored.approvals ?? {}).find(([approvalId, a]) =>
-      a.toolCallId === receipt.toolCallId && responses.some((r) => r.approvalId === approvalId && r.token === a.token));
-    const response = issued ? responses.find((r) => r.approvalId === issued[0]) : undefined;
-    out.set(receipt.key, response
+    // The request issued for this very call: same turn, same id. A verdict from another turn never counts.
+    const response = Object.entries(stored.approvals ?? {})
+      .filter(([, a]) => a.toolCallId === receipt.toolCallId && a.modelStep === receipt.modelStep)
+      .map(([approvalId, a]) => responses.find((r) => r.approvalId === approvalId && r.token === a.token))
+      .find((r) => r !== undefined);
+    if (response) taken.add(response.approvalId);
+    byKey.set(receipt.key, response
       ? { approved: response.approved === true, ...(response.reason !== undefined ? { reason: response.reason } : {}) }
       : { approved: false, reason: 'No approval response.' });
   }
-  return out;
+  return { byKey, taken };
 }
 
 type StoredShape<T> =

@@ -332,7 +332,7 @@ export interface AgentRunEnvelope {
   /** How many approval requests each tool call id was issued under. */
   approvalRequestCounts: Record<string, number>;
   /** Every approval request the run issued, by approvalId, with its token. */
-  approvals: Record<string, { toolCallId: string; token: string }>;
+  approvals: Record<string, { toolCallId: string; modelStep: number; token: string }>;
   status: AgentRunStatus;
   pendingApprovals: PendingApproval[];
   pendingClientCalls: PendingClientCall[];

@@ -296,7 +296,7 @@ export class RunHost<T> implements HostState<T> {
         const approvalId = approvalIdFor(this.runId, facts);
         let issued = this.approvals[approvalId];
         if (!issued) {
-          issued = { toolCallId: c.toolCallId, token: this.opts.generateId() };
+          issued = { toolCallId: c.toolCallId, modelStep: c.modelStep, token: this.opts.generateId() };
           this.approvals[approvalId] = issued;
           this.emit({ type: 'approval-request', approval: { approvalId, token: issued.token, ...facts } });
         }

@@ -94,6 +94,20 @@ async function callOnce(host: HostState, request: ModelRequest, step: number): P
   return { text, toolCalls, ...finish };
 }
 
+/**
+ * Effect identity is [modelStep, toolCallId], so ids must differ within a turn.
+ * A provider that repeats one gets the repeats renamed (`id#2`), in the turn as
+ * recorded, so the model's calls and their answers still pair up.
+ */
+function uniqueIds(calls: ModelResponse['toolCalls']): ModelResponse['toolCalls'] {
+  const seen = new Map<string, number>();
+  return calls.map((call) => {
+    const count = (seen.get(call.toolCallId) ?? 0) + 1;
+    seen.set(call.toolCallId, count);
+    return count === 1 ? call : { ...call, toolCallId: `${call.toolCallId}#${count}` };
+  });
+}
+
 export function runActors(host: HostState) {
   return {
     callModel: fromPromise<ModelCallOutput, { step: number; phase: 'loop' | 'finalize' }>(async ({ input, signal }) => {
@@ -127,7 +141,7 @@ export function runActors(host: HostState) {
         step,
         phase,
         text: response.text,
-        toolCalls: response.toolCalls.map((c) => ({ toolCallId: c.toolCallId, toolName: c.toolName, args: toJson<Json>(c.args) })),
+        toolCalls: uniqueIds(response.toolCalls).map((c) => ({ toolCallId: c.toolCallId, toolName: c.toolName, args: toJson<Json>(c.args) })),
         finishReason: response.finishReason,
         usage: { ...response.usage },
       };

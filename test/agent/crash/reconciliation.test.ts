@@ -167,4 +167,51 @@ describe('reconciliation of interrupted calls', () => {
     expect(withVerdict.status).toBe('completed');
     expect(approved.ledger.count('charge@0:c1')).toBe(2);
   });
+
+  it('a verdict from an earlier turn never approves a retried call that reuses its id', async () => {
+    const ledger = createLedger();
+    const inner = createInMemoryAgentRunStore();
+    const options = (store: AgentRunStore, hangAtStep?: number) => ({
+      model: createMockModel({
+        strict: false,
+        responses: [(request): MockTurn => {
+          const turns = request.messages.filter((m) => m.role === 'assistant').length;
+          return turns < 2 ? { toolCalls: [{ toolName: 'publish', args: { turn: turns }, toolCallId: 'c1' }] } : { text: 'Published twice.' };
+        }],
+      }),
+      prompt: 'Publish twice.',
+      session: { store, runId: 'pub', scope: 's' },
+      deps: { clock, generateId: (() => { let n = 0; return () => `id-${n++}`; })() },
+      tools: {
+        publish: {
+          parameters: { type: 'object' as const },
+          needsApproval: true,
+          execute: (_args: unknown, ctx: { modelStep: number; toolCallId: string }) => {
+            ledger.record(`publish@${ctx.modelStep}:${ctx.toolCallId}`);
+            return ctx.modelStep === hangAtStep ? new Promise<never>(() => undefined) : 'published';
+          },
+        },
+      },
+    });
+    const first = await runAgent(options(inner));
+    if (first.status !== 'suspended') throw new Error('expected a suspension');
+    const v0 = first.pendingApprovals.map((p) => ({ approvalId: p.approvalId, token: p.token, approved: true }));
+    const second = await resumeAgent({ ...options(inner), approvalResponses: v0 });
+    if (second.status !== 'suspended') throw new Error('expected a second suspension');
+    const v1 = second.pendingApprovals.map((p) => ({ approvalId: p.approvalId, token: p.token, approved: true }));
+    expect(v1[0]!.approvalId).not.toBe(v0[0]!.approvalId);
+    void resumeAgent({ ...options(inner, 1), approvalResponses: v1 });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(ledger.count('publish@1:c1')).toBe(1);
+
+    const withOldVerdict = await resumeAgent({ ...options(await cloneStore(inner, ['pub'])), retryToolCallIds: ['c1'], approvalResponses: v0 });
+    expect(withOldVerdict.status).toBe('completed');
+    expect(ledger.count('publish@1:c1')).toBe(1);
+    expect(withOldVerdict.messages.filter((m) => m.role === 'tool').at(-1)).toMatchObject({ content: 'Tool call denied. Reason: No approval response.' });
+
+    const withItsVerdict = await resumeAgent({ ...options(await cloneStore(inner, ['pub'])), retryToolCallIds: ['c1'], approvalResponses: v1 });
+    expect(withItsVerdict.status).toBe('completed');
+    expect(withItsVerdict.warnings).toEqual([]);
+    expect(ledger.count('publish@1:c1')).toBe(2);
+  });
 });
