@@ -12,6 +12,10 @@ export type CairnErrorCode =
   | 'run_not_found'
   | 'scope_mismatch'
   | 'run_busy'
+  | 'lease_held'
+  | 'lease_lost'
+  | 'record_corrupt'
+  | 'record_version_unsupported'
   | 'persistence_failed'
   | 'model_call_failed'
   | 'mock_model_unexpected_call'
@@ -113,6 +117,24 @@ export class RunBusyError extends CairnError {
   constructor(readonly runId: string) {
     super('run_busy', `Run ${runId} already has an executor in this process.`, { fault: 'user' });
     this.name = 'RunBusyError';
+  }
+}
+
+/** The run's lease is held by another executor, or this executor lost it. */
+export class AgentRunLeaseError extends CairnError {
+  constructor(code: 'lease_held' | 'lease_lost', readonly key: string, message?: string) {
+    super(code, message ?? (code === 'lease_held'
+      ? `The lease ${key} is held by another executor.`
+      : `The lease ${key} was lost; this executor writes nothing more.`), { fault: 'dependency' });
+    this.name = 'AgentRunLeaseError';
+  }
+}
+
+/** A stored record that cannot be read: corrupt, truncated, of a future format, or not a Cairn record. */
+export class StoredRecordError extends CairnError {
+  constructor(code: 'record_corrupt' | 'record_version_unsupported', readonly runId: string, message: string) {
+    super(code, message, { fault: 'dependency' });
+    this.name = 'StoredRecordError';
   }
 }
 

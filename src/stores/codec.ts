@@ -1,0 +1,132 @@
+/**
+ * How a durable store writes a run: msgpackr-encoded parts, each framed with a
+ * magic, a format version and a sha256 checksum, so a corrupt, truncated,
+ * future-format or foreign record is refused before anything runs.
+ *
+ * A run is stored in three parts so that the bytes a save writes stay
+ * proportional to what the step added:
+ *   - the head: the envelope with its transcript (the run's `messages`, and a
+ *     terminal result's) replaced by a length, and with only the receipts of
+ *     the current model step (older steps' receipts never change again);
+ *   - the transcript: one part per message, appended, never rewritten;
+ *   - the receipts: one part per receipt, upserted while its step is current.
+ */
+import { createHash } from 'node:crypto';
+import { Packr } from 'msgpackr';
+import { StoredRecordError } from '../errors/index.js';
+import type { AgentRunEnvelope, AgentToolReceipt, JsonValue, Message } from '../agent/types.js';
+
+const MAGIC = Buffer.from('CRN', 'ascii');
+/** Format of the framed parts. A reader refuses a part whose format it does not know. */
+export const RECORD_FORMAT = 1;
+const HEADER = MAGIC.length + 1 + 32;
+
+// Plain data only: no records/structures extension, so every part decodes on its own.
+const packr = new Packr({ useRecords: false, moreTypes: false, mapsAsObjects: true });
+
+/** Frames a value: magic, format, sha256 of the payload, payload. */
+export function encodePart(value: unknown): Buffer {
+  const payload = packr.pack(value);
+  const checksum = createHash('sha256').update(payload).digest();
+  return Buffer.concat([MAGIC, Buffer.from([RECORD_FORMAT]), checksum, payload]);
+}
+
+/** Reads a framed part back, or refuses it with StoredRecordError. */
+export function decodePart<T>(runId: string, bytes: Uint8Array | null | undefined): T {
+  const buf = bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : Buffer.alloc(0);
+  if (buf.length < HEADER || !buf.subarray(0, MAGIC.length).equals(MAGIC)) {
+    throw new StoredRecordError('record_corrupt', runId, `Stored record of run ${runId} is not a Cairn record (or is truncated).`);
+  }
+  const format = buf[MAGIC.length]!;
+  if (format !== RECORD_FORMAT) {
+    throw new StoredRecordError('record_version_unsupported', runId,
+      `Stored record of run ${runId} has format ${format}; this reader knows format ${RECORD_FORMAT}.`);
+  }
+  const checksum = buf.subarray(MAGIC.length + 1, HEADER);
+  const payload = buf.subarray(HEADER);
+  if (!createHash('sha256').update(payload).digest().equals(checksum)) {
+    throw new StoredRecordError('record_corrupt', runId, `Stored record of run ${runId} fails its checksum.`);
+  }
+  try {
+    return packr.unpack(payload) as T;
+  } catch {
+    throw new StoredRecordError('record_corrupt', runId, `Stored record of run ${runId} cannot be decoded.`);
+  }
+}
+
+/** Marks where a transcript was taken out of the head. */
+interface TranscriptRef {
+  $transcript: number;
+}
+
+export interface SplitRecord {
+  head: Buffer;
+  /** Messages from `fromIndex` on, each framed, to append. */
+  messages: { index: number; bytes: Buffer }[];
+  /** How long the transcript is after this save. */
+  transcriptLength: number;
+  /** Receipts of the current model step, each framed, to upsert. */
+  receipts: { key: string; modelStep: number; bytes: Buffer }[];
+  /** The model step whose receipts the head leaves to the receipt parts. */
+  currentStep: number;
+}
+
+function contextOf(envelope: AgentRunEnvelope): { messages?: unknown; lastTurn?: { step: number } | null; step?: number } {
+  const snapshot = envelope.snapshot as { context?: Record<string, unknown> } | null;
+  return (snapshot?.context ?? {}) as never;
+}
+
+/**
+ * Splits an envelope for writing. `storedLength` is how much of the transcript
+ * the store already holds; only the messages after it are written. The run's
+ * transcript only ever grows (the run machine appends), so the stored prefix
+ * is the same messages.
+ */
+export function splitEnvelope(envelope: AgentRunEnvelope, storedLength: number, firstSave: boolean): SplitRecord {
+  const context = contextOf(envelope);
+  const transcript = Array.isArray(context.messages) ? (context.messages as Message[]) : [];
+  const currentStep = Math.max(0, (context.step ?? 1) - 1);
+  const head = structuredClone(envelope) as AgentRunEnvelope;
+  const headContext = contextOf(head) as Record<string, unknown>;
+  headContext.messages = { $transcript: transcript.length } satisfies TranscriptRef;
+  if (head.result && sameMessages(head.result.messages, transcript)) {
+    (head.result as { messages: unknown }).messages = { $transcript: transcript.length } satisfies TranscriptRef;
+  }
+  const receipts = Object.values(envelope.receipts)
+    .filter((r) => firstSave || r.modelStep >= currentStep)
+    .map((r) => ({ key: r.key, modelStep: r.modelStep, bytes: encodePart(r) }));
+  head.receipts = {};
+  const from = Math.min(storedLength, transcript.length);
+  return {
+    head: encodePart(head),
+    messages: transcript.slice(from).map((message, i) => ({ index: from + i, bytes: encodePart(message) })),
+    transcriptLength: transcript.length,
+    receipts,
+    currentStep,
+  };
+}
+
+function sameMessages(a: unknown, b: Message[]): boolean {
+  return Array.isArray(a) && a.length === b.length && JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Puts a stored run back together. `messages` are the transcript parts in order, `receipts` every stored receipt part. */
+export function joinEnvelope(runId: string, head: Uint8Array, messages: Uint8Array[], receipts: Uint8Array[]): AgentRunEnvelope {
+  const envelope = decodePart<AgentRunEnvelope>(runId, head);
+  const transcript = messages.map((bytes) => decodePart<JsonValue>(runId, bytes));
+  const context = contextOf(envelope) as Record<string, unknown>;
+  const ref = context.messages as TranscriptRef | undefined;
+  if (!ref || typeof ref.$transcript !== 'number' || ref.$transcript !== transcript.length) {
+    throw new StoredRecordError('record_corrupt', runId, `Stored transcript of run ${runId} is incomplete.`);
+  }
+  context.messages = transcript;
+  if (envelope.result && (envelope.result.messages as unknown as TranscriptRef)?.$transcript !== undefined) {
+    (envelope.result as { messages: unknown }).messages = structuredClone(transcript);
+  }
+  envelope.receipts = {};
+  for (const bytes of receipts) {
+    const receipt = decodePart<AgentToolReceipt>(runId, bytes);
+    envelope.receipts[receipt.key] = receipt;
+  }
+  return envelope;
+}
