@@ -64,6 +64,8 @@ export const runMachine = setup({
   },
   guards: {
     stepsLeft: ({ context }) => context.step < context.maxSteps,
+    drainRequested: ({ context }) => context.drainRequested,
+    drainedInFinalization: ({ context }) => context.drainedIn === 'finalize',
     startsInFinalization: ({ context }) => context.toolNames.length === 0 && context.outputMode !== 'none',
     anyActive: ({ context }) => phasesOf(context).includes('active'),
     anySuspended: ({ context }) => phasesOf(context).includes('suspended'),
@@ -208,6 +210,8 @@ export const runMachine = setup({
     stopReason: null,
     stopDetails: null,
     error: null,
+    drainRequested: false,
+    drainedIn: null,
   }),
   // Handled at the root so that nothing a call or the host sends is dropped,
   // whatever state the run is in when it arrives. (The host sends RESUME only
@@ -217,6 +221,7 @@ export const runMachine = setup({
     'xstate.done.actor.*': { actions: 'noteCallDone' },
     STORE_FAILED: { target: '.failed', actions: assign({ error: ({ event }) => event.error }) },
     CANCEL: { target: '.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
+    DRAIN: { actions: assign({ drainRequested: true }) },
     RETRY_FAILED: {
       actions: assign(({ context, event }) => ({
         step: context.step + 1,
@@ -241,8 +246,10 @@ export const runMachine = setup({
     loop: {
       initial: 'admitting',
       states: {
+        // The model-step boundary: where a drain takes effect and the step budget is checked.
         admitting: {
           always: [
+            { guard: 'drainRequested', target: '#run.draining', actions: assign({ drainedIn: 'loop' as const }) },
             { guard: 'stepsLeft', target: 'callingModel' },
             { target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'max-steps' } } },
           ],
@@ -334,6 +341,7 @@ export const runMachine = setup({
       states: {
         admitting: {
           always: [
+            { guard: 'drainRequested', target: '#run.draining', actions: assign({ drainedIn: 'finalize' as const }) },
             { guard: 'stepsLeft', target: 'callingModel' },
             { target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'max-steps' } } },
           ],
@@ -490,6 +498,25 @@ export const runMachine = setup({
     suspended: {
       tags: ['suspended'],
       on: { RESUME: { target: 'settling', actions: 'deliverAnswers' } },
+    },
+    // Drained at a model-step boundary: saved, then at rest until a resume (on any executor) goes on.
+    draining: {
+      invoke: {
+        src: 'saveCheckpoint',
+        id: 'saveDrain',
+        input: { at: 'drain' },
+        onDone: { target: 'drained' },
+        onError: { target: 'failed', actions: 'failWith' },
+      },
+    },
+    drained: {
+      tags: ['drained'],
+      on: {
+        RESUME: [
+          { guard: 'drainedInFinalization', target: 'finalizing.admitting', actions: assign({ drainRequested: false, drainedIn: null }) },
+          { target: 'loop.admitting', actions: assign({ drainRequested: false, drainedIn: null }) },
+        ],
+      },
     },
     // An effect whose outcome is unknown: only an operator's answer moves on.
     reconciling: {

@@ -160,6 +160,10 @@ export interface RunContext extends RunInput {
   stopReason: string | null;
   stopDetails: Json;
   error: ErrorData | null;
+  /** The lease holder was asked to stop at the next model-step boundary. */
+  drainRequested: boolean;
+  /** Where a drained run goes on from. */
+  drainedIn: 'loop' | 'finalize' | null;
 }
 
 export interface CallAnswer {
@@ -172,6 +176,8 @@ export type RunEvent =
   | { type: 'RESUME'; answers: Record<string, CallAnswer> }
   /** Sent by the host right after a stored run was restored. */
   | { type: 'RESTORED' }
+  /** Stop at the next model-step boundary; a resume on any executor goes on. */
+  | { type: 'DRAIN' }
   /** A resume retries a transient failure: the failed model call stays counted. */
   | { type: 'RETRY_FAILED'; phase: 'loop' | 'finalize' }
   | { type: 'STORE_FAILED'; error: ErrorData }

@@ -1,4 +1,4 @@
-export { runAgent, resumeAgent, streamAgent, resumeStreamAgent } from './run-agent.js';
+export { runAgent, resumeAgent, streamAgent, resumeStreamAgent, agentRunLeaseKey } from './run-agent.js';
 export { createInMemoryAgentRunStore, type InMemoryAgentRunStore } from '../stores/in-memory.js';
 export type { AgentStream } from './stream.js';
 export { approvalIdFor, receiptKey, SUPPORTED_ENVELOPE_VERSIONS } from './envelope.js';

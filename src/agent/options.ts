@@ -96,6 +96,17 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
     if (typeof session.runId !== 'string' || session.runId === '') throw new InvalidOptionsError('session.runId must be a non-empty string.');
     if (typeof session.scope !== 'string') throw new InvalidOptionsError('session.scope must be a string.');
   }
+  if (options.lease !== undefined) {
+    const provider = options.lease?.provider;
+    if (!provider || typeof provider.acquire !== 'function' || typeof provider.renew !== 'function' || typeof provider.release !== 'function') {
+      throw new InvalidOptionsError('lease.provider must implement the LeaseProvider contract (acquire, renew, release).');
+    }
+    if (!session) throw new InvalidOptionsError('lease needs a session: the lease is held on the session\'s run.');
+    const ttl = options.lease.ttlMs;
+    if (ttl !== undefined && (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl < 30)) {
+      throw new InvalidOptionsError('lease.ttlMs must be a number of milliseconds, at least 30.');
+    }
+  }
   if (options.deadline !== undefined && (typeof options.deadline !== 'number' || !Number.isFinite(options.deadline))) {
     throw new InvalidOptionsError('deadline must be an absolute time in milliseconds.');
   }

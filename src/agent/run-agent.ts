@@ -4,10 +4,10 @@
  * nothing.
  */
 import {
-  BindingChangedError, InvalidOptionsError, RunBusyError, RunIdentityError, serializeError,
+  AgentRunLeaseError, BindingChangedError, InvalidOptionsError, RunBusyError, RunIdentityError, serializeError,
 } from '../errors/index.js';
 import type { CallAnswer, RunContext, RunInput } from '../../machines/index.js';
-import { RunHost } from '../runtime/host.js';
+import { DEFAULT_LEASE_TTL_MS, RunHost } from '../runtime/host.js';
 import { checkEnvelope } from './envelope.js';
 import { toJson } from './json.js';
 import {
@@ -18,7 +18,7 @@ import { resultBase } from './result.js';
 import { checkSnapshot } from './snapshot-check.js';
 import { createAgentStream, type AgentStream } from './stream.js';
 import type {
-  AgentEvent, AgentOptions, AgentResult, AgentRunEnvelope, AgentRunStore, AgentToolReceipt, ApprovalResponse, Message,
+  AgentEvent, AgentOptions, AgentResult, AgentRunEnvelope, AgentRunStore, AgentToolReceipt, ApprovalResponse, Lease, Message,
   ResumeOptions,
 } from './types.js';
 import { receiptKey } from './envelope.js';
@@ -51,10 +51,15 @@ function refusal<T>(runId: string, error: unknown): AgentResult<T> {
   };
 }
 
+/** The key under which a run's lease is held. */
+export function agentRunLeaseKey(session: { runId: string; scope: string }): string {
+  return `cairn/agent-run/${encodeURIComponent(session.scope)}/${encodeURIComponent(session.runId)}`;
+}
+
 async function guarded<T>(
   options: AgentOptions<T>,
   emit: Emit<T>,
-  body: (opts: NormalizedOptions<T>, runId: string) => Promise<AgentResult<T>>,
+  body: (opts: NormalizedOptions<T>, runId: string, lease: Lease | null) => Promise<AgentResult<T>>,
 ): Promise<AgentResult<T>> {
   let runId = options?.session?.runId ?? '';
   let result: AgentResult<T>;
@@ -62,10 +67,20 @@ async function guarded<T>(
     const opts = normalizeOptions(options);
     runId = opts.runId || opts.generateId();
     const release = opts.raw.session ? claim(opts.raw.session.store, runId) : () => undefined;
+    let lease: Lease | null = null;
+    const leaseOptions = opts.raw.lease;
     try {
+      if (leaseOptions) {
+        // The lease is claimed before the run is read, and held until the leg has written its last.
+        const session = opts.raw.session!;
+        const key = agentRunLeaseKey(session);
+        lease = await leaseOptions.provider.acquire(key, leaseOptions.owner ?? opts.generateId(), leaseOptions.ttlMs ?? DEFAULT_LEASE_TTL_MS);
+        if (!lease) throw new AgentRunLeaseError('lease_held', key);
+      }
       opts.toolContexts = await validateToolContexts(options as AgentOptions<unknown>);
-      result = await body(opts, runId);
+      result = await body(opts, runId, lease);
     } finally {
+      if (lease) await leaseOptions!.provider.release(lease).catch(() => undefined);
       release();
     }
   } catch (error) {
@@ -77,7 +92,7 @@ async function guarded<T>(
 }
 
 async function start<T>(options: AgentOptions<T>, emit: Emit<T>): Promise<AgentResult<T>> {
-  return guarded(options, emit, async (opts, runId) => {
+  return guarded(options, emit, async (opts, runId, lease) => {
     const input: RunInput = {
       runId,
       messages: toJson(initialMessages(options as AgentOptions<unknown>)),
@@ -89,7 +104,9 @@ async function start<T>(options: AgentOptions<T>, emit: Emit<T>): Promise<AgentR
       verify: typeof options.verify === 'function',
       deadlineAt: options.deadline ?? null,
     };
-    return new RunHost<T>(opts, runId, emit).start(input);
+    const host = new RunHost<T>(opts, runId, emit);
+    host.lease = lease;
+    return host.start(input);
   });
 }
 
@@ -99,9 +116,9 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     emit({ type: 'result', result });
     return result;
   }
-  return guarded(options, emit, async (opts, runId) => {
+  return guarded(options, emit, async (opts, runId, lease) => {
     const session = options.session;
-    const loaded = await session.store.load(runId);
+    const loaded = await session.store.load(runId, { scope: session.scope });
     if (loaded === undefined) throw new RunIdentityError('run_not_found', runId);
     const stored = checkEnvelope(loaded, runId, session.scope);
     const changed = bindingChanges(stored.binding, opts.binding);
@@ -139,6 +156,7 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
       });
     }
     const host = new RunHost<T>(opts, runId, emit, stored);
+    host.lease = lease;
     for (const warning of matched.warnings) host.warnings.push(warning);
     for (const { receipt, result } of reconciliation.reconciled) host.receipts[receipt.key] = reconciledReceipt(receipt, result);
     return host.resume(stored, (open) => {

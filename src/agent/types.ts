@@ -316,7 +316,8 @@ export interface AgentRunBinding {
   limits: string;
 }
 
-export type AgentRunStatus = 'running' | 'suspended' | 'completed' | 'stopped' | 'failed';
+/** `drained`: stopped at a model-step boundary on request; any executor's resume goes on. */
+export type AgentRunStatus = 'running' | 'suspended' | 'drained' | 'completed' | 'stopped' | 'failed';
 
 /** The stored record of a run: the run actor's snapshot plus what is needed to list and inspect it without the machine. */
 export interface AgentRunEnvelope {

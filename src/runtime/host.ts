@@ -5,7 +5,7 @@
  */
 import { createActor, fromPromise, type Actor, type InspectionEvent, type SnapshotFrom } from 'xstate';
 import {
-  PersistenceError, RevisionConflictError, serializeError, type SerializedError,
+  AgentRunLeaseError, PersistenceError, RevisionConflictError, serializeError, type SerializedError,
 } from '../errors/index.js';
 import { runMachine, toolCallMachine, RUN_MACHINE_VERSION } from '../../machines/index.js';
 import type { CallAnswer, RunContext, RunInput } from '../../machines/index.js';
@@ -16,7 +16,7 @@ import { toJson } from '../agent/json.js';
 import { resultBase } from '../agent/result.js';
 import type { NormalizedOptions } from '../agent/options.js';
 import type {
-  AgentEvent, AgentResult, AgentRunEnvelope, AgentRunStatus, AgentToolReceipt, AgentWarning, JsonValue, Message,
+  AgentEvent, AgentResult, AgentRunEnvelope, AgentRunStatus, AgentToolReceipt, AgentWarning, JsonValue, Lease,
   PendingApproval, PendingClientCall, StopReason,
 } from '../agent/types.js';
 import type { HostState } from './host-state.js';
@@ -26,6 +26,8 @@ import { provideToolCallMachine } from './tool-actors.js';
 
 type RunSnapshot = SnapshotFrom<typeof runMachine>;
 type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
+
+export const DEFAULT_LEASE_TTL_MS = 30_000;
 
 export interface Pending {
   approvals: PendingApproval[];
@@ -46,6 +48,9 @@ export class RunHost<T> implements HostState<T> {
   private storeFailure: SerializedError | null = null;
   private actor!: Actor<typeof runMachine>;
   private machineError: unknown = undefined;
+  /** The lease this leg holds, renewed while it works. */
+  lease: Lease | null = null;
+  private leaseLost = false;
   /** Set once the leg has come to rest: nothing more is written from it. */
   private closed = false;
   private readonly reportedCalls = new Set<string>();
@@ -94,6 +99,7 @@ export class RunHost<T> implements HostState<T> {
 
   save(): Promise<void> {
     if (!this.opts.raw.session || this.closed) return Promise.resolve();
+    if (this.leaseLost && this.lease) return Promise.reject(new AgentRunLeaseError('lease_lost', this.lease.key));
     if (this.storeFailure) return Promise.reject(new PersistenceError(this.storeFailure.message));
     return this.queue.flush();
   }
@@ -178,11 +184,53 @@ export class RunHost<T> implements HostState<T> {
 
   /** The run is at rest: ended, or waiting on answers or on an operator. */
   private atRest(snapshot: RunSnapshot): boolean {
-    return snapshot.status !== 'active' || snapshot.matches('suspended') || snapshot.matches('reconciling');
+    return snapshot.status !== 'active' || snapshot.matches('suspended') || snapshot.matches('reconciling') || snapshot.matches('drained');
   }
 
   private async drive(begin: () => void, settle?: () => void): Promise<AgentResult<T>> {
     this.emit({ type: 'run-start', runId: this.runId, resumed: this.revision > 0 });
+    const stopRenewing = this.renewLease();
+    try {
+      return await this.driveHeld(begin, settle);
+    } finally {
+      stopRenewing();
+    }
+  }
+
+  /**
+   * Renews the lease while the leg works. A lost lease stops every write; a
+   * drain request stops the run at its next model-step boundary.
+   */
+  private renewLease(): () => void {
+    const options = this.opts.raw.lease;
+    if (!options || !this.lease) return () => undefined;
+    const ttl = options.ttlMs ?? DEFAULT_LEASE_TTL_MS;
+    let renewing = false;
+    const timer = setInterval(() => {
+      if (renewing || this.leaseLost || !this.lease) return;
+      renewing = true;
+      options.provider.renew(this.lease, ttl).then(
+        (renewal) => {
+          if (!renewal) return this.loseLease();
+          this.lease = renewal.lease;
+          if (renewal.drain && this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'DRAIN' });
+        },
+        () => this.loseLease(),
+      ).finally(() => (renewing = false));
+    }, Math.max(10, Math.floor(ttl / 3)));
+    timer.unref?.();
+    return () => clearInterval(timer);
+  }
+
+  private loseLease(): void {
+    if (this.leaseLost || !this.lease) return;
+    this.leaseLost = true;
+    const error = serializeError(new AgentRunLeaseError('lease_lost', this.lease.key));
+    this.storeFailure = error;
+    if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'STORE_FAILED', error });
+  }
+
+  private async driveHeld(begin: () => void, settle?: () => void): Promise<AgentResult<T>> {
     begin();
     await this.untilRest();
     if (settle && this.machineError === undefined && this.actor.getSnapshot().status === 'active') {
@@ -261,6 +309,7 @@ export class RunHost<T> implements HostState<T> {
         ...(context.stopDetails !== null ? { stopDetails: context.stopDetails as JsonValue } : {}),
       };
     }
+    if (snapshot.matches('drained')) return { ...base, status: 'stopped', reason: 'drained' };
     if (snapshot.matches('reconciling')) {
       return {
         ...base,
@@ -320,6 +369,7 @@ export class RunHost<T> implements HostState<T> {
     if (snapshot.matches('completed')) return 'completed';
     if (snapshot.matches('failed')) return 'failed';
     if (snapshot.matches('stopped')) return 'stopped';
+    if (snapshot.matches('drained') || snapshot.matches('draining')) return 'drained';
     // `suspending` is the save on the way to `suspended`; restored, it may already have been answered.
     if (snapshot.matches('suspended') || snapshot.matches('suspending')) {
       const pending = this.pending();
@@ -383,13 +433,13 @@ export class RunHost<T> implements HostState<T> {
 
   private async commit(envelope: AgentRunEnvelope): Promise<void> {
     try {
-      await this.opts.raw.session!.store.save(envelope);
+      await this.opts.raw.session!.store.save(envelope, this.lease ? { lease: this.lease } : undefined);
       this.revision = envelope.revision;
       if (envelope.status !== 'completed' && envelope.status !== 'failed' && envelope.status !== 'stopped') {
         this.lastCommitted = envelope.snapshot;
       }
     } catch (error) {
-      const failure = new PersistenceError(
+      const failure = AgentRunLeaseError.isInstance(error) ? error : new PersistenceError(
         RevisionConflictError.isInstance(error)
           ? `Another executor saved run ${this.runId} first; this one stops.`
           : `Saving run ${this.runId} failed: ${serializeError(error).message}`,
