@@ -164,22 +164,22 @@ const TOOL_CALL_UNREACHABLE: Record<string, string> = {
 const STORE_FAILS_FIRST = 'a failed save rejects after the host sent STORE_FAILED, which takes the run to `failed` first (src/runtime/host.ts commit)';
 const RUN_UNREACHABLE: Record<string, string> = {
   'run|CANCEL|0': 'nothing sends CANCEL: cancellation is the abort signal, seen by the model call, admission and the verifier',
-  'run|RESUME|0': 'the host sends RESUME only once a restored run rests in `suspended` or `reconciling`, whose own RESUME handlers take it (src/runtime/host.ts resume)',
   'run.starting|xstate.error.actor.saveStart|0': STORE_FAILS_FIRST,
   'run.loop.recordingTurn|xstate.error.actor.saveTurn|0': STORE_FAILS_FIRST,
   'run.loop.checkpointing|xstate.error.actor.saveStep|0': STORE_FAILS_FIRST,
   'run.finalizing.recordingTurn|xstate.error.actor.saveTurn|0': STORE_FAILS_FIRST,
   'run.verifying.beginning|xstate.error.actor.beginVerify|0': STORE_FAILS_FIRST,
   'run.suspending|xstate.error.actor.saveSuspension|0': STORE_FAILS_FIRST,
+  'run.draining|xstate.error.actor.saveDrain|0': STORE_FAILS_FIRST,
   'run.loop.checkingPolicy|xstate.done.actor.checkBatchPolicy|0': 'checkBatchPolicy always answers ok: no execution policy is configured in this engine yet (src/runtime/run-actors.ts)',
   'run.loop.checkingPolicy|xstate.error.actor.checkBatchPolicy|0': 'checkBatchPolicy always answers ok (src/runtime/run-actors.ts)',
   'run.verifying.checking|xstate.error.actor.runVerifier|0': 'runVerifier catches whatever the verifier throws and answers inconclusive',
   'run.verifying.checking|xstate.done.actor.runVerifier|1':
     'a verifier restarted without its permit needs a restore in `checking`, but the run is saved in `verifying.beginning` and RESTORED starts a new attempt from there',
   'run.settling|always|1':
-    'settling is entered only by a RESUME to a resting run, and every call that RESUME answers is marked active first, so not all have ended',
-  'run.settling|always|2':
-    'a resume answers every call that needs reconciliation (retry or a recorded outcome, src/agent/run-agent.ts), so none is left unknown when the settle decides',
+    'a resume answers every call that needs reconciliation (retry or a recorded outcome, src/agent/run-agent.ts) and RESUME marks each active, ' +
+    'so none is unknown when the settle decides after it; after the suspension save none is either: the run suspends only with no call unknown ' +
+    '(awaitingCalls checks that first) and a suspended call does not move',
 };
 
 function report(name: string, edges: Edge[], taken: Set<string>, unreachable: Record<string, string>) {

@@ -8,7 +8,7 @@
  * when nothing a caller can do produces it. Each carries its reason.
  */
 import type { ToolCallInput } from '../../../machines/index.js';
-import { eventsOf, stateName, type CallPath, type ModelEvent } from './tool-call-model.js';
+import { eventsOf, MODEL_EVENTS, type CallPath, type ModelEvent } from './tool-call-model.js';
 
 export interface CallWorld {
   finishReason: ToolCallInput['finishReason'];
@@ -20,14 +20,6 @@ export interface CallWorld {
   approval: 'none' | 'gate' | 'predicate-throws';
   /** The verdict the resume brings. */
   verdict: boolean | null;
-  /**
-   * Another call of the same turn, under the same toolCallId, records an
-   * outcome ('result': it returned, 'threw': it threw) before this call's
-   * approval is decided, or while this call waits for its verdict.
-   */
-  receiptFirst: null | 'result' | 'threw';
-  /** 'while-running': the other call's effect is still running when this call reaches effect identity. */
-  receiptWhen: 'before-decision' | 'while-waiting' | 'while-running';
   admission: 'admitted' | 'deadline' | 'aborted' | 'clock-throws';
   executor: 'server' | 'client';
   execute: 'returns' | 'throws';
@@ -36,10 +28,25 @@ export interface CallWorld {
   /**
    * What the operator answers, one resume each, after a plain resume stopped on
    * the interrupted call: run it again, or record the result (or error) found.
-   * `['retry', 'reconcile']`: the retry's process dies too, once a save shows
-   * the call in unknownEffect.
+   * `['retry', 'reconcile']`: the retry's process dies too, at `retryDiesIn`.
    */
   operator: ('retry' | 'reconcile' | 'reconcile-error')[];
+  /**
+   * Where the retry's process dies when the operator answers twice:
+   * - 'unknownEffect': once a save shows the call in unknownEffect (restored
+   *   without its retry permit, before the retry reached it);
+   * - 'approval.deciding': once a save shows the call back in approval.deciding,
+   *   its receipt still `executing` from the first run. The save is a second
+   *   call's: the turn has two calls, both interrupted and both retried. The
+   *   operator's recorded outcome then answers the call at the approval stage:
+   *   the next resume restores it before the effect with an outcome receipt, and
+   *   decideApproval answers `receipt`. This is the only way a call reaches
+   *   that branch: an envelope holds the snapshot and the receipts of one
+   *   moment, so the save that records an outcome the call itself produced
+   *   shows it past the effect (in resultReceipt.recording), and only a retried
+   *   call comes back before the effect with a receipt that is not its first.
+   */
+  retryDiesIn: 'unknownEffect' | 'approval.deciding';
   /** The retry carries the verdict the run stored for the call. */
   retryVerdict: boolean;
   /** What validation and projection make of a result. */
@@ -49,7 +56,14 @@ export interface CallWorld {
 }
 
 export type Derived =
-  | { kind: 'drive'; world: CallWorld; resumes: number; admissionLeg: number; crashLeg: number }
+  | {
+      kind: 'drive'; world: CallWorld; resumes: number; admissionLeg: number; crashLeg: number;
+      /**
+       * The model's events the call took before the path (a retried call's first
+       * run, up to its retry): from the retry on, the call takes the path.
+       */
+      lead: ModelEvent[];
+    }
   | { kind: 'contract' | 'unreachable'; reason: string };
 
 export const baseWorld = (o: Partial<CallWorld> = {}): CallWorld => ({
@@ -58,13 +72,12 @@ export const baseWorld = (o: Partial<CallWorld> = {}): CallWorld => ({
   guard: 'allow',
   approval: 'none',
   verdict: null,
-  receiptFirst: null,
-  receiptWhen: 'before-decision',
   admission: 'admitted',
   executor: 'server',
   execute: 'returns',
   crash: null,
   operator: [],
+  retryDiesIn: 'unknownEffect',
   retryVerdict: false,
   projection: 'completed',
   onToolResultThrows: false,
@@ -85,6 +98,10 @@ export const UNREACHABLE: Record<string, string> = {
 };
 
 const key = (e: ModelEvent) => e.type.replace('xstate.done.actor.', 'done:').replace('xstate.error.actor.', 'error:');
+
+/** The payload of an invoked actor's done event, as the model has it. */
+const doneEvent = (actor: keyof typeof MODEL_EVENTS, kind: string): ModelEvent =>
+  MODEL_EVENTS[actor].find((e) => e.type === `xstate.done.actor.${actor}` && e.output?.kind === kind)!;
 
 /** The world a path needs, or why there is none. */
 export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
@@ -117,14 +134,19 @@ export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
           if (k === 'not-needed') world.approval = 'none';
           else if (k === 'wait') world.approval = 'gate';
           else if (k === 'receipt') {
-            world.approval = 'gate';
+            // The call ran, died during its effect with a second call of the turn, was retried with it, and that
+            // retry died with the call back in approval.deciding; the operator recorded what happened. The lead is
+            // the first run up to the retry; from the retry on, the call takes this path.
+            crash('execution');
+            world.operator = ['retry', 'reconcile'];
+            world.retryDiesIn = 'approval.deciding';
             route = 'receipt';
-            world.receiptWhen = 'before-decision';
           }
         } else if (lastRecheck === 'empty') {
-          if (k !== 'receipt') return contract('a waiting call is answered without a verdict only when its receipt records an outcome, and decideApproval then answers `receipt`');
-          route = 'receipt';
-          world.receiptWhen = 'while-waiting';
+          return unreachable(
+            'a call waits for its verdict only before its first effect (a retried call carries the verdict stored for it), ' +
+            'so no receipt of it records an outcome while it waits; a resume without its verdict leaves the run as it was',
+          );
         }
         break;
       case 'xstate.error.actor.decideApproval':
@@ -133,12 +155,6 @@ export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
         break;
       case 'RECHECK': {
         const r = e as { verdict?: { approved: boolean }; clientResult?: unknown; retry?: boolean };
-        if (world.receiptWhen === 'while-running' && route === 'receipt') {
-          // In unknownEffect behind a same-id call that has finished since: the next resume answers it from that receipt.
-          if (r.retry) return unreachable('retryToolCallIds accepts only interrupted calls, and this call\'s receipt records the other call\'s outcome (src/agent/interrupted.ts)');
-          rechecks += 1;
-          break;
-        }
         if (world.crash !== null) {
           // The call is in unknownEffect: the operator's answer.
           if (r.retry) {
@@ -170,11 +186,8 @@ export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
       case 'xstate.done.actor.beginEffect':
         if (route === 'receipt' || route === 'reconciled') {
           replayedBy = 'beginEffect';
-          if (k === 'replay') world.receiptFirst = route === 'receipt' ? 'result' : world.receiptFirst;
-          else if (k === 'replay-failed') {
-            if (route === 'receipt') world.receiptFirst = 'threw';
-            else world.operator[world.operator.length - 1] = 'reconcile-error';
-          } else return contract(`beginEffect answers a recorded outcome with replay / replay-failed, never ${k}`);
+          if (k === 'replay-failed') world.operator[world.operator.length - 1] = 'reconcile-error';
+          else if (k !== 'replay') return contract(`beginEffect answers a recorded outcome with replay / replay-failed, never ${k}`);
           break;
         }
         if (k === 'permit') route = 'execute';
@@ -190,12 +203,12 @@ export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
           route = 'reconciled';
           replayedBy = 'beginEffect';
         } else if (k === 'unknown') {
-          if (rechecks > 0) return unreachable('a call that waited for a resume reaches effect identity in a later leg, and a leg comes to rest only once every call of it stopped moving, so no same-id effect is still running then');
-          // A restored call with an `executing` receipt is interrupted: the resume stops before restoring it, or the
-          // operator's retry / recorded result answers it. What is left: a same-id call whose effect is still running.
-          world.receiptFirst = 'result';
-          world.receiptWhen = 'while-running';
-          route = 'receipt';
+          // The process died after the executing receipt; the operator asked for a retry. The restored call starts
+          // beginEffect again before the settle hands it the retry (src/agent/run-agent.ts: retry keys are taken
+          // only once every restored call is at rest), so it finds no permit and goes to unknownEffect, where the
+          // retry reaches it.
+          crash('beginning');
+          world.operator = ['retry'];
         } else return unreachable(UNREACHABLE['error:beginEffect']!);
         break;
       case 'xstate.done.actor.executeTool':
@@ -218,7 +231,7 @@ export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
           return contract('beginEffect answers a receipt that records an error with replay-failed, so a receipt it replays never projects as `failed`');
         }
         if (route === 'reconciled' && outcome === 'failed') world.operator[world.operator.length - 1] = 'reconcile-error';
-        const thrown = world.execute === 'throws' || world.receiptFirst === 'threw' || world.operator.includes('reconcile-error');
+        const thrown = world.execute === 'throws' || world.operator.includes('reconcile-error');
         if (thrown !== (outcome === 'failed')) {
           return contract(thrown
             ? 'a receipt that records a thrown error projects as `failed`'
@@ -242,7 +255,16 @@ export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
       }
     }
   }
-  return { kind: 'drive', world, resumes: rechecks, admissionLeg, crashLeg };
+  // A call answered at the approval stage by its receipt: its first run (no gate, admitted, died in the effect) and the
+  // operator's retry (no verdict stored: "No approval response.", which a call with no gate never reads).
+  const lead: ModelEvent[] = route === 'receipt'
+    ? [
+        doneEvent('guardCall', world.guard), doneEvent('decideApproval', 'not-needed'), doneEvent('admit', 'admitted'),
+        doneEvent('beginEffect', 'permit'), doneEvent('executeTool', 'unknown'),
+        MODEL_EVENTS.RECHECK.find((r) => 'retry' in r && (r as { verdict?: { approved: boolean } }).verdict?.approved === false)!,
+      ]
+    : [];
+  return { kind: 'drive', world, resumes: rechecks, admissionLeg, crashLeg, lead };
 }
 
 /** What the model sees for a call that ended in `state`, given the world (a regex or exact JSON value). */
@@ -255,13 +277,12 @@ export function expectedModelOutput(state: string, w: CallWorld): RegExp | unkno
     case 'validationFailure': return /^Tool result failed validation: /;
     case 'projectionFailure': return /^Tool result could not be projected: cannot render$/;
     case 'clientResult': return 'client says {"shipped":true}';
-    case 'completed': return w.receiptFirst ? 'sent to twin@example.com' : `sent to ${to}`;
+    case 'completed': return `sent to ${to}`;
     case 'failed':
       if (w.guard === 'throw') return 'onToolCall failed';
       if (w.admission === 'clock-throws') return 'clock unavailable';
       if (w.approval === 'predicate-throws') return 'approval predicate failed';
       if (w.onToolResultThrows) return 'onToolResult failed';
-      if (w.receiptFirst === 'threw') return 'twin exploded';
       if (w.operator.includes('reconcile-error')) return 'smtp down';
       if (w.execute === 'throws') return 'smtp down';
       return /./;

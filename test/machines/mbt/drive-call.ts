@@ -5,6 +5,9 @@
  * envelope is copied into a fresh store, and a new process resumes from there,
  * first plainly (an interrupted call stops that resume), then with the
  * operator's answer (retryToolCallIds / reconciledToolResults).
+ *
+ * Some crashes need a second call in the turn (`SECOND`, id `c2`), whose saves
+ * show the target where the crash needs it (see `secondCall`).
  */
 import type { AgentResult, AgentRunEnvelope, AgentTool, Message, ResumeOptions } from 'cairn/agent';
 import { createMockModel, type MockLanguageModel } from 'cairn/testing';
@@ -19,6 +22,32 @@ import { recorder, type Step } from './recorder.js';
 /** The call under test is the first of its turn, at model step 0. */
 export const TARGET = 'call-0-0';
 export const TARGET_KEY = '0:c1';
+/** The second call of the turn, when the world has one. */
+export const SECOND = 'call-0-1';
+export const SECOND_KEY = '0:c2';
+
+/**
+ * What the second call of the turn does, if the world needs one:
+ * - 'finishes': the process dies with the target in `execution` (its own saves
+ *   never show it there), so another call saves then: it returns once the
+ *   target's effect started, and its result is saved (not interrupted). On the
+ *   restore it checkpoints again, which shows the target in unknownEffect.
+ * - 'projects-late': the process dies with the target in effect identity, and
+ *   the retry's process once the restored target is in unknownEffect: it
+ *   returns first, its result is saved before the target's `executing`
+ *   receipt, and onToolResult holds it in projection until that receipt is
+ *   saved; on the restore it projects again and checkpoints, which shows the
+ *   target in unknownEffect.
+ * - 'interrupted': the call is answered by its receipt at the approval stage:
+ *   the second call starts its effect once the target's effect started, and
+ *   both die with it, interrupted; both are retried, and the second call's
+ *   `executing` receipt is saved while the target is back in approval.deciding.
+ */
+export function secondCall(w: CallWorld): 'finishes' | 'projects-late' | 'interrupted' | null {
+  if (w.crash === 'execution') return w.retryDiesIn === 'approval.deciding' ? 'interrupted' : 'finishes';
+  if (w.crash === 'beginning' && w.operator.length > 1) return 'projects-late';
+  return null;
+}
 
 export interface DriveSpec {
   world: CallWorld;
@@ -58,6 +87,8 @@ export interface CallRun {
   plain: PlainResume[];
   /** How many times the target's execute was entered, over all legs. */
   executions: number;
+  /** How many times the target's needsApproval predicate ran, over all legs (worlds whose gate is a predicate). */
+  gateChecks: number;
   /** The tool message the model received for the target call, if the run asked the model again. */
   toolMessage: Extract<Message, { role: 'tool' }> | undefined;
   last: AgentResult<string>;
@@ -68,6 +99,8 @@ const hasOutcome = (status: string | undefined) =>
 
 export async function driveCall(spec: DriveSpec): Promise<CallRun> {
   const { world: w, resumes, admissionLeg, crashLeg } = spec;
+  const second = secondCall(w);
+  if (second === 'projects-late' && crashLeg !== 0) throw new Error('A second call that projects late needs the crash in the first leg.');
   const clock = testClock();
   const ids = testIds();
   const deadline = w.admission === 'deadline' ? T0 + 1_000 : w.admission === 'clock-throws' ? T0 + 1_000_000_000 : undefined;
@@ -76,9 +109,13 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
   const captured: AgentRunEnvelope[] = [];
   const plain: PlainResume[] = [];
   const executeStarted = signal();
-  const targetWaiting = signal();
+  /** The retried target has reached approval.deciding (its predicate runs). */
+  const targetDeciding = signal();
   let crashing = w.crash !== null;
   let executions = 0;
+  let gateChecks = 0;
+  let secondGuards = 0;
+  let secondProjections = 0;
   let leg = 0;
 
   const targetName = w.toolKnown ? 'target' : 'nope';
@@ -88,12 +125,14 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
     else if (w.admission === 'aborted') controller.abort();
     else if (w.admission === 'clock-throws') clock.failNextDeadlineCheck();
   };
+  /** Settles once the current leg's process dies (its abort signal). */
+  const untilDeath = (abort: AbortSignal) =>
+    new Promise<void>((resolve) => (abort.aborted ? resolve() : abort.addEventListener('abort', () => resolve(), { once: true })));
 
   const calls: { toolName: string; toolCallId: string; args: { to?: string } }[] = [
     { toolName: targetName, toolCallId: 'c1', args: { to: 'ada@example.com' } },
   ];
-  if (w.receiptFirst) calls.push({ toolName: 'twin', toolCallId: 'c1', args: {} });
-  if (w.crash === 'execution') calls.push({ toolName: 'sibling', toolCallId: 'c2', args: {} });
+  if (second) calls.push({ toolName: 'second', toolCallId: 'c2', args: {} });
   const model = createMockModel({ responses: [{ toolCalls: calls, finishReason: w.finishReason }, { text: 'Done.' }] });
 
   const project = w.projection === 'projection-failure'
@@ -109,8 +148,17 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
     parameters: { type: 'object', properties: { to: { type: 'string' } } },
     needsApproval: w.approval === 'predicate-throws'
       ? () => { throw new Error('approval predicate failed'); }
-      : w.approval === 'gate' && w.receiptFirst && w.receiptWhen === 'while-waiting'
-        ? () => { targetWaiting.resolve(); return true; }
+      : second === 'interrupted'
+        ? async () => {
+            gateChecks += 1;
+            // The retry's pass: the call sits in approval.deciding until its process dies.
+            if (gateChecks === 2) {
+              const dying = controller.signal;
+              targetDeciding.resolve();
+              await untilDeath(dying);
+            }
+            return false;
+          }
         : w.approval === 'gate',
     replay: w.replay,
     ...(w.executor === 'server'
@@ -120,7 +168,8 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
             if (crashing) {
               executeStarted.resolve();
               // Hangs until the process "dies" (the leg is aborted).
-              return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('process died')), { once: true }));
+              await untilDeath(ctx.signal);
+              throw new Error('process died');
             }
             if (w.execute === 'throws') throw new Error('smtp down');
             return { sent: args.to, id: 'msg-1' };
@@ -130,45 +179,38 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
     ...project,
   };
   const tools: Record<string, AgentTool> = { target };
-  if (w.receiptFirst) {
-    tools.twin = {
-      description: 'Another tool the model called under the same id.',
+  if (second) {
+    tools.second = {
+      description: 'Another call of the same turn, whose saves show the target where a crash needs it.',
       parameters: { type: 'object' },
-      execute: async () => {
-        if (w.receiptWhen === 'while-waiting' || w.receiptWhen === 'while-running') {
-          // Records its outcome only once the target waits for its verdict, or passed its guard (and every microtask has run).
-          await targetWaiting.promise;
-          await new Promise((r) => setImmediate(r));
+      // Answered in the same resume as the target when it waits for a verdict.
+      needsApproval: second === 'finishes' && w.approval === 'gate',
+      execute: async (_args: unknown, ctx) => {
+        if (second === 'finishes') {
+          await executeStarted.promise;
+          return 'second ok';
         }
-        if (w.receiptFirst === 'threw') throw new Error('twin exploded');
-        return { sent: 'twin@example.com' };
+        if (second === 'interrupted') {
+          await untilDeath(ctx.signal);
+          throw new Error('process died');
+        }
+        return 'second ok';
       },
     };
   }
-  if (w.crash === 'execution') {
-    tools.sibling = {
-      description: 'A call of the same turn that saves while the target runs.',
-      parameters: { type: 'object' },
-      needsApproval: w.approval === 'gate',
-      execute: async () => {
-        await executeStarted.promise;
-        return 'sibling ok';
-      },
-    };
-  }
-
   const options = (): ResumeOptions<string> => ({
     model,
     prompt: 'Email Ada the report.',
     tools,
     onToolCall: async ({ toolName }) => {
-      if (toolName !== targetName) return { action: 'allow' };
-      if (w.receiptFirst && w.receiptWhen === 'before-decision') await store.waitFor((e) => hasOutcome(e.receipts[TARGET_KEY]?.status));
-      if (w.receiptFirst && w.receiptWhen === 'while-running' && leg === 0) {
-        // Goes on once the same-id call's `executing` receipt is saved, and lets it finish only after.
-        await store.waitFor((e) => e.receipts[TARGET_KEY]?.status === 'executing');
-        targetWaiting.resolve();
+      if (toolName === 'second' && second === 'interrupted') {
+        // First run: its effect starts once the target's did. The retry: once the target is back in approval.deciding.
+        secondGuards += 1;
+        await (secondGuards === 1 ? executeStarted : targetDeciding).promise;
       }
+      if (toolName !== targetName) return { action: 'allow' };
+      // The second call's result is saved before the target's `executing` receipt.
+      if (second === 'projects-late' && leg === 0) await store.waitFor((e) => hasOutcome(e.receipts[SECOND_KEY]?.status));
       if (admissionLeg === 0 && leg === 0) admissionFault();
       switch (w.guard) {
         case 'block': return { action: 'block', reason: 'recipient not on the allowlist' };
@@ -177,7 +219,14 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
         default: return { action: 'allow' };
       }
     },
-    onToolResult: ({ toolName }) => {
+    onToolResult: async ({ toolName }) => {
+      if (toolName === 'second' && second === 'projects-late') {
+        secondProjections += 1;
+        // First run: held in projection until the target's `executing` receipt is saved. The retry's restore: until
+        // the restored target has left effect identity (it does without waiting on anything).
+        if (secondProjections === 1) await store.waitFor((e) => e.receipts[TARGET_KEY]?.status === 'executing');
+        else await new Promise((r) => setImmediate(r));
+      }
       if (toolName === targetName && w.onToolResultThrows) throw new Error('onToolResult failed');
       return undefined;
     },
@@ -224,9 +273,11 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
 
   const operatorLeg = async (answer: CallWorld['operator'][number], dies: boolean) => {
     const envelope = captured[captured.length - 1]!;
+    // An interrupted second call is retried along with the target, and its outcome recorded along with the target's.
+    const both = second === 'interrupted';
     const answers: Partial<ResumeOptions<string>> = answer === 'retry'
       ? {
-          retryToolCallIds: ['c1'],
+          retryToolCallIds: both ? ['c1', 'c2'] : ['c1'],
           ...(w.retryVerdict
             ? {
                 approvalResponses: Object.entries(envelope.approvals)
@@ -236,17 +287,27 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
             : {}),
         }
       : {
-          reconciledToolResults: [answer === 'reconcile'
-            ? { toolCallId: 'c1', output: { sent: to, id: 'msg-1' } }
-            : { toolCallId: 'c1', output: 'smtp down', isError: true }],
+          reconciledToolResults: [
+            answer === 'reconcile'
+              ? { toolCallId: 'c1', output: { sent: to, id: 'msg-1' } }
+              : { toolCallId: 'c1', output: 'smtp down', isError: true },
+            ...(both ? [{ toolCallId: 'c2', output: 'second ok' }] : []),
+          ],
         };
     const run = () => resumeLeg({ ...options(), ...answers });
     if (!dies) {
       legs.push(await run());
       return;
     }
-    // The retry's process dies too, once a save shows the call in unknownEffect; its admission is refused by the abort.
-    await dieAfter(run, (e) => storedChildValue(e, TARGET) === 'unknownEffect', Promise.resolve());
+    if (w.retryDiesIn === 'approval.deciding') {
+      // The retry's process dies once the second call's `executing` receipt is saved with the target back in
+      // approval.deciding (its receipt still `executing` from the first run); its admission is refused by the abort.
+      await dieAfter(run, (e) => JSON.stringify(storedChildValue(e, TARGET)) === '{"approval":"deciding"}' &&
+        e.receipts[TARGET_KEY]?.status === 'executing' && e.receipts[SECOND_KEY]?.status === 'executing', Promise.resolve());
+    } else {
+      // The retry's process dies too, once a save shows the call in unknownEffect; its admission is refused by the abort.
+      await dieAfter(run, (e) => storedChildValue(e, TARGET) === 'unknownEffect', Promise.resolve());
+    }
     await plainResume();
   };
 
@@ -262,10 +323,14 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
         legs.push(await run());
         continue;
       }
+      // A second call that finishes or projects late has its outcome recorded (it is not interrupted); one that is
+      // interrupted too has its `executing` receipt saved.
+      const secondAt = (e: AgentRunEnvelope) => second === 'interrupted'
+        ? e.receipts[SECOND_KEY]?.status === 'executing'
+        : second === null || hasOutcome(e.receipts[SECOND_KEY]?.status);
       const at = w.crash === 'beginning'
-        ? (e: AgentRunEnvelope) => JSON.stringify(storedChildValue(e, TARGET)) === '{"effectIdentity":"beginning"}'
-        // The sibling's own effect must have its outcome recorded, or it would be interrupted too.
-        : (e: AgentRunEnvelope) => storedChildValue(e, TARGET) === 'execution' && hasOutcome(e.receipts['0:c2']?.status);
+        ? (e: AgentRunEnvelope) => JSON.stringify(storedChildValue(e, TARGET)) === '{"effectIdentity":"beginning"}' && secondAt(e)
+        : (e: AgentRunEnvelope) => storedChildValue(e, TARGET) === 'execution' && secondAt(e);
       await dieAfter(run, (e) => at(e) && e.receipts[TARGET_KEY]?.status === 'executing', executeStarted.promise);
       crashing = false;
       await plainResume();
@@ -275,8 +340,7 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
     recorder.stop();
   }
   const steps = recorder.stepsOf(TARGET);
-  const second = model.calls[1];
-  const toolMessage = second?.messages.find(
+  const toolMessage = model.calls[1]?.messages.find(
     (m): m is Extract<Message, { role: 'tool' }> => m.role === 'tool' && m.toolCallId === 'c1',
   );
   return {
@@ -290,6 +354,7 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
     captured,
     plain,
     executions,
+    gateChecks,
     toolMessage,
     last: legs[legs.length - 1]!.result,
   };

@@ -25,7 +25,10 @@ const inertRun = runMachine.provide({
 });
 
 /** States whose invoked actor is a save of the whole record. */
-const SAVE_STATES = ['run.starting', 'run.loop.recordingTurn', 'run.loop.checkpointing', 'run.finalizing.recordingTurn', 'run.suspending', 'run.verifying.beginning'];
+const SAVE_STATES = [
+  'run.starting', 'run.loop.recordingTurn', 'run.loop.checkpointing', 'run.finalizing.recordingTurn', 'run.suspending',
+  'run.verifying.beginning', 'run.draining',
+];
 
 export type RunModelEvent = EventObject & Record<string, unknown>;
 /** The process ends; a new one restores the last saved snapshot (`@call` sends to a call actor). */
@@ -76,6 +79,8 @@ export const ev = {
   storeFailed: (): RunModelEvent => ({ type: 'STORE_FAILED', error: { name: 'PersistenceError', code: 'persistence_failed', message: 'disk full' } }),
   resume: (answers: Record<string, unknown>): RunModelEvent => ({ type: 'RESUME', answers }),
   restored: (): RunModelEvent => ({ type: 'RESTORED' }),
+  /** The lease holder was asked to stop at the next model-step boundary (a renewal carried the request). */
+  drain: (): RunModelEvent => ({ type: 'DRAIN' }),
   retryFailed: (phase: 'loop' | 'finalize'): RunModelEvent => ({ type: 'RETRY_FAILED', phase }),
   /** An event for a call actor (its invoked actors' answers): the call moves, and the run hears of it as in the runtime. */
   toCall: (id: string, event: Record<string, unknown>): RunModelEvent => ({ type: '@call', id, event }),

@@ -4,7 +4,7 @@
  * the stored run) and the concrete run that should take it in the runtime.
  */
 import { expect } from 'vitest';
-import type { AgentTool } from 'cairn/agent';
+import type { AgentTool, LeaseProvider } from 'cairn/agent';
 import { createMockModel, type MockResponse } from 'cairn/testing';
 import type { RunInput } from '../../../machines/index.js';
 import type { RunHarness, RunRun } from './drive-run.js';
@@ -53,6 +53,42 @@ function hangingVerifier(verdict: { status: 'verified' }) {
   };
   return { started, attempts, verify };
 }
+
+/**
+ * A lease provider whose next renewal after `requestDrain` carries the drain
+ * request, once. `delivered` settles once that renewal was answered and the
+ * host had the time to hand DRAIN to the run.
+ */
+function drainingLease() {
+  let asked = false;
+  const answered = signal();
+  const provider: LeaseProvider = {
+    acquire: async (key, owner, ttlMs) => ({ key, owner, token: 1, expiresAt: T0 + ttlMs }),
+    renew: async (lease) => {
+      const drain = asked;
+      if (drain) {
+        asked = false;
+        answered.resolve();
+      }
+      return { lease, drain };
+    },
+    release: async () => undefined,
+    requestDrain: async () => {
+      asked = true;
+    },
+    inspect: async () => null,
+  };
+  const delivered = answered.promise.then(() => new Promise((r) => setTimeout(r, 0)));
+  // The shortest renewal period the host uses (ttl / 3, at least 10 ms).
+  return { provider, delivered, lease: { provider, ttlMs: 30 } };
+}
+
+/** A model turn answered only once a drain request reached the run (it arrives while the model works). */
+const afterDrain = (lease: ReturnType<typeof drainingLease>, turn: Exclude<MockResponse, (...a: never[]) => unknown>): MockResponse => async () => {
+  await lease.provider.requestDrain('mbt-run');
+  await lease.delivered;
+  return turn;
+};
 
 export const RUN_SCENARIOS: RunScenario[] = [
   {
@@ -268,6 +304,47 @@ export const RUN_SCENARIOS: RunScenario[] = [
       expect(v.attempts).toEqual([1]);
     },
     check: (run) => expect(run.last).toMatchObject({ status: 'stopped', reason: 'verification-attempts-exhausted' }),
+  },
+  {
+    name: 'drain requested during a loop step → drained at the next model-step boundary; a resume goes on → completed',
+    input: { toolNames: ['lookup'] },
+    path: [
+      S('saveStart'), ev.drain(), ev.turn(0, { toolCalls: [call()] }), S('saveTurn'), ev.policyOk(), ev.callEnded('call-0-0'), S('saveStep'),
+      // The boundary: drained, not the next model call. Restored in `draining` (the state that saved it), its save runs again.
+      S('saveDrain'), RESTORE, ev.restored(), S('saveDrain'), ev.resume({}), ev.turn(1, { text: '42.' }), S('saveTurn'),
+    ],
+    drive: async (h) => {
+      const lease = drainingLease();
+      const model = mock([afterDrain(lease, { toolCalls: [call()] }), { text: '42.' }]);
+      const first = await h.start({ ...h.base(), prompt: 'Look it up.', tools: { lookup }, model, lease: lease.lease });
+      expect(first.result).toMatchObject({ status: 'stopped', reason: 'drained', steps: 1 });
+      expect(h.store.last()?.status).toBe('drained');
+      expect(model.calls).toHaveLength(1);
+      // Another executor, without the lease.
+      await h.resume({ ...h.base(), prompt: 'Look it up.', tools: { lookup }, model });
+    },
+    check: (run) => expect(run.last).toMatchObject({ status: 'completed', output: '42.', steps: 2 }),
+  },
+  {
+    name: 'drain requested before finalization → drained at its model-step boundary; a resume finalizes → completed',
+    input: { toolNames: ['lookup'], outputMode: 'json' },
+    path: [
+      S('saveStart'), ev.drain(), ev.turn(0, { text: 'I know it.' }), S('saveTurn'),
+      S('saveDrain'), RESTORE, ev.restored(), S('saveDrain'), ev.resume({}),
+      ev.turn(1, { phase: 'finalize', text: '{"answer":42}' }), S('saveTurn'), ev.valid({ answer: 42 }),
+    ],
+    drive: async (h) => {
+      const lease = drainingLease();
+      const model = mock([afterDrain(lease, { text: 'I know it.' }), { text: '{"answer":42}' }]);
+      const options = { prompt: 'Answer as JSON.', output: answer, tools: { lookup }, model };
+      const first = await h.start({ ...h.base(), ...options, lease: lease.lease });
+      expect(first.result).toMatchObject({ status: 'stopped', reason: 'drained', steps: 1 });
+      expect(h.store.last()?.status).toBe('drained');
+      await h.resume({ ...h.base(), ...options });
+      // The finalization prompt was added once, before the drain: the resume goes on with it.
+      expect(model.calls[1]?.messages.filter((m) => m.role === 'user')).toHaveLength(2);
+    },
+    check: (run) => expect(run.last).toMatchObject({ status: 'completed', output: { answer: 42 }, steps: 2 }),
   },
   {
     name: 'max-steps → stopped',

@@ -75,7 +75,7 @@ export const MODEL_EVENTS = {
     { type: 'RECHECK', verdict: { approved: true }, clientResult: { output: { shipped: true }, isError: false } },
     { type: 'RECHECK', verdict: { approved: false, reason: 'not today' }, clientResult: { output: { shipped: true }, isError: false } },
     { type: 'RECHECK', clientResult: { output: { shipped: true }, isError: false } },
-    // A resume answers a waiting call whose receipt already records an outcome with nothing.
+    // An answer with nothing: a call in unknownEffect whose outcome the operator recorded (its receipt answers).
     { type: 'RECHECK' },
     // retryToolCallIds: run once more, with the verdict stored for the call (or 'No approval response.').
     { type: 'RECHECK', retry: true, verdict: { approved: true } },
@@ -92,9 +92,10 @@ const kindOf = (e: ModelEvent) => e.output?.kind;
  *   not-needed / wait / receipt / a rejection before (a retried call stops the
  *   enumeration at the policy, so no verdict of a retry reaches it);
  * - a RECHECK in awaitingApproval carries a verdict (with the result, for a
- *   gated client tool) or nothing (the receipt answers); in awaitingClientResult
- *   a client result; in unknownEffect a retry with its verdict, or nothing (a
- *   reconciled result answers);
+ *   gated client tool) or nothing (such a path comes back to approval.deciding
+ *   as it was, so no simple path takes it); in awaitingClientResult a client
+ *   result; in unknownEffect a retry with its verdict, or nothing (a reconciled
+ *   result answers);
  * - beginEffect answers `client-result` exactly when a client result is there.
  */
 export function callEvents(s: CallSnapshot): ModelEvent[] {
