@@ -1,0 +1,314 @@
+/**
+ * The SQLite AgentRunStore. A run is a head row (the envelope without its
+ * transcript and older receipts, plus the columns list and prune need, and
+ * digests of its other rows), transcript rows appended one per message, and
+ * receipt rows upserted: a save writes what the step added, not the whole
+ * history (see write-plan.ts).
+ */
+import type Database from 'better-sqlite3';
+import type {
+  AgentRunEnvelope, AgentRunListPage, AgentRunListQuery, AgentRunLoadOptions, AgentRunSaveOptions, AgentRunStatus,
+  AgentRunStore, AgentRunSummary, AgentToolReceipt,
+} from '../../agent/types.js';
+import {
+  AgentRunLeaseError, InvalidOptionsError, RevisionConflictError, RunIdentityError, StoredRecordError,
+} from '../../errors/index.js';
+import { decodePart, joinEnvelope } from '../codec.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { digestOf, sameDigest } from './digest.js';
+import { planWrite, transcriptOf } from './write-plan.js';
+
+export interface SqliteAgentRunStore extends AgentRunStore {
+  list(query?: AgentRunListQuery): Promise<AgentRunListPage>;
+  prune(options: { terminalBefore: number }): Promise<number>;
+  /**
+   * Debugging aid: the bytes the last successful save of this object wrote
+   * (head, appended transcript rows and upserted receipt rows). 0 before any.
+   */
+  readonly lastSaveBytes: number;
+}
+
+/** Statuses a list may ask for; anything else is a caller's typo, refused rather than matching nothing. */
+const KNOWN_STATUSES: ReadonlySet<string> = new Set(['running', 'suspended', 'drained', 'completed', 'stopped', 'failed']);
+const DEFAULT_PAGE = 50;
+const MAX_PAGE = 1000;
+/** Runs deleted per prune transaction, so a large prune never holds the write lock for long. */
+const PRUNE_BATCH = 500;
+
+interface HeadRow {
+  scope: string;
+  revision: number;
+  transcript_length: number;
+  transcript_digest: unknown;
+  receipts_digest: unknown;
+}
+
+interface SummaryRow {
+  run_id: string;
+  scope: string;
+  status: AgentRunStatus;
+  revision: number;
+  binding_id: string | null;
+  created_at: number;
+  updated_at: number;
+  pending_approvals: number;
+  pending_client_calls: number;
+}
+
+export function createAgentRunStore(db: Database.Database, clock: { now(): number }): SqliteAgentRunStore {
+  const statements = {
+    head: db.prepare<[string], HeadRow>(
+      'SELECT scope, revision, transcript_length, transcript_digest, receipts_digest FROM cairn_runs WHERE run_id = ?'),
+    headForLoad: db.prepare<[string], HeadRow & { head: unknown }>(
+      'SELECT scope, revision, transcript_length, transcript_digest, receipts_digest, head FROM cairn_runs WHERE run_id = ?'),
+    messages: db.prepare<[string], { idx: number; body: unknown }>(
+      'SELECT idx, body FROM cairn_run_messages WHERE run_id = ? ORDER BY idx'),
+    receipts: db.prepare<[string], { receipt_key: string; body: unknown }>(
+      'SELECT receipt_key, body FROM cairn_run_receipts WHERE run_id = ? ORDER BY receipt_key'),
+    receipt: db.prepare<[string, string], unknown>(
+      'SELECT body FROM cairn_run_receipts WHERE run_id = ? AND receipt_key = ?').pluck(),
+    lease: db.prepare<[string, string, number, number], { ok: number }>(
+      'SELECT 1 AS ok FROM cairn_leases WHERE lease_key = ? AND owner = ? AND token = ? AND expires_at > ?'),
+    upsertHead: db.prepare(`INSERT INTO cairn_runs (run_id, scope, status, revision, binding_id, created_at, updated_at,
+    pending_approvals, pending_client_calls, transcript_length, transcript_digest, receipts_digest, head)
+  VALUES (@runId, @scope, @status, @revision, @bindingId, @createdAt, @updatedAt,
+    @pendingApprovals, @pendingClientCalls, @transcriptLength, @transcriptDigest, @receiptsDigest, @head)
+  ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, revision = excluded.revision,
+    binding_id = excluded.binding_id, created_at = excluded.created_at, updated_at = excluded.updated_at,
+    pending_approvals = excluded.pending_approvals, pending_client_calls = excluded.pending_client_calls,
+    transcript_length = excluded.transcript_length, transcript_digest = excluded.transcript_digest,
+    receipts_digest = excluded.receipts_digest, head = excluded.head`),
+    trimMessages: db.prepare<[string, number]>('DELETE FROM cairn_run_messages WHERE run_id = ? AND idx >= ?'),
+    putMessage: db.prepare<[string, number, Buffer]>(`INSERT INTO cairn_run_messages (run_id, idx, body) VALUES (?, ?, ?)
+  ON CONFLICT (run_id, idx) DO UPDATE SET body = excluded.body`),
+    putReceipt: db.prepare<[string, string, number, Buffer]>(`INSERT INTO cairn_run_receipts (run_id, receipt_key, model_step, body)
+  VALUES (?, ?, ?, ?)
+  ON CONFLICT (run_id, receipt_key) DO UPDATE SET model_step = excluded.model_step, body = excluded.body`),
+    prunable: db.prepare<[number, number], string>(`SELECT run_id FROM cairn_runs
+  WHERE status IN ('completed', 'failed', 'stopped') AND updated_at < ? LIMIT ?`).pluck(),
+    deleteMessages: db.prepare<[string]>('DELETE FROM cairn_run_messages WHERE run_id = ?'),
+    deleteReceipts: db.prepare<[string]>('DELETE FROM cairn_run_receipts WHERE run_id = ?'),
+    deleteRun: db.prepare<[string]>('DELETE FROM cairn_runs WHERE run_id = ?'),
+  };
+
+  let lastSaveBytes = 0;
+
+  const saveTx = db.transaction((envelope: AgentRunEnvelope, options: AgentRunSaveOptions | undefined): number => {
+    const runId = envelope.runId;
+    const stored = statements.head.get(runId);
+    // Checked before the revision, so a caller of another scope learns nothing about the run.
+    if (stored && stored.scope !== envelope.scope) throw new RunIdentityError('scope_mismatch', runId);
+    const storedRevision = stored?.revision ?? 0;
+    if (envelope.revision !== storedRevision + 1) {
+      throw new RevisionConflictError(runId, envelope.revision - 1, stored ? stored.revision : null);
+    }
+    const lease = options?.lease;
+    if (lease && !statements.lease.get(lease.key, lease.owner, lease.token, clock.now())) {
+      throw new AgentRunLeaseError('lease_lost', lease.key);
+    }
+    const plan = planWrite(envelope, stored && {
+      transcriptLength: stored.transcript_length,
+      transcriptDigest: blobOrNull(stored.transcript_digest),
+      receiptsDigest: blobOrNull(stored.receipts_digest),
+    }, (key) => {
+      const bytes = blobOrNull(statements.receipt.get(runId, key));
+      if (!bytes) return undefined;
+      let value: AgentToolReceipt | undefined;
+      try {
+        value = decodePart<AgentToolReceipt>(runId, bytes);
+      } catch {
+        // An unreadable row: the plan rewrites every receipt.
+      }
+      return { bytes, value };
+    });
+    statements.upsertHead.run({
+      runId,
+      scope: envelope.scope,
+      status: envelope.status,
+      revision: envelope.revision,
+      bindingId: envelope.bindingId ?? null,
+      createdAt: envelope.createdAt,
+      updatedAt: envelope.updatedAt,
+      pendingApprovals: envelope.pendingApprovals?.length ?? 0,
+      pendingClientCalls: envelope.pendingClientCalls?.length ?? 0,
+      transcriptLength: plan.transcriptLength,
+      transcriptDigest: plan.transcriptDigest,
+      receiptsDigest: plan.receiptsDigest,
+      head: plan.head,
+    });
+    // Only when the stored transcript is not this envelope's prefix (the engine appends, so: defensive).
+    if (plan.trimMessagesFrom !== null) statements.trimMessages.run(runId, plan.trimMessagesFrom);
+    for (const message of plan.messages) statements.putMessage.run(runId, message.index, message.bytes);
+    if (plan.replaceReceipts) statements.deleteReceipts.run(runId);
+    for (const receipt of plan.receipts) statements.putReceipt.run(runId, receipt.key, receipt.modelStep, receipt.bytes);
+    return plan.bytes;
+  });
+
+  // One read transaction: the head, its transcript and its receipts are from the same commit.
+  const loadTx = db.transaction((runId: string, scope: string | undefined) => {
+    const head = statements.headForLoad.get(runId);
+    if (!head) return undefined;
+    // Refused before any of the other scope's bytes are read, let alone decoded.
+    if (scope !== undefined && head.scope !== scope) throw new RunIdentityError('scope_mismatch', runId);
+    return { head, messages: statements.messages.all(runId), receipts: statements.receipts.all(runId) };
+  });
+
+  const pruneBatch = db.transaction((terminalBefore: number): number => {
+    const runIds = statements.prunable.all(terminalBefore, PRUNE_BATCH);
+    for (const runId of runIds) {
+      statements.deleteMessages.run(runId);
+      statements.deleteReceipts.run(runId);
+      statements.deleteRun.run(runId);
+    }
+    return runIds.length;
+  });
+
+  const listStatements = new Map<string, Database.Statement<unknown[], SummaryRow>>();
+
+  return {
+    get lastSaveBytes() {
+      return lastSaveBytes;
+    },
+
+    async load(runId: string, options?: AgentRunLoadOptions) {
+      const read = loadTx.deferred(runId, options?.scope);
+      if (!read) return undefined;
+      const { head, messages, receipts } = read;
+      if (messages.length !== head.transcript_length || messages.some((m, i) => m.idx !== i)) {
+        throw new StoredRecordError('record_corrupt', runId, `Stored transcript of run ${runId} is incomplete.`);
+      }
+      const envelope = joinEnvelope(runId, bytesOf(head.head), messages.map((m) => bytesOf(m.body)),
+        receipts.map((r) => bytesOf(r.body)));
+      // A head copied from another run (or edited) decodes, but it is not this row's record.
+      if (envelope.runId !== runId || envelope.scope !== head.scope || envelope.revision !== head.revision) {
+        throw new StoredRecordError('record_corrupt', runId, `Stored record under run ${runId} belongs to another run.`);
+      }
+      // Rows that decode but are not the ones the last save left: deleted, added or swapped behind the store's back.
+      const keys = Object.keys(envelope.receipts);
+      const rowsMatchKeys = keys.length === receipts.length && receipts.every((r) => Object.hasOwn(envelope.receipts, r.receipt_key));
+      const transcriptDigest = digestOf(transcriptOf(envelope).map((message, index) => [index, message] as const));
+      const receiptsDigest = digestOf(Object.entries(envelope.receipts).map(([key, receipt]) => [key, receipt] as const));
+      if (!rowsMatchKeys || !sameDigest(blobOrNull(head.transcript_digest), transcriptDigest)
+        || !sameDigest(blobOrNull(head.receipts_digest), receiptsDigest)) {
+        throw new StoredRecordError('record_corrupt', runId, `Stored rows of run ${runId} do not match its head.`);
+      }
+      return envelope;
+    },
+
+    async save(envelope: AgentRunEnvelope, options?: AgentRunSaveOptions) {
+      checkEnvelope(envelope);
+      // IMMEDIATE: the write lock is taken before the revision is read, so no
+      // other connection can commit between the check and the write.
+      lastSaveBytes = saveTx.immediate(envelope, options);
+    },
+
+    async list(query: AgentRunListQuery = {}) {
+      const limit = pageSize(query.limit);
+      const where: string[] = [];
+      const params: unknown[] = [];
+      if (query.status !== undefined) {
+        const statuses = Array.isArray(query.status) ? query.status : [query.status];
+        for (const status of statuses) {
+          if (!KNOWN_STATUSES.has(status)) throw new InvalidOptionsError(`list: unknown status ${JSON.stringify(status)}.`);
+        }
+        if (statuses.length === 0) return { runs: [] };
+        where.push(`status IN (${statuses.map(() => '?').join(', ')})`);
+        params.push(...statuses);
+      }
+      if (query.scope !== undefined) {
+        where.push('scope = ?');
+        params.push(query.scope);
+      }
+      if (query.updatedBefore !== undefined) {
+        where.push('updated_at < ?');
+        params.push(time(query.updatedBefore, 'updatedBefore'));
+      }
+      if (query.updatedAfter !== undefined) {
+        where.push('updated_at >= ?');
+        params.push(time(query.updatedAfter, 'updatedAfter'));
+      }
+      if (query.cursor !== undefined) {
+        const after = decodeCursor(query.cursor);
+        where.push('(updated_at < ? OR (updated_at = ? AND run_id < ?))');
+        params.push(after.updatedAt, after.updatedAt, after.runId);
+      }
+      const sql = `SELECT run_id, scope, status, revision, binding_id, created_at, updated_at,
+  pending_approvals, pending_client_calls
+FROM cairn_runs${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}
+ORDER BY updated_at DESC, run_id DESC LIMIT ?`;
+      let statement = listStatements.get(sql);
+      if (!statement) {
+        statement = db.prepare<unknown[], SummaryRow>(sql);
+        listStatements.set(sql, statement);
+      }
+      // One more than the page: whether it exists says whether there is a next page.
+      const rows = statement.all(...params, limit + 1);
+      const runs = rows.slice(0, limit).map(toSummary);
+      const last = runs[runs.length - 1];
+      return rows.length > limit && last ? { runs, nextCursor: encodeCursor(last.updatedAt, last.runId) } : { runs };
+    },
+
+    async prune(options: { terminalBefore: number }) {
+      const before = time(options?.terminalBefore, 'terminalBefore');
+      let total = 0;
+      for (;;) {
+        const deleted = pruneBatch.immediate(before);
+        total += deleted;
+        if (deleted < PRUNE_BATCH) return total;
+      }
+    },
+  };
+}
+
+function checkEnvelope(envelope: AgentRunEnvelope): void {
+  if (typeof envelope !== 'object' || envelope === null) {
+    throw new InvalidOptionsError('save needs an envelope object.', 'invalid_envelope');
+  }
+  if (typeof envelope.runId !== 'string' || envelope.runId === '' || typeof envelope.scope !== 'string') {
+    throw new InvalidOptionsError('The envelope needs a runId and a scope.', 'invalid_envelope');
+  }
+  if (typeof envelope.status !== 'string' || !Number.isFinite(envelope.createdAt) || !Number.isFinite(envelope.updatedAt)) {
+    throw new InvalidOptionsError(`Envelope of run ${envelope.runId}: status, createdAt and updatedAt are required.`, 'invalid_envelope');
+  }
+  // Any other integer is a revision conflict, like every revision that is not the stored one plus one.
+  if (!Number.isSafeInteger(envelope.revision)) {
+    throw new InvalidOptionsError(`Envelope of run ${envelope.runId}: revision must be an integer.`, 'invalid_envelope');
+  }
+}
+
+/** A BLOB column as bytes; anything else (a TEXT or NULL put there by hand) reads as no bytes, which the codec refuses. */
+function bytesOf(value: unknown): Uint8Array {
+  return value instanceof Uint8Array ? value : new Uint8Array(0);
+}
+
+function blobOrNull(value: unknown): Uint8Array | null {
+  return value instanceof Uint8Array ? value : null;
+}
+
+function toSummary(row: SummaryRow): AgentRunSummary {
+  return {
+    runId: row.run_id,
+    scope: row.scope,
+    status: row.status,
+    revision: row.revision,
+    bindingId: row.binding_id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    pendingApprovals: row.pending_approvals,
+    pendingClientCalls: row.pending_client_calls,
+  };
+}
+
+function pageSize(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_PAGE;
+  if (!Number.isInteger(limit) || limit < 1) throw new InvalidOptionsError(`list: limit must be a positive integer, got ${limit}.`);
+  return Math.min(limit, MAX_PAGE);
+}
+
+/** A time in ms; ±Infinity is allowed (an open bound: `prune({ terminalBefore: Infinity })` prunes every ended run). */
+function time(value: unknown, name: string): number {
+  if (typeof value !== 'number' || Number.isNaN(value)) {
+    throw new InvalidOptionsError(`${name} must be a time in milliseconds, got ${String(value)}.`);
+  }
+  return value;
+}

@@ -1,0 +1,92 @@
+/**
+ * `createSqliteOpsStore`: runs and leases in one SQLite file, for one machine
+ * (several processes may share the file). See docs/stores.md.
+ */
+import type Database from 'better-sqlite3';
+import type { LeaseProvider } from '../../agent/types.js';
+import { InvalidOptionsError } from '../../errors/index.js';
+import { createAgentRunStore, type SqliteAgentRunStore } from './agent-runs.js';
+import { createLeaseProvider } from './leases.js';
+import { openDatabase } from './schema.js';
+
+export { MIGRATIONS, SCHEMA_VERSION, StoreSchemaVersionError } from './schema.js';
+export type { SqliteAgentRunStore } from './agent-runs.js';
+
+export interface SqliteOpsStoreOptions {
+  /** The database file; created, with its schema, when missing. */
+  path: string;
+  /**
+   * How hard a commit waits for the disk. `'full'`: a save resolves only once
+   * its commit is on disk. `'normal'`: in WAL mode, commits reach the disk at
+   * checkpoints; a power loss or OS crash can lose the last commits (the file
+   * is never corrupted), and a lost `executing` receipt lets a resume run an
+   * effect again. A process crash loses nothing either way.
+   * @default 'full'
+   */
+  synchronous?: 'full' | 'normal';
+  /** The clock of lease expiry and of the lease check in save. @default Date.now */
+  clock?: { now(): number };
+  /** How long a statement waits for another connection's lock before failing with SQLITE_BUSY. @default 5000 */
+  busyTimeoutMs?: number;
+}
+
+export interface SqliteOpsStore {
+  /** The runs: pass as `session.store`. */
+  agentRuns: SqliteAgentRunStore;
+  /** Leases kept in the same file: pass as `lease.provider`, so a save checks the lease in its own transaction. */
+  leases: LeaseProvider;
+  /**
+   * Writes a consistent copy of the database to `destination` (`VACUUM INTO`)
+   * while the store stays in use. The file must not exist yet.
+   */
+  backup(destination: string): Promise<void>;
+  /** Closes the connection. Calls made after it reject. Idempotent. */
+  close(): void;
+}
+
+/**
+ * Opens (or creates) the ops database at `path` and returns its stores.
+ *
+ * @example
+ * ```ts
+ * const ops = createSqliteOpsStore({ path: './runs.sqlite' });
+ * const result = await runAgent({ model, prompt, session: { store: ops.agentRuns, runId: 'r-1', scope: 'tenant-a' } });
+ * ops.close();
+ * ```
+ */
+export function createSqliteOpsStore(options: SqliteOpsStoreOptions): SqliteOpsStore {
+  const normalized = normalize(options);
+  const db: Database.Database = openDatabase(normalized);
+  const clock = options.clock ?? { now: () => Date.now() };
+  return {
+    agentRuns: createAgentRunStore(db, clock),
+    leases: createLeaseProvider(db, clock),
+    async backup(destination: string) {
+      if (typeof destination !== 'string' || destination === '') {
+        throw new InvalidOptionsError('backup: destination must be a file path.');
+      }
+      db.prepare('VACUUM INTO ?').run(destination);
+    },
+    close() {
+      if (db.open) db.close();
+    },
+  };
+}
+
+function normalize(options: SqliteOpsStoreOptions): { path: string; synchronous: 'full' | 'normal'; busyTimeoutMs: number } {
+  if (typeof options !== 'object' || options === null || typeof options.path !== 'string' || options.path === '') {
+    throw new InvalidOptionsError('createSqliteOpsStore: path must be a file path.');
+  }
+  const synchronous = options.synchronous ?? 'full';
+  if (synchronous !== 'full' && synchronous !== 'normal') {
+    throw new InvalidOptionsError(`createSqliteOpsStore: synchronous must be 'full' or 'normal', got ${String(synchronous)}.`);
+  }
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  if (typeof busyTimeoutMs !== 'number' || !Number.isFinite(busyTimeoutMs) || busyTimeoutMs < 0) {
+    throw new InvalidOptionsError('createSqliteOpsStore: busyTimeoutMs must be a number of milliseconds >= 0.');
+  }
+  if (options.clock !== undefined && typeof options.clock?.now !== 'function') {
+    throw new InvalidOptionsError('createSqliteOpsStore: clock must have a now() method.');
+  }
+  return { path: options.path, synchronous, busyTimeoutMs };
+}

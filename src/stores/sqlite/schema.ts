@@ -1,0 +1,120 @@
+/**
+ * The ops store's schema: an append-only list of migrations whose position is
+ * the version, applied idempotently every time a store opens the file.
+ *
+ * Never edit or reorder a shipped migration: a database that already ran it
+ * would not run the new text. Add a migration at the end instead.
+ */
+import Database from 'better-sqlite3';
+import { CairnError } from '../../errors/index.js';
+
+/**
+ * Migration N (1-based) is `MIGRATIONS[N - 1]`; a database at version N has run
+ * the first N. Each entry is a list of statements run in one transaction.
+ */
+export const MIGRATIONS: readonly (readonly string[])[] = [
+  [
+    `CREATE TABLE cairn_runs (
+  run_id               TEXT    PRIMARY KEY,
+  scope                TEXT    NOT NULL,
+  status               TEXT    NOT NULL,
+  revision             INTEGER NOT NULL,
+  binding_id           TEXT,
+  created_at           INTEGER NOT NULL,
+  updated_at           INTEGER NOT NULL,
+  pending_approvals    INTEGER NOT NULL,
+  pending_client_calls INTEGER NOT NULL,
+  transcript_length    INTEGER NOT NULL,
+  transcript_digest    BLOB    NOT NULL,
+  receipts_digest      BLOB    NOT NULL,
+  head                 BLOB    NOT NULL
+)`,
+    'CREATE INDEX cairn_runs_by_update ON cairn_runs (updated_at DESC, run_id DESC)',
+    'CREATE INDEX cairn_runs_by_status ON cairn_runs (status, updated_at)',
+    'CREATE INDEX cairn_runs_by_scope ON cairn_runs (scope, updated_at DESC, run_id DESC)',
+    `CREATE TABLE cairn_run_messages (
+  run_id TEXT    NOT NULL REFERENCES cairn_runs (run_id) ON DELETE CASCADE,
+  idx    INTEGER NOT NULL,
+  body   BLOB    NOT NULL,
+  PRIMARY KEY (run_id, idx)
+)`,
+    `CREATE TABLE cairn_run_receipts (
+  run_id      TEXT    NOT NULL REFERENCES cairn_runs (run_id) ON DELETE CASCADE,
+  receipt_key TEXT    NOT NULL,
+  model_step  INTEGER NOT NULL,
+  body        BLOB    NOT NULL,
+  PRIMARY KEY (run_id, receipt_key)
+)`,
+    `CREATE TABLE cairn_leases (
+  lease_key  TEXT    PRIMARY KEY,
+  owner      TEXT    NOT NULL,
+  token      INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  drain      INTEGER NOT NULL DEFAULT 0
+)`,
+  ],
+];
+
+/** The schema version this code writes: the number of migrations it knows. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The database was set up by a newer Cairn: this code does not know its schema and refuses to touch it. */
+export class StoreSchemaVersionError extends CairnError {
+  readonly backend = 'sqlite' as const;
+  constructor(readonly found: number, readonly supported: number) {
+    super(
+      'record_version_unsupported',
+      `The ops database has schema version ${found}; this Cairn knows versions up to ${supported}. Upgrade Cairn to open it.`,
+      { fault: 'user' },
+    );
+    this.name = 'StoreSchemaVersionError';
+  }
+}
+
+export interface OpenOptions {
+  path: string;
+  synchronous: 'full' | 'normal';
+  busyTimeoutMs: number;
+}
+
+/**
+ * Opens the file (creating it), sets the connection up and brings the schema to
+ * {@link SCHEMA_VERSION}. Several processes may do this at once: the
+ * migrations run in an IMMEDIATE transaction, so one applies them and the
+ * others find them applied.
+ */
+export function openDatabase(options: OpenOptions): Database.Database {
+  const db = new Database(options.path, { timeout: options.busyTimeoutMs });
+  try {
+    // WAL: readers never block the writer and the writer never blocks readers.
+    // The mode is stored in the file; asking again is a no-op.
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+    db.pragma('foreign_keys = ON');
+    db.pragma(`busy_timeout = ${Math.floor(options.busyTimeoutMs)}`);
+    migrate(db);
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+function migrate(db: Database.Database): void {
+  const apply = db.transaction(() => {
+    db.exec(`CREATE TABLE IF NOT EXISTS cairn_ops_schema (
+  version    INTEGER PRIMARY KEY,
+  applied_at INTEGER NOT NULL
+)`);
+    const row = db.prepare('SELECT MAX(version) AS version FROM cairn_ops_schema').get() as { version: number | null };
+    const current = row.version ?? 0;
+    if (current > SCHEMA_VERSION) throw new StoreSchemaVersionError(current, SCHEMA_VERSION);
+    const record = db.prepare('INSERT INTO cairn_ops_schema (version, applied_at) VALUES (?, ?)');
+    for (let version = current + 1; version <= SCHEMA_VERSION; version++) {
+      for (const statement of MIGRATIONS[version - 1]!) db.exec(statement);
+      // Wall time on purpose: this records when a file was upgraded, not a run's time.
+      record.run(version, Date.now());
+    }
+  });
+  apply.immediate();
+}
