@@ -23,6 +23,22 @@ const HEADER = MAGIC.length + 1 + 32;
 
 // Plain data only: no records/structures extension, so every part decodes on its own.
 const packr = new Packr({ useRecords: false, moreTypes: false, mapsAsObjects: true });
+// msgpackr renames a `__proto__` key to `__proto_` when it builds objects; a
+// payload holding that key is decoded through Maps instead, and the key kept as
+// an own property (never the prototype).
+const mapUnpackr = new Packr({ useRecords: false, moreTypes: false, mapsAsObjects: false });
+const PROTO_KEY = Buffer.from('__proto__', 'utf8');
+
+function plainFromMaps(value: unknown): unknown {
+  if (value instanceof Map) {
+    const object: Record<string, unknown> = {};
+    for (const [key, entry] of value) {
+      Object.defineProperty(object, String(key), { value: plainFromMaps(entry), enumerable: true, writable: true, configurable: true });
+    }
+    return object;
+  }
+  return Array.isArray(value) ? value.map(plainFromMaps) : value;
+}
 
 /** Frames a value: magic, format, sha256 of the payload, payload. */
 export function encodePart(value: unknown): Buffer {
@@ -48,7 +64,7 @@ export function decodePart<T>(runId: string, bytes: Uint8Array | null | undefine
     throw new StoredRecordError('record_corrupt', runId, `Stored record of run ${runId} fails its checksum.`);
   }
   try {
-    return packr.unpack(payload) as T;
+    return (payload.includes(PROTO_KEY) ? plainFromMaps(mapUnpackr.unpack(payload)) : packr.unpack(payload)) as T;
   } catch {
     throw new StoredRecordError('record_corrupt', runId, `Stored record of run ${runId} cannot be decoded.`);
   }
