@@ -25,7 +25,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const docsDir = join(root, 'docs');
 const examplesDir = join(docsDir, 'examples');
 
-const PUBLIC_SUBPATHS = ['cairn/agent', 'cairn/testing', 'cairn/machines'];
+const PUBLIC_SUBPATHS = ['cairn/agent', 'cairn/testing', 'cairn/machines', 'cairn/ops/sqlite', 'cairn/ops/postgres'];
 const MARKER = /^<!-- (example|output): ([a-z0-9-]+) -->$/;
 const FENCE = /^```(\S*)\s*$/;
 
