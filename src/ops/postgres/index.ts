@@ -1,0 +1,11 @@
+/** `cairn/ops/postgres`: runs and leases in a PostgreSQL schema. */
+export {
+  createPostgresOpsStore,
+  MIGRATIONS,
+  SCHEMA_VERSION,
+  StoreSchemaVersionError,
+  type PostgresAgentRunStore,
+  type PostgresConnection,
+  type PostgresOpsStore,
+  type PostgresOpsStoreOptions,
+} from '../../stores/postgres/index.js';

@@ -1,0 +1,112 @@
+/**
+ * The ops schema, as an append-only array of migrations: migration N is
+ * `MIGRATIONS[N - 1]` and brings the schema to version N; `SCHEMA_VERSION` is
+ * the newest this code knows. Never edit or reorder an entry that has
+ * shipped; append a new one. The statements name tables unqualified: setup()
+ * runs them with the store's schema as the search path.
+ *
+ * `cairn_ops_schema` records one row per applied migration. setup() applies
+ * the missing ones in one transaction under an advisory lock, so processes
+ * that start together migrate once; a database at a version newer than the
+ * code is refused with StoreSchemaVersionError and left as it is.
+ */
+import type { Db } from './sql.js';
+import { StoreSchemaVersionError } from './errors.js';
+
+/** Qualified, quoted names of the ops tables in one schema. */
+export interface OpsTables {
+  schema: string;
+  version: string;
+  runs: string;
+  messages: string;
+  receipts: string;
+  leases: string;
+}
+
+export function opsTables(quotedSchema: string): OpsTables {
+  return {
+    schema: quotedSchema,
+    version: `${quotedSchema}.cairn_ops_schema`,
+    runs: `${quotedSchema}.cairn_runs`,
+    messages: `${quotedSchema}.cairn_run_messages`,
+    receipts: `${quotedSchema}.cairn_run_receipts`,
+    leases: `${quotedSchema}.cairn_leases`,
+  };
+}
+
+/** Append-only: `MIGRATIONS[N - 1]` holds the statements of migration N. */
+export const MIGRATIONS: readonly (readonly string[])[] = [
+  // 1: runs (head + summary columns), transcript messages, receipts, leases.
+  [
+    `CREATE TABLE cairn_runs (
+  run_id               text             PRIMARY KEY,
+  scope                text             NOT NULL,
+  status               text             NOT NULL,
+  revision             integer          NOT NULL,
+  binding_id           text,
+  created_at           double precision NOT NULL,
+  updated_at           double precision NOT NULL,
+  pending_approvals    integer          NOT NULL,
+  pending_client_calls integer          NOT NULL,
+  head                 bytea            NOT NULL,
+  transcript_length    integer          NOT NULL,
+  transcript_hash      bytea            NOT NULL,
+  transcript_digest    bytea            NOT NULL,
+  receipts_digest      bytea            NOT NULL,
+  settled_step         integer          NOT NULL,
+  settled_hash         bytea            NOT NULL
+)`,
+    'CREATE INDEX cairn_runs_by_update ON cairn_runs (updated_at DESC, run_id DESC)',
+    'CREATE INDEX cairn_runs_by_status ON cairn_runs (status, updated_at)',
+    'CREATE INDEX cairn_runs_by_scope ON cairn_runs (scope, updated_at DESC, run_id DESC)',
+    `CREATE TABLE cairn_run_messages (
+  run_id text    NOT NULL REFERENCES cairn_runs (run_id) ON DELETE CASCADE,
+  idx    integer NOT NULL,
+  body   bytea   NOT NULL,
+  PRIMARY KEY (run_id, idx)
+)`,
+    `CREATE TABLE cairn_run_receipts (
+  run_id     text    NOT NULL REFERENCES cairn_runs (run_id) ON DELETE CASCADE,
+  key        text    NOT NULL,
+  model_step integer NOT NULL,
+  body       bytea   NOT NULL,
+  PRIMARY KEY (run_id, key)
+)`,
+    `CREATE TABLE cairn_leases (
+  key        text        PRIMARY KEY,
+  owner      text        NOT NULL,
+  token      bigint      NOT NULL,
+  expires_at timestamptz NOT NULL,
+  drain      boolean     NOT NULL DEFAULT false
+)`,
+  ],
+];
+
+/** The schema version this code writes and reads. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Creates the schema if needed and applies the missing migrations, all or none. */
+export async function migrate(db: Db, tables: OpsTables): Promise<void> {
+  await db.transaction(`Setting up the Cairn ops schema "${db.schema}"`, 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
+    // One setup per schema at a time, whichever process or pool runs it.
+    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`cairn_ops_schema:${db.schema}`]);
+    // Checked first: CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege even when the schema exists.
+    const exists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [db.schema]);
+    if (exists.rowCount === 0) await client.query(`CREATE SCHEMA ${tables.schema}`);
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS ${tables.version} (
+        version integer PRIMARY KEY,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`);
+    const { rows } = await client.query<{ version: number }>(`SELECT coalesce(max(version), 0) AS version FROM ${tables.version}`);
+    const current = rows[0]!.version;
+    if (current > SCHEMA_VERSION) throw new StoreSchemaVersionError(db.schema, current, SCHEMA_VERSION);
+    if (current === SCHEMA_VERSION) return;
+    // The migrations name their tables unqualified; for this transaction they land in the store's schema.
+    await client.query(`SET LOCAL search_path TO ${tables.schema}`);
+    for (let version = current + 1; version <= SCHEMA_VERSION; version += 1) {
+      for (const statement of MIGRATIONS[version - 1]!) await client.query(statement);
+      await client.query(`INSERT INTO ${tables.version} (version) VALUES ($1)`, [version]);
+    }
+  });
+}

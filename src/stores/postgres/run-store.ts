@@ -1,0 +1,379 @@
+/**
+ * The PostgreSQL AgentRunStore. A run is one `cairn_runs` row (the head bytes,
+ * the summary columns list and prune read, and what the save checks the other
+ * rows against), its transcript in `cairn_run_messages` (appended, one row per
+ * message) and its receipts in `cairn_run_receipts` (upserted), so a save
+ * writes what the step added, not the whole history.
+ *
+ * A save is a compare-and-swap that works under READ COMMITTED, never a read
+ * then a write. The first save is one statement: INSERT ... ON CONFLICT DO
+ * NOTHING with the run's rows in the same statement. A later save is one
+ * transaction: UPDATE ... WHERE revision is the previous one (and, with a
+ * lease, WHERE the lease is still this executor's on the database clock),
+ * then one statement with what the step added. No row changed means another
+ * writer won; a read after the fact says which error to throw. Either way a
+ * save is all or nothing, and it stores exactly the envelope it was given
+ * (see write-plan.ts).
+ */
+import type { PoolClient } from 'pg';
+import {
+  AgentRunLeaseError, InvalidOptionsError, RevisionConflictError, RunIdentityError, StoredRecordError,
+} from '../../errors/index.js';
+import type {
+  AgentRunEnvelope, AgentRunListPage, AgentRunListQuery, AgentRunSaveOptions, AgentRunStatus, AgentRunStore,
+  AgentRunSummary,
+} from '../../agent/types.js';
+import { joinEnvelope } from '../codec.js';
+import { emptyDigest, rowDigest, sameDigest, sha256, xorInto } from './digest.js';
+import type { OpsTables } from './migrations.js';
+import type { Db } from './sql.js';
+import { SavePlan, type ReceiptRow, type Row, type StoredState } from './write-plan.js';
+
+/** An AgentRunStore with list and prune. */
+export interface PostgresAgentRunStore extends AgentRunStore {
+  list(query?: AgentRunListQuery): Promise<AgentRunListPage>;
+  prune(options: { terminalBefore: number }): Promise<number>;
+}
+
+const TERMINAL: readonly AgentRunStatus[] = ['completed', 'failed', 'stopped'];
+const STATUSES: readonly AgentRunStatus[] = ['running', 'suspended', 'drained', ...TERMINAL];
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 1000;
+/** Rows per INSERT: far below the protocol's 65535 parameters. */
+const BATCH = 1000;
+
+interface LoadRow {
+  scope: string;
+  revision: number;
+  transcript_length: number;
+  transcript_digest: Buffer;
+  receipts_digest: Buffer;
+  head: Buffer | null;
+  message_idx: number[] | null;
+  messages: Buffer[] | null;
+  receipt_keys: string[] | null;
+  receipts: Buffer[] | null;
+}
+
+interface SummaryRow {
+  run_id: string;
+  scope: string;
+  status: AgentRunStatus;
+  revision: number;
+  binding_id: string | null;
+  created_at: number;
+  updated_at: number;
+  pending_approvals: number;
+  pending_client_calls: number;
+}
+
+/** Row values as the array parameters the write statements unnest. */
+function messageParams(rows: { index: number; row: Row }[]): [number[], Buffer[]] {
+  return [rows.map((m) => m.index), rows.map((m) => m.row.bytes)];
+}
+
+function receiptParams(rows: ReceiptRow[]): [string[], number[], Buffer[]] {
+  return [rows.map((r) => r.key), rows.map((r) => r.modelStep), rows.map((r) => r.bytes)];
+}
+
+interface CasRow extends StoredState {
+  unsettled_keys: string[];
+  unsettled_shas: Buffer[];
+}
+
+export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgentRunStore {
+  const leaseHeld = `($LK::text IS NULL OR EXISTS (
+    SELECT 1 FROM ${t.leases} l WHERE l.key = $LK AND l.owner = $LO AND l.token = $LT AND l.expires_at > now()))`;
+  const leaseAt = (n: number) => leaseHeld.replaceAll('$LK', `$${n}`).replaceAll('$LO', `$${n + 1}`).replaceAll('$LT', `$${n + 2}::bigint`);
+  const leaseParams = (lease: AgentRunSaveOptions['lease']) => lease ? [lease.key, lease.owner, lease.token] : [null, null, null];
+
+  // The first save, in one statement: the run's row, then (only if it was
+  // inserted) its messages and receipts. ON CONFLICT DO NOTHING: no row
+  // inserted means the run exists.
+  const insertRun = `
+    WITH run AS (
+      INSERT INTO ${t.runs} (run_id, scope, status, revision, binding_id, created_at, updated_at,
+        pending_approvals, pending_client_calls, head, transcript_length, transcript_hash, transcript_digest,
+        receipts_digest, settled_step, settled_hash)
+      SELECT $1::text, $2::text, $3::text, $4::integer, $5::text, $6::float8, $7::float8, $8::integer, $9::integer,
+        $10::bytea, $11::integer, $12::bytea, $13::bytea, $14::bytea, $15::integer, $16::bytea
+      WHERE ${leaseAt(17)}
+      ON CONFLICT (run_id) DO NOTHING
+      RETURNING run_id
+    ), messages AS (
+      INSERT INTO ${t.messages} (run_id, idx, body)
+      SELECT run.run_id, x.idx, x.body FROM run, unnest($20::integer[], $21::bytea[]) AS x (idx, body)
+    ), receipts AS (
+      INSERT INTO ${t.receipts} (run_id, key, model_step, body)
+      SELECT run.run_id, x.key, x.model_step, x.body FROM run, unnest($22::text[], $23::integer[], $24::bytea[]) AS x (key, model_step, body)
+    )
+    SELECT count(*)::integer AS inserted FROM run`;
+  // A later save's compare-and-swap. It leaves the columns about the other rows
+  // alone, so RETURNING gives what the store holds, with the digests of the
+  // unsettled receipt rows (read in the statement's snapshot: had another
+  // save committed since, the revision would not have matched).
+  const updateRun = `
+    UPDATE ${t.runs} AS r SET status = $3, revision = $4, binding_id = $5, updated_at = $6,
+      pending_approvals = $7, pending_client_calls = $8, head = $9
+    WHERE r.run_id = $1 AND r.revision = $4 - 1 AND r.scope = $2 AND ${leaseAt(10)}
+    RETURNING r.transcript_length, r.transcript_hash, r.transcript_digest, r.receipts_digest, r.settled_step, r.settled_hash,
+      ARRAY(SELECT c.key FROM ${t.receipts} c WHERE c.run_id = r.run_id AND c.model_step >= r.settled_step ORDER BY c.key) AS unsettled_keys,
+      ARRAY(SELECT sha256(c.body) FROM ${t.receipts} c WHERE c.run_id = r.run_id AND c.model_step >= r.settled_step ORDER BY c.key) AS unsettled_shas`;
+  // What the step added, in one statement: appended messages, deleted and upserted receipts, the row's new digests.
+  const writeRows = `
+    WITH messages AS (
+      INSERT INTO ${t.messages} (run_id, idx, body)
+      SELECT $1, x.idx, x.body FROM unnest($2::integer[], $3::bytea[]) AS x (idx, body)
+    ), gone AS (
+      DELETE FROM ${t.receipts} WHERE run_id = $1 AND key = ANY($4::text[])
+    ), receipts AS (
+      INSERT INTO ${t.receipts} (run_id, key, model_step, body)
+      SELECT $1, x.key, x.model_step, x.body FROM unnest($5::text[], $6::integer[], $7::bytea[]) AS x (key, model_step, body)
+      ON CONFLICT (run_id, key) DO UPDATE SET model_step = EXCLUDED.model_step, body = EXCLUDED.body
+    )
+    UPDATE ${t.runs} SET transcript_length = $8, transcript_hash = $9, transcript_digest = $10,
+      receipts_digest = $11, settled_step = $12, settled_hash = $13
+    WHERE run_id = $1`;
+  const afterMiss = `
+    SELECT (SELECT revision FROM ${t.runs} WHERE run_id = $1) AS revision,
+           (SELECT scope FROM ${t.runs} WHERE run_id = $1) AS scope,
+           ${leaseAt(2)} AS held`;
+
+  /** Why a compare-and-swap changed nothing: the error to throw, or null when everything matches now. */
+  async function whyMissed(query: (text: string, values: unknown[]) => Promise<{ rows: unknown[] }>, envelope: AgentRunEnvelope, lease: AgentRunSaveOptions['lease']) {
+    const { rows } = await query(afterMiss, [envelope.runId, ...leaseParams(lease)]);
+    const now = rows[0] as { revision: number | null; scope: string | null; held: boolean };
+    if (now.scope !== null && now.scope !== envelope.scope) return new RunIdentityError('scope_mismatch', envelope.runId);
+    if ((now.revision ?? 0) !== envelope.revision - 1) return new RevisionConflictError(envelope.runId, envelope.revision - 1, now.revision);
+    if (!now.held) return new AgentRunLeaseError('lease_lost', lease!.key);
+    return null;
+  }
+
+  async function saveFirst(envelope: AgentRunEnvelope, plan: SavePlan, lease: AgentRunSaveOptions['lease']): Promise<void> {
+    const messages = plan.messageRows(0);
+    const receipts = plan.allReceipts();
+    const what = `Saving run ${envelope.runId}`;
+    for (let attempt = 1; ; attempt++) {
+      const rows = await db.query<{ inserted: number }>(what, insertRun, [
+        envelope.runId, envelope.scope, envelope.status, envelope.revision, envelope.bindingId ?? null, envelope.createdAt,
+        envelope.updatedAt, envelope.pendingApprovals.length, envelope.pendingClientCalls.length, plan.head, plan.length,
+        plan.transcriptHash, SavePlan.transcriptDigest(emptyDigest(), messages), receipts.digest, plan.currentStep,
+        plan.settledHash, ...leaseParams(lease), ...messageParams(messages), ...receiptParams(receipts.rows),
+      ], true);
+      if (rows[0]?.inserted === 1) return;
+      const error = await whyMissed((text, values) => db.query(what, text, values).then((r) => ({ rows: r })), envelope, lease);
+      if (error) throw error;
+      // Everything matches now (the run was pruned in between): once more.
+      if (attempt >= 2) throw new RevisionConflictError(envelope.runId, 0, null);
+    }
+  }
+
+  async function saveNext(envelope: AgentRunEnvelope, plan: SavePlan, lease: AgentRunSaveOptions['lease']): Promise<void> {
+    const { runId } = envelope;
+    await db.transaction(`Saving run ${runId}`, 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
+      for (let attempt = 1; ; attempt++) {
+        const updated = await client.query<CasRow>(updateRun, [
+          runId, envelope.scope, envelope.status, envelope.revision, envelope.bindingId ?? null, envelope.updatedAt,
+          envelope.pendingApprovals.length, envelope.pendingClientCalls.length, plan.head, ...leaseParams(lease),
+        ]);
+        const stored = updated.rows[0];
+        if (stored) return write(client, runId, plan, stored);
+        const error = await whyMissed((text, values) => client.query(text, values), envelope, lease);
+        if (error) throw error;
+        // Everything matches now: the statement's snapshot predated the previous save's commit. Once more.
+        if (attempt >= 2) throw new RevisionConflictError(runId, envelope.revision - 1, envelope.revision - 1);
+      }
+    });
+  }
+
+  /**
+   * Writes what the step added after a later save's compare-and-swap: the
+   * messages the store lacks, the unsettled receipts that changed (and the
+   * deletion of unsettled rows the envelope no longer has). When the stored
+   * transcript is not this envelope's prefix, or its settled receipts not
+   * this envelope's, that part is rewritten whole instead.
+   */
+  async function write(client: PoolClient, runId: string, plan: SavePlan, stored: CasRow): Promise<void> {
+    let messages: { index: number; row: Row }[];
+    let transcriptDigest: Buffer;
+    if (plan.keepsTranscript(stored)) {
+      messages = plan.messageRows(stored.transcript_length);
+      transcriptDigest = SavePlan.transcriptDigest(stored.transcript_digest, messages);
+    } else {
+      await client.query(`DELETE FROM ${t.messages} WHERE run_id = $1`, [runId]);
+      messages = plan.messageRows(0);
+      transcriptDigest = SavePlan.transcriptDigest(emptyDigest(), messages);
+    }
+
+    let receipts: ReceiptRow[];
+    let gone: string[] = [];
+    let receiptsDigest: Buffer;
+    if (plan.keepsSettled(stored)) {
+      receiptsDigest = Buffer.from(stored.receipts_digest);
+      const before = new Map(stored.unsettled_keys.map((key, i) => [key, stored.unsettled_shas[i]!]));
+      receipts = [];
+      for (const receipt of plan.receiptsFrom(stored.settled_step)) {
+        const old = before.get(receipt.key);
+        before.delete(receipt.key);
+        if (old?.equals(receipt.sha)) continue;
+        if (old) xorInto(receiptsDigest, rowDigest(receipt.key, old));
+        xorInto(receiptsDigest, rowDigest(receipt.key, receipt.sha));
+        receipts.push(receipt);
+      }
+      gone = [...before.keys()];
+      for (const [key, sha] of before) xorInto(receiptsDigest, rowDigest(key, sha));
+    } else {
+      await client.query(`DELETE FROM ${t.receipts} WHERE run_id = $1`, [runId]);
+      const all = plan.allReceipts();
+      receipts = all.rows;
+      receiptsDigest = all.digest;
+    }
+
+    await client.query(writeRows, [
+      runId, ...messageParams(messages), gone, ...receiptParams(receipts),
+      plan.length, plan.transcriptHash, transcriptDigest, receiptsDigest, plan.currentStep, plan.settledHash,
+    ]);
+  }
+
+  return {
+    async load(runId, options) {
+      if (typeof runId !== 'string' || runId === '') throw new InvalidOptionsError('load needs a run id.');
+      const scope = options?.scope ?? null;
+      // One statement reads one snapshot: head, messages and receipts agree.
+      // For another scope's run the database sends no data, only the scope.
+      const rows = await db.query<LoadRow>(`Loading run ${runId}`, `
+        WITH r AS (SELECT * FROM ${t.runs} WHERE run_id = $1), ok AS (SELECT $2::text IS NULL OR r.scope = $2::text AS ok FROM r)
+        SELECT r.scope, r.revision, r.transcript_length, r.transcript_digest, r.receipts_digest,
+          CASE WHEN ok.ok THEN r.head END AS head,
+          CASE WHEN ok.ok THEN ARRAY(SELECT idx FROM ${t.messages} m WHERE m.run_id = $1 ORDER BY idx) END AS message_idx,
+          CASE WHEN ok.ok THEN ARRAY(SELECT body FROM ${t.messages} m WHERE m.run_id = $1 ORDER BY idx) END AS messages,
+          CASE WHEN ok.ok THEN ARRAY(SELECT key FROM ${t.receipts} c WHERE c.run_id = $1 ORDER BY key) END AS receipt_keys,
+          CASE WHEN ok.ok THEN ARRAY(SELECT body FROM ${t.receipts} c WHERE c.run_id = $1 ORDER BY key) END AS receipts
+        FROM r, ok`, [runId, scope]);
+      const row = rows[0];
+      if (!row) return undefined;
+      if (scope !== null && row.scope !== scope) throw new RunIdentityError('scope_mismatch', runId);
+      const messages = row.messages ?? [];
+      const receipts = row.receipts ?? [];
+      const transcriptDigest = emptyDigest();
+      messages.forEach((bytes, i) => xorInto(transcriptDigest, rowDigest(row.message_idx![i]!, sha256(bytes))));
+      const receiptsDigest = emptyDigest();
+      receipts.forEach((bytes, i) => xorInto(receiptsDigest, rowDigest(row.receipt_keys![i]!, sha256(bytes))));
+      if (row.head === null || messages.length !== row.transcript_length || row.message_idx!.some((n, i) => n !== i)
+        || !sameDigest(row.transcript_digest, transcriptDigest)) {
+        throw new StoredRecordError('record_corrupt', runId, `Stored transcript of run ${runId} is incomplete or was changed.`);
+      }
+      if (!sameDigest(row.receipts_digest, receiptsDigest)) {
+        throw new StoredRecordError('record_corrupt', runId, `Stored receipts of run ${runId} were changed.`);
+      }
+      const envelope = joinEnvelope(runId, row.head, messages, receipts);
+      if (envelope.runId !== runId || envelope.scope !== row.scope || envelope.revision !== row.revision) {
+        throw new StoredRecordError('record_corrupt', runId, `Stored record of run ${runId} does not match its row.`);
+      }
+      return envelope;
+    },
+
+    async save(envelope, options) {
+      checkEnvelope(envelope);
+      // Encoding and hashing happen before any statement, so row locks are held briefly.
+      const plan = new SavePlan(envelope, envelope.revision === 1);
+      if (envelope.revision === 1) await saveFirst(envelope, plan, options?.lease);
+      else await saveNext(envelope, plan, options?.lease);
+    },
+
+    async list(query = {}) {
+      const where: string[] = [];
+      const params: unknown[] = [];
+      const param = (value: unknown) => `$${params.push(value)}`;
+      if (query.status !== undefined) {
+        const statuses = Array.isArray(query.status) ? query.status : [query.status];
+        for (const s of statuses) {
+          if (!STATUSES.includes(s)) throw new InvalidOptionsError(`list: unknown status ${JSON.stringify(s)}.`);
+        }
+        where.push(`status = ANY(${param(statuses)}::text[])`);
+      }
+      if (query.scope !== undefined) where.push(`scope = ${param(query.scope)}`);
+      if (query.updatedBefore !== undefined) where.push(`updated_at < ${param(finite('updatedBefore', query.updatedBefore))}::float8`);
+      if (query.updatedAfter !== undefined) where.push(`updated_at >= ${param(finite('updatedAfter', query.updatedAfter))}::float8`);
+      if (query.cursor !== undefined) {
+        const [updatedAt, runId] = decodeCursor(query.cursor);
+        where.push(`(updated_at, run_id) < (${param(updatedAt)}::float8, ${param(runId)}::text)`);
+      }
+      const limit = pageSize(query.limit);
+      const rows = await db.query<SummaryRow>('Listing runs', `
+        SELECT run_id, scope, status, revision, binding_id, created_at, updated_at, pending_approvals, pending_client_calls
+        FROM ${t.runs} ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+        ORDER BY updated_at DESC, run_id DESC
+        LIMIT ${param(limit + 1)}`, params);
+      const runs: AgentRunSummary[] = rows.slice(0, limit).map((r) => ({
+        runId: r.run_id,
+        scope: r.scope,
+        status: r.status,
+        revision: r.revision,
+        bindingId: r.binding_id,
+        createdAt: r.created_at,
+        updatedAt: r.updated_at,
+        pendingApprovals: r.pending_approvals,
+        pendingClientCalls: r.pending_client_calls,
+      }));
+      const last = runs[runs.length - 1];
+      return rows.length > limit && last ? { runs, nextCursor: encodeCursor(last.updatedAt, last.runId) } : { runs };
+    },
+
+    async prune(options) {
+      const before = finite('terminalBefore', options?.terminalBefore);
+      // The transcript and receipts go with their run (ON DELETE CASCADE).
+      const rows = await db.query<{ run_id: string }>('Pruning runs', `
+        DELETE FROM ${t.runs} WHERE status = ANY($1::text[]) AND updated_at < $2::float8 RETURNING run_id`,
+      [TERMINAL, before]);
+      return rows.length;
+    },
+  };
+}
+
+function checkEnvelope(envelope: AgentRunEnvelope): void {
+  const e = envelope as Partial<AgentRunEnvelope> | null;
+  const problem =
+    !e || typeof e !== 'object' ? 'is not an object'
+      : e.kind !== 'cairn-agent-run' ? 'is not a cairn-agent-run envelope'
+        : typeof e.runId !== 'string' || e.runId === '' ? 'has no runId'
+          : typeof e.scope !== 'string' ? 'has no scope'
+            // A revision below 1 gets past here and is refused as a revision conflict.
+            : !Number.isSafeInteger(e.revision) ? 'has no integer revision'
+              : !STATUSES.includes(e.status!) ? 'has an unknown status'
+                : !Number.isFinite(e.createdAt) || !Number.isFinite(e.updatedAt) ? 'has no createdAt/updatedAt'
+                  : !Array.isArray(e.pendingApprovals) || !Array.isArray(e.pendingClientCalls) ? 'has no pending lists'
+                    : null;
+  if (problem) throw new InvalidOptionsError(`save: the envelope ${problem}.`, 'invalid_envelope');
+}
+
+function finite(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new InvalidOptionsError(`${name} must be a finite number (ms), got ${JSON.stringify(value)}.`);
+  }
+  return value;
+}
+
+function pageSize(limit: unknown): number {
+  if (limit === undefined) return DEFAULT_LIMIT;
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1) {
+    throw new InvalidOptionsError(`list: limit must be a positive integer, got ${JSON.stringify(limit)}.`);
+  }
+  return Math.min(limit, MAX_LIMIT);
+}
+
+function encodeCursor(updatedAt: number, runId: string): string {
+  return Buffer.from(JSON.stringify([updatedAt, runId]), 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: unknown): [number, string] {
+  try {
+    const value = JSON.parse(Buffer.from(String(cursor), 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(value) && value.length === 2 && Number.isFinite(value[0]) && typeof value[1] === 'string') {
+      return value as [number, string];
+    }
+  } catch {
+    // falls through to the refusal
+  }
+  throw new InvalidOptionsError('list: cursor is not one this store issued.');
+}

@@ -1,0 +1,186 @@
+/**
+ * The store's connection: a pg Pool (its own or the caller's), transactions
+ * on one checked-out client, and every driver failure turned into a typed
+ * PersistenceError that keeps the driver's error as its cause.
+ */
+import pg from 'pg';
+import type { Pool, PoolClient, PoolConfig } from 'pg';
+import { CairnError, InvalidOptionsError, PersistenceError } from '../../errors/index.js';
+
+/** Where the store connects: a connection string (the store creates and owns a pool) or a pool you own. */
+export type PostgresConnection =
+  | {
+      /** e.g. `postgres://user@host:5432/db`. The store creates a pool and `close()` ends it. */
+      connectionString: string;
+      /** Further pg Pool settings for the pool the store creates (`max`, `ssl`, `idleTimeoutMillis`, ...). */
+      poolOptions?: Omit<PoolConfig, 'connectionString'>;
+      pool?: undefined;
+    }
+  | {
+      /** A pool you created; `close()` leaves it open. Attach `pool.on('error', ...)` as pg requires. */
+      pool: Pool;
+      connectionString?: undefined;
+    };
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** Checks a schema name and returns it quoted for SQL. Only plain identifiers are accepted. */
+export function quoteSchema(schema: string): string {
+  if (typeof schema !== 'string' || !IDENTIFIER.test(schema)) {
+    throw new InvalidOptionsError(`schema must be a plain SQL identifier (letters, digits, _; at most 63), got ${JSON.stringify(schema)}.`);
+  }
+  return `"${schema}"`;
+}
+
+// Clients that already carry our error listener.
+const watched = new WeakSet<PoolClient>();
+
+/**
+ * pg emits 'error' on a checked-out client whose connection dies (a restart,
+ * pg_terminate_backend); without a listener that event would end the process.
+ * The failure also rejects the query in flight, which is where we handle it.
+ */
+function watch(client: PoolClient): void {
+  if (watched.has(client)) return;
+  watched.add(client);
+  client.on('error', () => undefined);
+}
+
+function pgCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** Marks an error that happened while COMMIT was in flight: the write may or may not have landed. */
+class CommitUnknown extends Error {
+  constructor(readonly inner: unknown) {
+    super('commit outcome unknown');
+  }
+}
+
+export class Db {
+  private closed = false;
+
+  constructor(
+    readonly pool: Pool,
+    private readonly owned: boolean,
+    readonly schema: string,
+  ) {}
+
+  static open(connection: PostgresConnection, schema: string): Db {
+    if (connection && 'pool' in connection && connection.pool) return new Db(connection.pool, false, schema);
+    const connectionString = (connection as { connectionString?: unknown } | undefined)?.connectionString;
+    if (typeof connectionString !== 'string' || connectionString === '') {
+      throw new InvalidOptionsError('createPostgresOpsStore needs { connectionString } or { pool }.');
+    }
+    const pool = new pg.Pool({ ...(connection as { poolOptions?: PoolConfig }).poolOptions, connectionString });
+    // An idle client whose connection dies is dropped by the pool; the next checkout opens a new one.
+    pool.on('error', () => undefined);
+    return new Db(pool, true, schema);
+  }
+
+  /** A typed error for a failure of `what`, keeping the driver's error as the cause. */
+  fail(what: string, error: unknown): CairnError {
+    if (CairnError.isInstance(error)) return error;
+    if (error instanceof CommitUnknown) {
+      return new PersistenceError(
+        `${what} failed as it committed; the write may or may not have been applied: ${messageOf(error.inner)}`,
+        error.inner,
+      );
+    }
+    const code = pgCode(error);
+    if (code === '42P01' || code === '3F000') {
+      return new PersistenceError(
+        `${what} failed: schema "${this.schema}" has no Cairn tables. Call setup() first. (${messageOf(error)})`,
+        error,
+      );
+    }
+    return new PersistenceError(`${what} failed: ${messageOf(error)}`, error);
+  }
+
+  /**
+   * One statement, outside a transaction (atomic on its own). For a `write`,
+   * a connection lost while the statement ran leaves its outcome unknown, and
+   * the error says so.
+   */
+  async query<R extends object>(what: string, text: string, values: unknown[] = [], write = false): Promise<R[]> {
+    const client = await this.connect(what);
+    let broken: Error | undefined;
+    try {
+      return (await client.query(text, values)).rows as R[];
+    } catch (error) {
+      if (!lostConnection(error)) throw this.fail(what, error);
+      broken = toError(error);
+      throw this.fail(what, write ? new CommitUnknown(error) : error);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private async connect(what: string): Promise<PoolClient> {
+    try {
+      const client = await this.pool.connect();
+      watch(client);
+      return client;
+    } catch (error) {
+      throw this.fail(what, error);
+    }
+  }
+
+  /**
+   * Runs `body` in one transaction on one client. Any failure rolls back; a
+   * client whose connection failed is dropped from the pool, not reused.
+   */
+  async transaction<T>(what: string, begin: string, body: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.connect(what);
+    let broken: Error | undefined;
+    try {
+      await client.query(begin);
+      let result: T;
+      try {
+        result = await body(client);
+      } catch (error) {
+        await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+        });
+        throw error;
+      }
+      try {
+        await client.query('COMMIT');
+      } catch (error) {
+        // The server refused the commit (it rolled back), or the connection went
+        // while the commit was in flight: then nobody here knows whether it landed.
+        if (!lostConnection(error)) throw error;
+        broken = toError(error);
+        throw new CommitUnknown(error);
+      }
+      return result;
+    } catch (error) {
+      throw this.fail(what, error);
+    } finally {
+      // pg-pool also drops a client whose connection it saw end.
+      client.release(broken);
+    }
+  }
+
+  /** Ends the pool when the store created it; a pool you passed stays open. */
+  async close(): Promise<void> {
+    if (!this.owned || this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}
+
+/** A failure of the connection rather than an answer from the server: class 08, class 57 or no SQLSTATE. */
+function lostConnection(error: unknown): boolean {
+  const code = pgCode(error);
+  return code === undefined || code.startsWith('08') || code.startsWith('57');
+}
+
+function toError(value: unknown): Error {
+  return value instanceof Error ? value : new Error(String(value));
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
