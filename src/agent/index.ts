@@ -1,5 +1,8 @@
 export { runAgent, resumeAgent, streamAgent, resumeStreamAgent, agentRunLeaseKey } from './run-agent.js';
-export { createInMemoryAgentRunStore, type InMemoryAgentRunStore } from '../stores/in-memory.js';
+export {
+  createInMemoryAgentRunStore, type InMemoryAgentRunStore, type InMemoryAgentRunStoreOptions,
+} from '../stores/in-memory.js';
+export { createInMemoryLeaseProvider, type InMemoryLeaseProviderOptions } from '../stores/in-memory-leases.js';
 export type { AgentStream } from './stream.js';
 export { approvalIdFor, receiptKey, SUPPORTED_ENVELOPE_VERSIONS } from './envelope.js';
 export * from './types.js';

@@ -1,33 +1,211 @@
-import { RevisionConflictError } from '../errors/index.js';
-import type { AgentRunEnvelope, AgentRunStore } from '../agent/types.js';
+import {
+  AgentRunLeaseError, InvalidOptionsError, RevisionConflictError, RunIdentityError,
+} from '../errors/index.js';
+import type {
+  AgentRunEnvelope, AgentRunListPage, AgentRunListQuery, AgentRunStatus, AgentRunStore, AgentRunSummary,
+  Lease, LeaseProvider,
+} from '../agent/types.js';
+import { peekInMemoryLease } from './in-memory-leases.js';
 
 export interface InMemoryAgentRunStore extends AgentRunStore {
   /** Every stored run id, in insertion order. */
   runIds(): string[];
+  list(query?: AgentRunListQuery): Promise<AgentRunListPage>;
+  prune(options: { terminalBefore: number }): Promise<number>;
 }
+
+export interface InMemoryAgentRunStoreOptions {
+  /** The clock a lease's expiry is read on; use the lease provider's clock. @default Date.now */
+  clock?: { now(): number };
+  /**
+   * The provider the executors take their leases from. With it, a save that
+   * carries a lease is refused with AgentRunLeaseError (`lease_lost`) unless
+   * the provider still holds that lease (same owner and token) unexpired.
+   * Without it, a save's lease is not checked.
+   */
+  leases?: LeaseProvider;
+}
+
+interface StoredRun {
+  /** The envelope as JSON: a copy no caller can reach. */
+  json: string;
+  summary: AgentRunSummary;
+}
+
+/** Every status, and whether prune may delete a run in it. A Record, so a new status cannot be left out. */
+const IS_TERMINAL: Record<AgentRunStatus, boolean> = {
+  running: false, suspended: false, drained: false, completed: true, stopped: true, failed: true,
+};
+const STATUSES = Object.keys(IS_TERMINAL) as AgentRunStatus[];
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 1000;
 
 /**
  * A volatile store for tests and demos: nothing survives the process. It keeps
  * a deep copy of each envelope (so later changes by the caller cannot reach
  * it) and fences saves by revision like the durable stores. `seed` envelopes
  * are stored as they are, revisions kept.
+ *
+ * Listing and pruning go by each envelope's `updatedAt` (the engine's clock);
+ * `options.clock` only decides whether a lease has expired.
+ *
+ * @example
+ * ```ts
+ * const clock = { now: () => Date.now() };
+ * const leases = createInMemoryLeaseProvider({ clock });
+ * const store = createInMemoryAgentRunStore([], { clock, leases });
+ * const page = await store.list({ status: 'suspended', scope: 'tenant-a' });
+ * ```
  */
-export function createInMemoryAgentRunStore(seed: Iterable<AgentRunEnvelope> = []): InMemoryAgentRunStore {
-  const records = new Map<string, string>();
-  for (const envelope of seed) records.set(envelope.runId, JSON.stringify(envelope));
+export function createInMemoryAgentRunStore(
+  seed: Iterable<AgentRunEnvelope> = [],
+  options: InMemoryAgentRunStoreOptions = {},
+): InMemoryAgentRunStore {
+  const clock = options.clock ?? { now: () => Date.now() };
+  const leases = options.leases;
+  const records = new Map<string, StoredRun>();
+  const put = (json: string) => {
+    const envelope = JSON.parse(json) as AgentRunEnvelope;
+    records.set(envelope.runId, { json, summary: summarize(envelope) });
+  };
+  for (const envelope of seed) put(JSON.stringify(envelope));
+
   return {
-    async load(runId) {
+    async load(runId, loadOptions = {}) {
       const stored = records.get(runId);
-      return stored === undefined ? undefined : (JSON.parse(stored) as AgentRunEnvelope);
-    },
-    async save(envelope) {
-      const stored = records.get(envelope.runId);
-      const storedRevision = stored === undefined ? 0 : (JSON.parse(stored) as AgentRunEnvelope).revision;
-      if (envelope.revision !== storedRevision + 1) {
-        throw new RevisionConflictError(envelope.runId, envelope.revision - 1, stored === undefined ? null : storedRevision);
+      if (stored === undefined) return undefined;
+      if (loadOptions.scope !== undefined && stored.summary.scope !== loadOptions.scope) {
+        throw new RunIdentityError('scope_mismatch', runId);
       }
-      records.set(envelope.runId, JSON.stringify(envelope));
+      return JSON.parse(stored.json) as AgentRunEnvelope;
     },
+
+    async save(envelope, saveOptions = {}) {
+      // Copied before anything waits, so a caller changing the object later changes nothing here.
+      const json = JSON.stringify(envelope);
+      const { runId, revision } = envelope;
+      const lease = saveOptions.lease;
+      if (lease && leases) {
+        // An in-memory provider is read synchronously: nothing can take the lease between check and write.
+        const peeked = peekInMemoryLease(leases, lease.key);
+        const current = peeked !== undefined ? peeked : await leases.inspect(lease.key);
+        if (!stillHeld(current, lease, clock.now())) throw new AgentRunLeaseError('lease_lost', lease.key);
+      }
+      // From here to the write nothing awaits: the fence and the write are one step.
+      const stored = records.get(runId);
+      const storedRevision = stored === undefined ? null : stored.summary.revision;
+      if (revision !== (storedRevision ?? 0) + 1) {
+        throw new RevisionConflictError(runId, revision - 1, storedRevision);
+      }
+      put(json);
+    },
+
+    async list(query = {}) {
+      const { statuses, limit, after } = normalizeQuery(query);
+      const matches = [...records.values()]
+        .map((r) => r.summary)
+        .filter((s) =>
+          (statuses === null || statuses.has(s.status))
+          && (query.scope === undefined || s.scope === query.scope)
+          && (query.updatedBefore === undefined || s.updatedAt < query.updatedBefore)
+          && (query.updatedAfter === undefined || s.updatedAt >= query.updatedAfter)
+          && (after === null || compareSummaries(s, after) > 0))
+        .sort(compareSummaries);
+      const runs = matches.slice(0, limit).map((s) => ({ ...s }));
+      const last = runs[runs.length - 1];
+      return matches.length > limit && last ? { runs, nextCursor: encodeCursor(last) } : { runs };
+    },
+
+    async prune(pruneOptions) {
+      const terminalBefore = pruneOptions?.terminalBefore;
+      if (typeof terminalBefore !== 'number' || Number.isNaN(terminalBefore)) {
+        throw new InvalidOptionsError('prune needs terminalBefore: a time in milliseconds.');
+      }
+      let pruned = 0;
+      for (const [runId, { summary }] of records) {
+        if (IS_TERMINAL[summary.status] && summary.updatedAt < terminalBefore) {
+          records.delete(runId);
+          pruned += 1;
+        }
+      }
+      return pruned;
+    },
+
     runIds: () => [...records.keys()],
+  };
+}
+
+function stillHeld(current: Lease | null, lease: Lease, now: number): boolean {
+  return current !== null && current.owner === lease.owner && current.token === lease.token && now < current.expiresAt;
+}
+
+function summarize(envelope: AgentRunEnvelope): AgentRunSummary {
+  return {
+    runId: envelope.runId,
+    scope: envelope.scope,
+    status: envelope.status,
+    revision: envelope.revision,
+    bindingId: envelope.bindingId ?? null,
+    createdAt: envelope.createdAt,
+    updatedAt: envelope.updatedAt,
+    pendingApprovals: Array.isArray(envelope.pendingApprovals) ? envelope.pendingApprovals.length : 0,
+    pendingClientCalls: Array.isArray(envelope.pendingClientCalls) ? envelope.pendingClientCalls.length : 0,
+  };
+}
+
+/** List order: newest `updatedAt` first, then runId descending (so a cursor is one `(updatedAt, runId) <` comparison). */
+function compareSummaries(a: { updatedAt: number; runId: string }, b: { updatedAt: number; runId: string }): number {
+  if (a.updatedAt !== b.updatedAt) return b.updatedAt - a.updatedAt;
+  return a.runId < b.runId ? 1 : a.runId > b.runId ? -1 : 0;
+}
+
+interface Position {
+  updatedAt: number;
+  runId: string;
+}
+
+// The cursor is the last run's place in the order, not an offset: runs saved
+// between two pages neither repeat nor push others out of the next page.
+function encodeCursor(position: Position): string {
+  return Buffer.from(JSON.stringify([position.updatedAt, position.runId]), 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): Position {
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    decoded = undefined;
+  }
+  if (!Array.isArray(decoded) || decoded.length !== 2 || typeof decoded[0] !== 'number' || !Number.isFinite(decoded[0])
+    || typeof decoded[1] !== 'string') {
+    throw new InvalidOptionsError('list: cursor is not a nextCursor this store issued.');
+  }
+  return { updatedAt: decoded[0], runId: decoded[1] };
+}
+
+function normalizeQuery(query: AgentRunListQuery): { statuses: Set<AgentRunStatus> | null; limit: number; after: Position | null } {
+  let statuses: Set<AgentRunStatus> | null = null;
+  if (query.status !== undefined) {
+    const list = Array.isArray(query.status) ? query.status : [query.status];
+    for (const status of list) {
+      if (!STATUSES.includes(status)) throw new InvalidOptionsError(`list: unknown status ${JSON.stringify(status)}.`);
+    }
+    statuses = new Set(list);
+  }
+  for (const field of ['updatedBefore', 'updatedAfter'] as const) {
+    const value = query[field];
+    if (value !== undefined && (typeof value !== 'number' || Number.isNaN(value))) {
+      throw new InvalidOptionsError(`list: ${field} must be a time in milliseconds.`);
+    }
+  }
+  const limit = query.limit ?? DEFAULT_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1) {
+    throw new InvalidOptionsError(`list: limit must be a positive integer, got ${String(query.limit)}.`);
+  }
+  return {
+    statuses,
+    limit: Math.min(limit, MAX_LIMIT),
+    after: query.cursor === undefined ? null : decodeCursor(query.cursor),
   };
 }

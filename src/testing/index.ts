@@ -1,2 +1,3 @@
 export * from './mock-model.js';
 export * from './faults.js';
+export * from './conformance/index.js';
