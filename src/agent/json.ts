@@ -12,7 +12,8 @@ function sortKeys(value: unknown): unknown {
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(value).sort()) {
       const v = (value as Record<string, unknown>)[key];
-      if (v !== undefined) out[key] = sortKeys(v);
+      // defineProperty: a `__proto__` key stays a key instead of setting the prototype.
+      if (v !== undefined) Object.defineProperty(out, key, { value: sortKeys(v), enumerable: true, writable: true, configurable: true });
     }
     return out;
   }

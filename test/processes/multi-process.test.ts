@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { describePostgres } from '../stores/pg-env.js';
 import type { WorkerArgs } from './worker.js';
 
 interface Outcome {
@@ -70,10 +71,10 @@ function expectRevisionChain(file: string) {
   expect(sorted).toEqual(sorted.map((_, i) => i + 1));
 }
 
-describe('many processes on one SQLite file', () => {
+function scenarios(world: (name: string) => { base: Omit<WorkerArgs, 'mode' | 'owner'> }) {
   for (const n of [2, 4, 8]) {
     it(`${n} executors resume the same suspended run at once: one proceeds, the others are refused, the tool runs once`, async () => {
-      const { base } = sqliteWorld(`n${n}`);
+      const { base } = world(`n${n}`);
       const approve = await suspendedRun(base);
       const outcomes = await Promise.all(Array.from({ length: n }, (_, i) =>
         spawnWorker({ ...base, mode: 'resume', owner: `worker-${i}`, approve, toolDelayMs: 3_000 + n * 700 })));
@@ -88,7 +89,7 @@ describe('many processes on one SQLite file', () => {
   }
 
   it('SIGKILL right after the executing receipt is durable: the next process stops for reconciliation, the tool never ran', async () => {
-    const { base } = sqliteWorld('kill-after');
+    const { base } = world('kill-after');
     const approve = await suspendedRun({ ...base, ttlMs: 1_000 });
     const killed = await spawnWorker({ ...base, ttlMs: 1_000, mode: 'resume', owner: 'victim', approve, kill: 'after-executing-receipt' });
     expect(killed.signal).toBe('SIGKILL');
@@ -102,7 +103,7 @@ describe('many processes on one SQLite file', () => {
   });
 
   it('SIGKILL right before the executing receipt is written: the next process runs the call once', async () => {
-    const { base } = sqliteWorld('kill-before');
+    const { base } = world('kill-before');
     const approve = await suspendedRun({ ...base, ttlMs: 1_000 });
     const killed = await spawnWorker({ ...base, ttlMs: 1_000, mode: 'resume', owner: 'victim', approve, kill: 'before-executing-receipt' });
     expect(killed.signal).toBe('SIGKILL');
@@ -114,7 +115,7 @@ describe('many processes on one SQLite file', () => {
   });
 
   it('a paused executor whose lease expired cannot write after another took the run', async () => {
-    const { base } = sqliteWorld('paused');
+    const { base } = world('paused');
     const approve = await suspendedRun({ ...base, ttlMs: 800 });
     let pausedPid = 0;
     const paused = spawnWorker({ ...base, ttlMs: 800, mode: 'resume', owner: 'paused', approve, toolDelayMs: 1_500 }, (pid) => (pausedPid = pid));
@@ -133,5 +134,20 @@ describe('many processes on one SQLite file', () => {
     // Nothing the paused executor tried after the takeover landed.
     expect(lines(base.revisions).slice(afterTaker)).toEqual([]);
     expectRevisionChain(base.revisions);
+  });
+}
+
+describe('many processes on one SQLite file', () => scenarios(sqliteWorld));
+
+describePostgres('many processes on one PostgreSQL database', (env) => {
+  scenarios((name) => {
+    const dir = mkdtempSync(join(tmpdir(), `cairn-proc-pg-${name}-`));
+    dirs.push(dir);
+    return {
+      base: {
+        backend: 'postgres' as const, url: env.url, schema: env.newSchema(), runId: `run-${name}`, ttlMs: 10_000,
+        ledger: join(dir, 'ledger'), revisions: join(dir, 'revisions'),
+      },
+    };
   });
 });

@@ -45,6 +45,8 @@ async function open(args: WorkerArgs): Promise<{ store: AgentRunStore; leases: L
   }
   const { createPostgresOpsStore } = await import('cairn/ops/postgres');
   const ops = createPostgresOpsStore({ connectionString: args.url! }, { schema: args.schema });
+  // Safe from many processes at once: setup takes an advisory lock.
+  await ops.setup();
   return { store: ops.agentRuns, leases: ops.leases, close: () => ops.close() };
 }
 

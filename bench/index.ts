@@ -1,0 +1,182 @@
+/**
+ * `npm run bench`: durable steps per second of a 100-step tool loop on each
+ * store, next to the raw commit rate of that store measured in the same run
+ * (one ~2 KB row upserted per transaction), and the bytes a save writes at
+ * step 10 and at step 200 of one run. Numbers, not assertions: read the
+ * ratios in the table.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { runAgent, type AgentRunEnvelope, type AgentRunStore } from 'cairn/agent';
+import { createSqliteOpsStore } from 'cairn/ops/sqlite';
+import { createPostgresOpsStore } from 'cairn/ops/postgres';
+import { createMockModel, type MockTurn } from 'cairn/testing';
+import { encodePart, splitEnvelope } from '../src/stores/codec.js';
+
+const STEPS = 100;
+const RAW_COMMITS = 1_000;
+
+interface Row {
+  store: string;
+  stepsPerSec: number;
+  commitsPerStep: number;
+  cairnCommitsPerSec: number;
+  rawCommitsPerSec: number;
+  perCommitRatio: number;
+  perStepRatio: number;
+}
+
+/** Counts the saves and the bytes each one would write (head + appended messages + current receipts). */
+function counting(inner: AgentRunStore) {
+  let saves = 0;
+  let storedLength = 0;
+  const bytesBySave: number[] = [];
+  const store: AgentRunStore = {
+    load: (id, o) => inner.load(id, o),
+    async save(envelope: AgentRunEnvelope, options) {
+      const split = splitEnvelope(envelope, storedLength, envelope.revision === 1);
+      storedLength = split.transcriptLength;
+      bytesBySave.push(split.head.length + split.messages.reduce((n, m) => n + m.bytes.length, 0) + split.receipts.reduce((n, r) => n + r.bytes.length, 0));
+      saves++;
+      await inner.save(envelope, options);
+    },
+  };
+  return { store, saves: () => saves, bytesBySave };
+}
+
+function toolLoop(store: AgentRunStore, runId: string, steps: number) {
+  const turn = (request: { messages: { role: string }[] }): MockTurn => {
+    const done = request.messages.filter((m) => m.role === 'tool').length;
+    return done < steps ? { toolCalls: [{ toolName: 'step', args: { n: done }, toolCallId: `c${done}` }] } : { text: 'done' };
+  };
+  return runAgent({
+    model: createMockModel({ strict: false, responses: [turn] }),
+    prompt: 'Loop.',
+    maxSteps: steps + 2,
+    session: { store, runId, scope: 'bench' },
+    tools: { step: { parameters: { type: 'object' }, execute: (args: { n: number }) => ({ ok: true, n: args.n, pad: 'x'.repeat(200) }) } },
+  });
+}
+
+async function measureLoop(store: AgentRunStore, label: string) {
+  const counted = counting(store);
+  const started = performance.now();
+  const result = await toolLoop(counted.store, `bench-${label}-${Date.now()}`, STEPS);
+  const seconds = (performance.now() - started) / 1000;
+  if (result.status !== 'completed') throw new Error(`${label}: the loop ended ${result.status}`);
+  return { seconds, saves: counted.saves() };
+}
+
+function rawSqlite(path: string): number {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE IF NOT EXISTS raw (id INTEGER PRIMARY KEY, body BLOB)');
+  const upsert = db.prepare('INSERT INTO raw (id, body) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET body = excluded.body');
+  const body = randomBytes(2048);
+  const started = performance.now();
+  for (let i = 0; i < RAW_COMMITS; i++) db.transaction(() => upsert.run(i % 50, body))();
+  const seconds = (performance.now() - started) / 1000;
+  db.close();
+  return RAW_COMMITS / seconds;
+}
+
+async function rawPostgres(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query('CREATE TEMP TABLE raw (id int PRIMARY KEY, body bytea)');
+  const body = randomBytes(2048);
+  const commits = RAW_COMMITS / 2;
+  const started = performance.now();
+  for (let i = 0; i < commits; i++) {
+    await client.query('BEGIN');
+    await client.query('INSERT INTO raw (id, body) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET body = excluded.body', [i % 50, body]);
+    await client.query('COMMIT');
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await client.end();
+  return commits / seconds;
+}
+
+function row(store: string, loop: { seconds: number; saves: number }, raw: number): Row {
+  const stepsPerSec = STEPS / loop.seconds;
+  const commitsPerStep = loop.saves / STEPS;
+  const cairnCommitsPerSec = loop.saves / loop.seconds;
+  return {
+    store,
+    stepsPerSec,
+    commitsPerStep,
+    cairnCommitsPerSec,
+    rawCommitsPerSec: raw,
+    // Cairn's cost per commit against the raw cost per commit (1.0 = no overhead).
+    perCommitRatio: raw / cairnCommitsPerSec,
+    // Cairn's cost per step against the raw cost of the commits a step makes.
+    perStepRatio: (raw / commitsPerStep) / stepsPerSec,
+  };
+}
+
+async function bytesGrowth(): Promise<{ at10: number; at200: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-bench-bytes-'));
+  try {
+    const ops = createSqliteOpsStore({ path: join(dir, 'runs.sqlite') });
+    const counted = counting(ops.agentRuns);
+    await toolLoop(counted.store, 'bytes', 200);
+    ops.close();
+    // Saves per step are the same at every step; compare the step's checkpoint save (every step saves in the same order).
+    const perStep = counted.bytesBySave.length / 200;
+    const at = (step: number) => {
+      const from = Math.floor(step * perStep);
+      const slice = counted.bytesBySave.slice(from, from + Math.round(perStep));
+      return slice.reduce((a, b) => a + b, 0);
+    };
+    return { at10: at(10), at200: at(199) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  const rows: Row[] = [];
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-bench-'));
+  try {
+    const ops = createSqliteOpsStore({ path: join(dir, 'runs.sqlite') });
+    await measureLoop(ops.agentRuns, 'sqlite-warmup');
+    const loop = await measureLoop(ops.agentRuns, 'sqlite');
+    ops.close();
+    rows.push(row('sqlite (synchronous=FULL)', loop, rawSqlite(join(dir, 'raw.sqlite'))));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const url = process.env.CAIRN_TEST_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
+  try {
+    const schema = `cairn_bench_${Date.now()}`;
+    const ops = createPostgresOpsStore({ connectionString: url }, { schema });
+    await ops.setup();
+    await measureLoop(ops.agentRuns, 'pg-warmup');
+    const loop = await measureLoop(ops.agentRuns, 'pg');
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await ops.close();
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+    rows.push(row('postgres', loop, await rawPostgres(url)));
+  } catch (error) {
+    console.log(`postgres: skipped (${(error as Error).message})`);
+  }
+  const bytes = await bytesGrowth();
+  const f = (n: number, d = 1) => n.toFixed(d);
+  console.log('\nDurable tool loop, 100 steps (one tool call per step), against the raw commit rate of the same store\n');
+  console.log('| store | steps/s | commits/step | Cairn commits/s | raw commits/s (2 KB upsert) | per-commit cost ratio | per-step cost ratio |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const r of rows) {
+    console.log(`| ${r.store} | ${f(r.stepsPerSec)} | ${f(r.commitsPerStep, 2)} | ${f(r.cairnCommitsPerSec)} | ${f(r.rawCommitsPerSec)} | ${f(r.perCommitRatio, 2)}x | ${f(r.perStepRatio, 2)}x |`);
+  }
+  console.log(`\nBytes written by one step's saves: step 10 ${bytes.at10} B, step 200 ${bytes.at200} B, ratio ${f(bytes.at200 / bytes.at10, 2)} (target ≤ 1.5)`);
+  console.log('Per-commit ratio: Cairn\'s time per commit over the raw time per commit (target ≤ 1.5). Per-step ratio: time per step over the raw time of that many commits.');
+}
+
+await main();
