@@ -6,6 +6,7 @@ import type {
   Lease, LeaseProvider,
 } from '../agent/types.js';
 import { peekInMemoryLease } from './in-memory-leases.js';
+import { decodeCursor, encodeCursor, listLimit, listStatuses, type ListPosition } from './list-query.js';
 
 export interface InMemoryAgentRunStore extends AgentRunStore {
   /** Every stored run id, in insertion order. */
@@ -36,9 +37,6 @@ interface StoredRun {
 const IS_TERMINAL: Record<AgentRunStatus, boolean> = {
   running: false, suspended: false, drained: false, completed: true, stopped: true, failed: true,
 };
-const STATUSES = Object.keys(IS_TERMINAL) as AgentRunStatus[];
-const DEFAULT_LIMIT = 50;
-const MAX_LIMIT = 1000;
 
 /**
  * A volatile store for tests and demos: nothing survives the process. It keeps
@@ -159,53 +157,17 @@ function compareSummaries(a: { updatedAt: number; runId: string }, b: { updatedA
   return a.runId < b.runId ? 1 : a.runId > b.runId ? -1 : 0;
 }
 
-interface Position {
-  updatedAt: number;
-  runId: string;
-}
-
-// The cursor is the last run's place in the order, not an offset: runs saved
-// between two pages neither repeat nor push others out of the next page.
-function encodeCursor(position: Position): string {
-  return Buffer.from(JSON.stringify([position.updatedAt, position.runId]), 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string): Position {
-  let decoded: unknown;
-  try {
-    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    decoded = undefined;
-  }
-  if (!Array.isArray(decoded) || decoded.length !== 2 || typeof decoded[0] !== 'number' || !Number.isFinite(decoded[0])
-    || typeof decoded[1] !== 'string') {
-    throw new InvalidOptionsError('list: cursor is not a nextCursor this store issued.');
-  }
-  return { updatedAt: decoded[0], runId: decoded[1] };
-}
-
-function normalizeQuery(query: AgentRunListQuery): { statuses: Set<AgentRunStatus> | null; limit: number; after: Position | null } {
-  let statuses: Set<AgentRunStatus> | null = null;
-  if (query.status !== undefined) {
-    const list = Array.isArray(query.status) ? query.status : [query.status];
-    for (const status of list) {
-      if (!STATUSES.includes(status)) throw new InvalidOptionsError(`list: unknown status ${JSON.stringify(status)}.`);
-    }
-    statuses = new Set(list);
-  }
+function normalizeQuery(query: AgentRunListQuery): { statuses: Set<AgentRunStatus> | null; limit: number; after: ListPosition | null } {
+  const statuses = listStatuses(query.status);
   for (const field of ['updatedBefore', 'updatedAfter'] as const) {
     const value = query[field];
     if (value !== undefined && (typeof value !== 'number' || Number.isNaN(value))) {
       throw new InvalidOptionsError(`list: ${field} must be a time in milliseconds.`);
     }
   }
-  const limit = query.limit ?? DEFAULT_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1) {
-    throw new InvalidOptionsError(`list: limit must be a positive integer, got ${String(query.limit)}.`);
-  }
   return {
-    statuses,
-    limit: Math.min(limit, MAX_LIMIT),
+    statuses: statuses === null ? null : new Set(statuses),
+    limit: listLimit(query.limit),
     after: query.cursor === undefined ? null : decodeCursor(query.cursor),
   };
 }

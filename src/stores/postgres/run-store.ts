@@ -21,9 +21,11 @@ import {
 } from '../../errors/index.js';
 import type {
   AgentRunEnvelope, AgentRunListPage, AgentRunListQuery, AgentRunSaveOptions, AgentRunStatus, AgentRunStore,
-  AgentRunSummary,
 } from '../../agent/types.js';
 import { joinEnvelope } from '../codec.js';
+import {
+  decodeCursor, encodeCursor, isAgentRunStatus, listLimit, listStatuses, toSummary, type SummaryRow,
+} from '../list-query.js';
 import { emptyDigest, rowDigest, sameDigest, sha256, xorInto } from './digest.js';
 import type { OpsTables } from './migrations.js';
 import type { Db } from './sql.js';
@@ -36,9 +38,6 @@ export interface PostgresAgentRunStore extends AgentRunStore {
 }
 
 const TERMINAL: readonly AgentRunStatus[] = ['completed', 'failed', 'stopped'];
-const STATUSES: readonly AgentRunStatus[] = ['running', 'suspended', 'drained', ...TERMINAL];
-const DEFAULT_LIMIT = 50;
-const MAX_LIMIT = 1000;
 /** Rows per INSERT: far below the protocol's 65535 parameters. */
 const BATCH = 1000;
 
@@ -53,18 +52,6 @@ interface LoadRow {
   messages: Buffer[] | null;
   receipt_keys: string[] | null;
   receipts: Buffer[] | null;
-}
-
-interface SummaryRow {
-  run_id: string;
-  scope: string;
-  status: AgentRunStatus;
-  revision: number;
-  binding_id: string | null;
-  created_at: number;
-  updated_at: number;
-  pending_approvals: number;
-  pending_client_calls: number;
 }
 
 /** Row values as the array parameters the write statements unnest. */
@@ -285,39 +272,26 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       const where: string[] = [];
       const params: unknown[] = [];
       const param = (value: unknown) => `$${params.push(value)}`;
-      if (query.status !== undefined) {
-        const statuses = Array.isArray(query.status) ? query.status : [query.status];
-        for (const s of statuses) {
-          if (!STATUSES.includes(s)) throw new InvalidOptionsError(`list: unknown status ${JSON.stringify(s)}.`);
-        }
+      const statuses = listStatuses(query.status);
+      if (statuses !== null) {
         where.push(`status = ANY(${param(statuses)}::text[])`);
       }
       if (query.scope !== undefined) where.push(`scope = ${param(query.scope)}`);
       if (query.updatedBefore !== undefined) where.push(`updated_at < ${param(finite('updatedBefore', query.updatedBefore))}::float8`);
       if (query.updatedAfter !== undefined) where.push(`updated_at >= ${param(finite('updatedAfter', query.updatedAfter))}::float8`);
       if (query.cursor !== undefined) {
-        const [updatedAt, runId] = decodeCursor(query.cursor);
-        where.push(`(updated_at, run_id) < (${param(updatedAt)}::float8, ${param(runId)}::text)`);
+        const after = decodeCursor(query.cursor);
+        where.push(`(updated_at, run_id) < (${param(after.updatedAt)}::float8, ${param(after.runId)}::text)`);
       }
-      const limit = pageSize(query.limit);
+      const limit = listLimit(query.limit);
       const rows = await db.query<SummaryRow>('Listing runs', `
         SELECT run_id, scope, status, revision, binding_id, created_at, updated_at, pending_approvals, pending_client_calls
         FROM ${t.runs} ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
         ORDER BY updated_at DESC, run_id DESC
         LIMIT ${param(limit + 1)}`, params);
-      const runs: AgentRunSummary[] = rows.slice(0, limit).map((r) => ({
-        runId: r.run_id,
-        scope: r.scope,
-        status: r.status,
-        revision: r.revision,
-        bindingId: r.binding_id,
-        createdAt: r.created_at,
-        updatedAt: r.updated_at,
-        pendingApprovals: r.pending_approvals,
-        pendingClientCalls: r.pending_client_calls,
-      }));
+      const runs = rows.slice(0, limit).map(toSummary);
       const last = runs[runs.length - 1];
-      return rows.length > limit && last ? { runs, nextCursor: encodeCursor(last.updatedAt, last.runId) } : { runs };
+      return rows.length > limit && last ? { runs, nextCursor: encodeCursor(last) } : { runs };
     },
 
     async prune(options) {
@@ -340,7 +314,7 @@ function checkEnvelope(envelope: AgentRunEnvelope): void {
           : typeof e.scope !== 'string' ? 'has no scope'
             // A revision below 1 gets past here and is refused as a revision conflict.
             : !Number.isSafeInteger(e.revision) ? 'has no integer revision'
-              : !STATUSES.includes(e.status!) ? 'has an unknown status'
+              : !isAgentRunStatus(e.status) ? 'has an unknown status'
                 : !Number.isFinite(e.createdAt) || !Number.isFinite(e.updatedAt) ? 'has no createdAt/updatedAt'
                   : !Array.isArray(e.pendingApprovals) || !Array.isArray(e.pendingClientCalls) ? 'has no pending lists'
                     : null;
@@ -352,28 +326,4 @@ function finite(name: string, value: unknown): number {
     throw new InvalidOptionsError(`${name} must be a finite number (ms), got ${JSON.stringify(value)}.`);
   }
   return value;
-}
-
-function pageSize(limit: unknown): number {
-  if (limit === undefined) return DEFAULT_LIMIT;
-  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1) {
-    throw new InvalidOptionsError(`list: limit must be a positive integer, got ${JSON.stringify(limit)}.`);
-  }
-  return Math.min(limit, MAX_LIMIT);
-}
-
-function encodeCursor(updatedAt: number, runId: string): string {
-  return Buffer.from(JSON.stringify([updatedAt, runId]), 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: unknown): [number, string] {
-  try {
-    const value = JSON.parse(Buffer.from(String(cursor), 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(value) && value.length === 2 && Number.isFinite(value[0]) && typeof value[1] === 'string') {
-      return value as [number, string];
-    }
-  } catch {
-    // falls through to the refusal
-  }
-  throw new InvalidOptionsError('list: cursor is not one this store issued.');
 }

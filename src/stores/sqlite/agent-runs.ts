@@ -7,14 +7,14 @@
  */
 import type Database from 'better-sqlite3';
 import type {
-  AgentRunEnvelope, AgentRunListPage, AgentRunListQuery, AgentRunLoadOptions, AgentRunSaveOptions, AgentRunStatus,
-  AgentRunStore, AgentRunSummary, AgentToolReceipt,
+  AgentRunEnvelope, AgentRunListPage, AgentRunListQuery, AgentRunLoadOptions, AgentRunSaveOptions, AgentRunStore,
+  AgentToolReceipt,
 } from '../../agent/types.js';
 import {
   AgentRunLeaseError, InvalidOptionsError, RevisionConflictError, RunIdentityError, StoredRecordError,
 } from '../../errors/index.js';
 import { decodePart, joinEnvelope } from '../codec.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { decodeCursor, encodeCursor, listLimit, listStatuses, toSummary, type SummaryRow } from '../list-query.js';
 import { digestOf, sameDigest } from './digest.js';
 import { planWrite, transcriptOf } from './write-plan.js';
 
@@ -28,10 +28,6 @@ export interface SqliteAgentRunStore extends AgentRunStore {
   readonly lastSaveBytes: number;
 }
 
-/** Statuses a list may ask for; anything else is a caller's typo, refused rather than matching nothing. */
-const KNOWN_STATUSES: ReadonlySet<string> = new Set(['running', 'suspended', 'drained', 'completed', 'stopped', 'failed']);
-const DEFAULT_PAGE = 50;
-const MAX_PAGE = 1000;
 /** Runs deleted per prune transaction, so a large prune never holds the write lock for long. */
 const PRUNE_BATCH = 500;
 
@@ -41,18 +37,6 @@ interface HeadRow {
   transcript_length: number;
   transcript_digest: unknown;
   receipts_digest: unknown;
-}
-
-interface SummaryRow {
-  run_id: string;
-  scope: string;
-  status: AgentRunStatus;
-  revision: number;
-  binding_id: string | null;
-  created_at: number;
-  updated_at: number;
-  pending_approvals: number;
-  pending_client_calls: number;
 }
 
 export function createAgentRunStore(db: Database.Database, clock: { now(): number }): SqliteAgentRunStore {
@@ -203,14 +187,11 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
     },
 
     async list(query: AgentRunListQuery = {}) {
-      const limit = pageSize(query.limit);
+      const limit = listLimit(query.limit);
       const where: string[] = [];
       const params: unknown[] = [];
-      if (query.status !== undefined) {
-        const statuses = Array.isArray(query.status) ? query.status : [query.status];
-        for (const status of statuses) {
-          if (!KNOWN_STATUSES.has(status)) throw new InvalidOptionsError(`list: unknown status ${JSON.stringify(status)}.`);
-        }
+      const statuses = listStatuses(query.status);
+      if (statuses !== null) {
         if (statuses.length === 0) return { runs: [] };
         where.push(`status IN (${statuses.map(() => '?').join(', ')})`);
         params.push(...statuses);
@@ -245,7 +226,7 @@ ORDER BY updated_at DESC, run_id DESC LIMIT ?`;
       const rows = statement.all(...params, limit + 1);
       const runs = rows.slice(0, limit).map(toSummary);
       const last = runs[runs.length - 1];
-      return rows.length > limit && last ? { runs, nextCursor: encodeCursor(last.updatedAt, last.runId) } : { runs };
+      return rows.length > limit && last ? { runs, nextCursor: encodeCursor(last) } : { runs };
     },
 
     async prune(options: { terminalBefore: number }) {
@@ -283,26 +264,6 @@ function bytesOf(value: unknown): Uint8Array {
 
 function blobOrNull(value: unknown): Uint8Array | null {
   return value instanceof Uint8Array ? value : null;
-}
-
-function toSummary(row: SummaryRow): AgentRunSummary {
-  return {
-    runId: row.run_id,
-    scope: row.scope,
-    status: row.status,
-    revision: row.revision,
-    bindingId: row.binding_id,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    pendingApprovals: row.pending_approvals,
-    pendingClientCalls: row.pending_client_calls,
-  };
-}
-
-function pageSize(limit: number | undefined): number {
-  if (limit === undefined) return DEFAULT_PAGE;
-  if (!Number.isInteger(limit) || limit < 1) throw new InvalidOptionsError(`list: limit must be a positive integer, got ${limit}.`);
-  return Math.min(limit, MAX_PAGE);
 }
 
 /** A time in ms; ±Infinity is allowed (an open bound: `prune({ terminalBefore: Infinity })` prunes every ended run). */

@@ -1,0 +1,95 @@
+/**
+ * What every run store's `list` shares: page sizes, the statuses a query may
+ * name, the opaque cursor, and (for the SQL stores) the summary row.
+ * Every store lists in one order, newest `updatedAt` first, then runId
+ * descending, so a cursor is one `(updatedAt, runId) <` comparison.
+ */
+import type { AgentRunListQuery, AgentRunStatus, AgentRunSummary } from '../agent/types.js';
+import { InvalidOptionsError } from '../errors/index.js';
+
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 1000;
+/** Every status. A Record, so a new status cannot be left out. */
+const KNOWN_STATUSES: Record<AgentRunStatus, true> = {
+  running: true, suspended: true, drained: true, completed: true, stopped: true, failed: true,
+};
+/** The prefix SQLite cursors carried before the stores shared this module; still read, no longer written. */
+const LEGACY_PREFIX = 'c1.';
+
+/** A run's place in the list order: what a cursor holds. */
+export interface ListPosition {
+  updatedAt: number;
+  runId: string;
+}
+
+export function isAgentRunStatus(value: unknown): value is AgentRunStatus {
+  return typeof value === 'string' && Object.hasOwn(KNOWN_STATUSES, value);
+}
+
+/** The statuses a query asks for (null: any). An unknown one is a caller's typo, refused rather than matching nothing. */
+export function listStatuses(status: AgentRunListQuery['status']): AgentRunStatus[] | null {
+  if (status === undefined) return null;
+  const statuses = Array.isArray(status) ? status : [status];
+  for (const s of statuses) {
+    if (!isAgentRunStatus(s)) throw new InvalidOptionsError(`list: unknown status ${JSON.stringify(s)}.`);
+  }
+  return statuses;
+}
+
+/** The page size: 50 when not given, at most 1000; anything but a positive integer is refused. */
+export function listLimit(limit: unknown): number {
+  if (limit === undefined) return DEFAULT_LIMIT;
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1) {
+    throw new InvalidOptionsError(`list: limit must be a positive integer, got ${String(limit)}.`);
+  }
+  return Math.min(limit, MAX_LIMIT);
+}
+
+// The cursor is the last run's place in the order, not an offset: runs saved
+// between two pages neither repeat nor push others out of the next page.
+export function encodeCursor(position: ListPosition): string {
+  return Buffer.from(JSON.stringify([position.updatedAt, position.runId]), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: unknown): ListPosition {
+  if (typeof cursor === 'string') {
+    const body = cursor.startsWith(LEGACY_PREFIX) ? cursor.slice(LEGACY_PREFIX.length) : cursor;
+    try {
+      const value: unknown = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+      if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'number' && Number.isFinite(value[0])
+        && typeof value[1] === 'string') {
+        return { updatedAt: value[0], runId: value[1] };
+      }
+    } catch {
+      // Falls through to the refusal below.
+    }
+  }
+  throw new InvalidOptionsError('list: cursor is not one this store issued (pass a nextCursor back unchanged).');
+}
+
+/** The columns a SQL store's list selects. */
+export interface SummaryRow {
+  run_id: string;
+  scope: string;
+  status: AgentRunStatus;
+  revision: number;
+  binding_id: string | null;
+  created_at: number;
+  updated_at: number;
+  pending_approvals: number;
+  pending_client_calls: number;
+}
+
+export function toSummary(row: SummaryRow): AgentRunSummary {
+  return {
+    runId: row.run_id,
+    scope: row.scope,
+    status: row.status,
+    revision: row.revision,
+    bindingId: row.binding_id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    pendingApprovals: row.pending_approvals,
+    pendingClientCalls: row.pending_client_calls,
+  };
+}
