@@ -95,7 +95,8 @@ export function createInMemoryAgentRunStore(
       if (revision !== (storedRevision ?? 0) + 1) {
         throw new RevisionConflictError(runId, revision - 1, storedRevision);
       }
-      put(json);
+      // The summary is read from the caller's object now, before anything could change it; no second parse.
+      records.set(runId, { json, summary: summarize(envelope) });
     },
 
     async list(query = {}) {
