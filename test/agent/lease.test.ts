@@ -80,7 +80,22 @@ describe('leases', () => {
 
   it('a drain stops the run at its next model-step boundary; a resume on another executor goes on', async () => {
     const clock = manualClock();
-    const provider = createInMemoryLeaseProvider({ clock });
+    const inner = createInMemoryLeaseProvider({ clock });
+    // Tells the tool when a renewal has carried the drain request to the run (no timing guesses).
+    let delivered!: () => void;
+    const drainDelivered = new Promise<void>((resolve) => (delivered = resolve));
+    const provider = {
+      ...inner,
+      acquire: inner.acquire.bind(inner),
+      release: inner.release.bind(inner),
+      inspect: inner.inspect.bind(inner),
+      requestDrain: inner.requestDrain.bind(inner),
+      async renew(lease: Parameters<typeof inner.renew>[0], ttlMs: number) {
+        const renewal = await inner.renew(lease, ttlMs);
+        if (renewal?.drain) delivered();
+        return renewal;
+      },
+    };
     const store = createInMemoryAgentRunStore([], { clock, leases: provider });
     const key = agentRunLeaseKey({ runId: 'r1', scope: 'tenant-a' });
     let ran = 0;
@@ -101,8 +116,7 @@ describe('leases', () => {
             ran++;
             if (ran === 1) {
               await provider.requestDrain(key);
-              // Long enough for a renewal to carry the drain request.
-              await new Promise((r) => setTimeout(r, 80));
+              await drainDelivered;
             }
             return 'worked';
           },
