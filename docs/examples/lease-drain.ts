@@ -29,7 +29,7 @@ const tools = {
       if (refused.status === 'failed') console.log(`worker-2 while worker-1 works: ${refused.error.code}`);
       // Ask the holder to stop; a renewal (every ttlMs / 3) carries the request.
       await leases.requestDrain(key);
-      await new Promise((resolve) => setTimeout(resolve, 80));
+      await new Promise((resolve) => setTimeout(resolve, 400));
       return 'figures gathered';
     },
   },
