@@ -365,23 +365,24 @@ export class RunHost<T> implements HostState<T> {
     return { approvals, clientCalls };
   }
 
-  private statusOf(snapshot: RunSnapshot): AgentRunStatus {
-    if (snapshot.matches('completed')) return 'completed';
-    if (snapshot.matches('failed')) return 'failed';
-    if (snapshot.matches('stopped')) return 'stopped';
-    if (snapshot.matches('drained') || snapshot.matches('draining')) return 'drained';
+  /** The stored status, and what a suspended run waits for (read once per save). */
+  private statusOf(snapshot: RunSnapshot): { status: AgentRunStatus; pending: Pending } {
+    const none: Pending = { approvals: [], clientCalls: [] };
+    if (snapshot.matches('completed')) return { status: 'completed', pending: none };
+    if (snapshot.matches('failed')) return { status: 'failed', pending: none };
+    if (snapshot.matches('stopped')) return { status: 'stopped', pending: none };
+    if (snapshot.matches('drained') || snapshot.matches('draining')) return { status: 'drained', pending: none };
     // `suspending` is the save on the way to `suspended`; restored, it may already have been answered.
     if (snapshot.matches('suspended') || snapshot.matches('suspending')) {
       const pending = this.pending();
-      if (pending.approvals.length + pending.clientCalls.length > 0) return 'suspended';
+      if (pending.approvals.length + pending.clientCalls.length > 0) return { status: 'suspended', pending };
     }
-    return 'running';
+    return { status: 'running', pending: none };
   }
 
   private envelope(result?: AgentResult<T>): AgentRunEnvelope {
     const snapshot = this.actor.getSnapshot();
-    const status = this.statusOf(snapshot);
-    const pending = status === 'suspended' ? this.pending() : { approvals: [], clientCalls: [] };
+    const { status, pending } = this.statusOf(snapshot);
     const openCalls = [...this.openCalls().values()].map((call) => call.context);
     const open = openCalls
       .map((c) => this.receipts[receiptKey(c.modelStep, c.toolCallId)])

@@ -9,24 +9,13 @@ import { describe, expect, it } from 'vitest';
 import {
   createInMemoryAgentRunStore, resumeAgent, runAgent, type AgentOptions, type AgentRunEnvelope, type AgentRunStore,
 } from 'cairn/agent';
-import { createMockModel, type MockTurn } from 'cairn/testing';
-import type { ModelRequest } from '../../src/models/types.js';
+import { createMockModel } from 'cairn/testing';
 import { plantedBugs } from '../../src/runtime/test-switches.js';
+import { orderScript } from '../support/order-script.js';
 
 type Ledger = Record<string, number>;
 
-/** The model decides from the conversation, so a resumed run meets the same script wherever it restarts. */
-function scriptedTurn(request: ModelRequest): MockTurn {
-  const toolMessages = request.messages.filter((m) => m.role === 'tool').length;
-  if (toolMessages === 0) {
-    return { toolCalls: [
-      { toolName: 'charge', args: { order: 7 }, toolCallId: 'c1' },
-      { toolName: 'note', args: { text: 'charged' }, toolCallId: 'c2' },
-    ] };
-  }
-  if (toolMessages === 2) return { toolCalls: [{ toolName: 'ship', args: { order: 7 }, toolCallId: 'c1' }] };
-  return { text: 'Order 7 charged and shipped.' };
-}
+const scriptedTurn = orderScript;
 
 function options(store: AgentRunStore, ledger: Ledger): AgentOptions {
   const effect = (name: string) => (_args: unknown, ctx: { toolCallId: string; modelStep: number }) => {

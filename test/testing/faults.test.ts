@@ -15,23 +15,12 @@ import {
   injectedFaultError, isInjectedFault, ledgerKey, ledgerTool, listCrashPoints,
   type CrashPlan, type CrashPoint, type Ledger, type MockTurn,
 } from 'cairn/testing';
-import type { ModelRequest } from '../../src/models/types.js';
+import { orderScript } from '../support/order-script.js';
 
 const RUN = 'order-7';
 const SCOPE = 'tenant-a';
 
-/** The model decides from the conversation, so a resumed run meets the same script wherever it restarts. */
-function scriptedTurn(request: ModelRequest): MockTurn {
-  const toolMessages = request.messages.filter((m) => m.role === 'tool').length;
-  if (toolMessages === 0) {
-    return { toolCalls: [
-      { toolName: 'charge', args: { order: 7 }, toolCallId: 'c1' },
-      { toolName: 'note', args: { text: 'charged' }, toolCallId: 'c2' },
-    ] };
-  }
-  if (toolMessages === 2) return { toolCalls: [{ toolName: 'ship', args: { order: 7 }, toolCallId: 'c1' }] };
-  return { text: 'Order 7 charged and shipped.' };
-}
+const scriptedTurn = orderScript;
 
 const freshModel = () => createMockModel({ responses: [scriptedTurn], strict: false });
 
