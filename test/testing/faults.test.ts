@@ -13,7 +13,7 @@ import {
 import {
   cloneStore, countCrashPoints, createCrashPlan, createFaultyStore, createFencedMapStore, createLedger, createMockModel,
   injectedFaultError, isInjectedFault, ledgerKey, ledgerTool, listCrashPoints,
-  type CrashPlan, type CrashPoint, type Ledger, type MockTurn,
+  type CrashPlan, type CrashPoint, type Ledger,
 } from 'cairn/testing';
 import { orderScript } from '../support/order-script.js';
 
