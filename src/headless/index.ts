@@ -1,0 +1,5 @@
+/**
+ * `cairn/headless`: native agent runs without a UI, for scripts, CI jobs and
+ * cron. Node-only: it reads instruction files and skill folders from disk.
+ */
+export * from './types.js';

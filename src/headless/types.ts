@@ -1,0 +1,261 @@
+/**
+ * Public types of `cairn/headless`: the options of a headless leg, the report
+ * it returns, project instructions, skills and the doctor.
+ */
+import type {
+  AgentDeps, AgentEvent, AgentOptions, AgentRunStore, ApprovalResponse, ClientToolResult, JsonValue, LeaseOptions,
+  Message, ReconciledToolResult, StopReason,
+} from '../agent/types.js';
+import type { SerializedError } from '../errors/index.js';
+import type { Usage } from '../models/types.js';
+
+// ---------------------------------------------------------------- pricing
+
+/** USD per million tokens. */
+export interface ModelPrice {
+  inputPerMTok: number;
+  outputPerMTok: number;
+}
+
+export interface PriceQuery {
+  provider: string;
+  modelId: string;
+  usage: Usage;
+}
+
+/**
+ * Prices a model's usage in USD. Return `null` or `undefined` when the model has
+ * no price: the report's cost is then incomplete. It may be async.
+ */
+export type PriceProvider = (query: PriceQuery) => number | null | undefined | Promise<number | null | undefined>;
+
+// ---------------------------------------------------------------- breaker
+
+/** The shared state of one model's circuit breaker. */
+export interface BreakerState {
+  /** Transient failures in a row. */
+  failures: number;
+  /** While `Date.now()` (on `deps.clock`) is below this, calls fail at once with code `breaker_open`. */
+  cooldownUntil?: number;
+}
+
+/** Where workers keep breaker state, keyed by `provider:modelId`. Both methods may be async. */
+export interface BreakerStore {
+  get(key: string): BreakerState | undefined | null | Promise<BreakerState | undefined | null>;
+  set(key: string, state: BreakerState): void | Promise<void>;
+}
+
+export interface HeadlessDeps extends AgentDeps {
+  /** Prices each call. @default the bundled price table */
+  priceProvider?: PriceProvider;
+  /** A circuit breaker shared by workers: after `threshold` transient failures in a row, calls fail fast for `cooldownMs`. */
+  breakerStore?: BreakerStore;
+  /** @default { threshold: 5, cooldownMs: 60_000 } */
+  breaker?: { threshold?: number; cooldownMs?: number };
+}
+
+export interface HeadlessBudget {
+  /** Most USD the run may spend; a model call that would start over it is refused and the run ends with outcome `limit`. */
+  usd?: number;
+  /**
+   * What a USD budget does with a model the price table does not know: `'warn'`
+   * runs it uncounted with an `unpriced-model` warning; `'reject'` refuses the
+   * run before anything is written. @default 'warn'
+   */
+  unknownPrice?: 'warn' | 'reject';
+}
+
+// ---------------------------------------------------------------- project instructions
+
+export interface ProjectInstructionsOptions {
+  /** The repository root; must be `dir` or an ancestor. @default the nearest ancestor holding `.git`, else `dir` alone */
+  root?: string;
+  /** File names read in each directory, in order. @default ['AGENTS.md', 'CLAUDE.md'] */
+  fileNames?: string[];
+  /** Most UTF-8 bytes of file text loaded. @default 32768 */
+  maxBytes?: number;
+  /** The role of the returned message. @default 'system' */
+  role?: 'system' | 'user';
+}
+
+export interface ProjectInstructionFile {
+  /** Path from the root, with `/` separators. */
+  relativePath: string;
+  /** Absolute path. */
+  path: string;
+  /** UTF-8 bytes of the file. */
+  bytes: number;
+  /** Bytes loaded (less than `bytes` when cut). */
+  includedBytes: number;
+  truncated: boolean;
+}
+
+export interface SkippedInstructionFile {
+  relativePath: string;
+  path: string;
+  reason: 'outside-root' | 'duplicate' | 'over-cap' | 'not-a-file' | 'unreadable';
+}
+
+export interface ProjectInstructions {
+  root: string;
+  /** Files loaded, outermost first. */
+  files: ProjectInstructionFile[];
+  skipped: SkippedInstructionFile[];
+  /** Total UTF-8 bytes of file text loaded. */
+  includedBytes: number;
+  /** The message carrying them; undefined when no file was loaded. */
+  message?: { role: 'system' | 'user'; content: string };
+}
+
+// ---------------------------------------------------------------- skills
+
+export interface SkillSummary {
+  /** The folder name. */
+  id: string;
+  name: string;
+  description: string;
+}
+
+/** Where skills come from. `nodeSkillSource(dir)` reads `<dir>/<id>/SKILL.md` folders. */
+export interface SkillSource {
+  list(): Promise<SkillSummary[]>;
+  /** The body of SKILL.md (after its front matter). Rejects for an id the list does not hold. */
+  load(id: string): Promise<string>;
+  /** A text file inside the skill's folder. Rejects for a path whose real path leaves the folder. */
+  readResource(id: string, path: string): Promise<string>;
+}
+
+// ---------------------------------------------------------------- options
+
+export interface HeadlessCommon<T> {
+  store: AgentRunStore;
+  /** @default a generated id (runHeadless); required by resumeHeadless */
+  runId?: string;
+  /** @default 'headless' */
+  scope?: string;
+  /** Skill folders: a source, a list of sources, or directory paths read with nodeSkillSource. */
+  skills?: SkillSource | string | Array<SkillSource | string>;
+  /** Every event of the leg, as it happens. It must not throw: a throw ends the leg, which then rejects. */
+  onEvent?: (event: AgentEvent<T>) => void;
+  budget?: HeadlessBudget;
+  deps?: HeadlessDeps;
+  lease?: LeaseOptions;
+}
+
+export type HeadlessRunOptions<T = string> = Omit<AgentOptions<T>, 'session' | 'deps' | 'lease'> & HeadlessCommon<T> & {
+  /** Loads the project's instruction files (AGENTS.md, CLAUDE.md) from this directory up to the repository root. */
+  projectDir?: string;
+  projectInstructions?: ProjectInstructionsOptions;
+};
+
+export type HeadlessResumeOptions<T = string> = Omit<AgentOptions<T>, 'session' | 'deps' | 'lease' | 'prompt' | 'messages'> & HeadlessCommon<T> & {
+  runId: string;
+  approvalResponses?: ApprovalResponse[];
+  clientToolResults?: ClientToolResult[];
+  retryToolCallIds?: string[];
+  reconciledToolResults?: ReconciledToolResult[];
+  retryFailed?: boolean;
+};
+
+// ---------------------------------------------------------------- report
+
+/** How a leg (or a stored run) ended, for a shell to branch on. */
+export type HeadlessOutcome = 'completed' | 'pending' | 'failed' | 'stopped' | 'cancelled' | 'limit' | 'busy';
+
+/** The phase of a run, as reports name it. */
+export type HeadlessPhase = 'running' | 'finalizing';
+
+export type PendingAction =
+  | {
+    kind: 'approval'; resumeWith: 'approvalResponses';
+    approvalId: string; token: string; toolCallId: string; toolName: string; args: JsonValue; modelStep: number;
+  }
+  | { kind: 'client-call'; resumeWith: 'clientToolResults'; toolCallId: string; toolName: string; args: JsonValue; modelStep: number }
+  | {
+    kind: 'unknown-effect'; resumeWith: ['retryToolCallIds', 'reconciledToolResults'];
+    toolCallId: string; toolName: string; modelStep: number;
+  }
+  /** The run has not ended and waits for nothing but a plain resume (`resumeWith: null`). */
+  | { kind: 'resume'; resumeWith: null; phase: HeadlessPhase };
+
+export interface HeadlessWarning {
+  /** Stable: `unpriced-model`, `instructions-skipped`, `answer-ignored`, `pending-unreadable`, ... */
+  code: string;
+  message: string;
+  toolCallId?: string;
+}
+
+export interface HeadlessRetry {
+  /** What failed: `model-call`, `model-stream` or `budget-admission`. */
+  cause: 'model-call' | 'model-stream' | 'budget-admission';
+  /** The transient kind: provider-error, rate-limited, network, timeout, breaker-open, stream-broke, serialization-conflict. */
+  detail: string;
+  phase: HeadlessPhase;
+  resumeWith: 'retryFailed';
+}
+
+export interface HeadlessReport<T = string> {
+  kind: 'run';
+  outcome: HeadlessOutcome;
+  /** The stored status; `in-progress` for a run that has not reached a result. */
+  status: 'completed' | 'suspended' | 'stopped' | 'failed' | 'drained' | 'in-progress';
+  runId: string;
+  /** The validated output (completed runs); the final text when the run has no output schema. */
+  output?: T;
+  /** The text of the last assistant turn. */
+  text: string;
+  usage: Usage;
+  /** Model turns across every leg. */
+  steps: number;
+  cost: { usd: number; complete: boolean };
+  warnings: HeadlessWarning[];
+  pending: PendingAction[];
+  retry?: HeadlessRetry;
+  reason?: StopReason | string;
+  stopDetails?: JsonValue;
+  error?: SerializedError;
+  messages: Message[];
+}
+
+// ---------------------------------------------------------------- doctor
+
+export type DoctorSeverity = 'error' | 'warning' | 'info';
+
+export interface DoctorFinding {
+  severity: DoctorSeverity;
+  /** Stable, kebab-case: `tool-name-invalid`, `api-key-missing`, ... */
+  code: string;
+  message: string;
+  /** The option the finding is about, when there is one (`tools.deploy.parameters`). */
+  path?: string;
+}
+
+export interface DoctorReport {
+  kind: 'doctor';
+  ok: boolean;
+  findings: DoctorFinding[];
+}
+
+export interface DoctorOptions {
+  model?: unknown;
+  effort?: unknown;
+  temperature?: unknown;
+  topP?: unknown;
+  toolChoice?: unknown;
+  promptCaching?: unknown;
+  budget?: unknown;
+  capabilities?: unknown;
+  tools?: unknown;
+  skills?: unknown;
+  output?: unknown;
+  deps?: unknown;
+  /** The store the run will use: `'sqlite'` checks the Node version it needs. */
+  store?: unknown;
+  /** @default process.env */
+  env?: Record<string, string | undefined>;
+  /** @default process.versions.node */
+  nodeVersion?: string;
+  /** The environment variable that holds the provider's key. @default the provider's usual name */
+  apiKeyEnv?: string;
+  [key: string]: unknown;
+}
