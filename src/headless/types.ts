@@ -3,7 +3,7 @@
  * it returns, project instructions, skills and the doctor.
  */
 import type {
-  AgentDeps, AgentEvent, AgentOptions, AgentRunStore, ApprovalResponse, ClientToolResult, JsonValue, LeaseOptions,
+  AgentDeps, AgentEvent, AgentOptions, AgentRunStore, AgentTools, ApprovalResponse, ClientToolResult, JsonValue, LeaseOptions,
   Message, ReconciledToolResult, StopReason,
 } from '../agent/types.js';
 import type { SerializedError } from '../errors/index.js';
@@ -110,19 +110,56 @@ export interface ProjectInstructions {
 // ---------------------------------------------------------------- skills
 
 export interface SkillSummary {
-  /** The folder name. */
+  /** The folder name: what `load_skill` and `read_skill_resource` take. */
   id: string;
+  /** From the front matter's `name`; the id when it has none. */
   name: string;
+  /** From the front matter's `description`; `''` when it has none. */
   description: string;
 }
 
-/** Where skills come from. `nodeSkillSource(dir)` reads `<dir>/<id>/SKILL.md` folders. */
+/**
+ * Where skills come from. `nodeSkillSource(dir)` reads `<dir>/<id>/SKILL.md`
+ * folders; any object with these three methods can stand in for it.
+ */
 export interface SkillSource {
+  /** The skills this source holds, sorted by id. */
   list(): Promise<SkillSummary[]>;
   /** The body of SKILL.md (after its front matter). Rejects for an id the list does not hold. */
   load(id: string): Promise<string>;
   /** A text file inside the skill's folder. Rejects for a path whose real path leaves the folder. */
   readResource(id: string, path: string): Promise<string>;
+}
+
+/** What the `skills` option takes: a source, a directory, or a list of them (earlier ones win on a shared id). */
+export type SkillsOption = SkillSource | string | Array<SkillSource | string>;
+
+export interface NodeSkillSourceOptions {
+  /** Largest file `readResource` returns; a bigger one is refused. @default 262144 (256 KiB) */
+  maxResourceBytes?: number;
+}
+
+/** Why a skill read was refused: the `reason` of a `SkillAccessError`. */
+export type SkillAccessReason =
+  | 'unknown-skill'
+  | 'invalid-path'
+  | 'absolute-path'
+  | 'outside-skill'
+  | 'not-found'
+  | 'not-a-file'
+  | 'too-large'
+  | 'not-text';
+
+/** The skills of a run, ready to merge into its tools and system message. */
+export interface SkillToolset {
+  /** Every skill the run can load, sorted by id. */
+  skills: SkillSummary[];
+  /** `load_skill` and `read_skill_resource`; empty when there are no skills. */
+  tools: AgentTools;
+  /** The `<available_skills>` block for the system message; undefined when there are no skills. */
+  systemText: string | undefined;
+  /** Skills hidden by one of the same id in an earlier source: the id and the index of the hidden one's source. */
+  shadowed: Array<{ id: string; source: number }>;
 }
 
 // ---------------------------------------------------------------- options
@@ -134,7 +171,7 @@ export interface HeadlessCommon<T> {
   /** @default 'headless' */
   scope?: string;
   /** Skill folders: a source, a list of sources, or directory paths read with nodeSkillSource. */
-  skills?: SkillSource | string | Array<SkillSource | string>;
+  skills?: SkillsOption;
   /** Every event of the leg, as it happens. It must not throw: a throw ends the leg, which then rejects. */
   onEvent?: (event: AgentEvent<T>) => void;
   budget?: HeadlessBudget;
