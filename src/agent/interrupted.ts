@@ -35,12 +35,16 @@ export interface Reconciliation {
   reconciled: Array<{ receipt: AgentToolReceipt; result: ReconciledToolResult }>;
   /** Interrupted calls the resume did not settle. */
   unsettled: AgentToolReceipt[];
+  /** retryToolCallIds entries that name no interrupted call: ignored. */
+  ignored: string[];
 }
 
 /**
  * Checks retryToolCallIds and reconciledToolResults against the interrupted
- * calls. Anything but a list of those calls, each named once, is a TypeError
- * raised before anything is read further or written.
+ * calls. A retry id that names no interrupted call is ignored (it asks for
+ * nothing this run can do); anything else that is not a list of those calls,
+ * each named once, is a TypeError raised before anything is read further or
+ * written.
  */
 export function checkReconciliation(
   interrupted: AgentToolReceipt[],
@@ -70,10 +74,12 @@ export function checkReconciliation(
     seen.add(id);
     return receipt!;
   };
-  const retry = ((retryToolCallIds as string[] | undefined) ?? []).map((id) => take(id, 'retryToolCallIds'));
+  const retryIds = (retryToolCallIds as string[] | undefined) ?? [];
+  const ignored = [...new Set(retryIds.filter((id) => !byId.has(id)))];
+  const retry = retryIds.filter((id) => byId.has(id)).map((id) => take(id, 'retryToolCallIds'));
   const reconciled = ((reconciledToolResults as ReconciledToolResult[] | undefined) ?? [])
     .map((result) => ({ receipt: take(result.toolCallId, 'reconciledToolResults'), result }));
-  return { retry, reconciled, unsettled: interrupted.filter((r) => !seen.has(r.toolCallId)) };
+  return { retry, reconciled, unsettled: interrupted.filter((r) => !seen.has(r.toolCallId)), ignored };
 }
 
 /** The receipt an operator's answer records: the call's raw result (or its error), marked reconciled. */

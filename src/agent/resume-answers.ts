@@ -4,6 +4,7 @@
  * call stays suspended as it was.
  */
 import type { CallAnswer } from '../../machines/index.js';
+import { InvalidOptionsError } from '../errors/index.js';
 import { receiptKey } from './envelope.js';
 import type {
   AgentRunEnvelope, AgentWarning, ApprovalResponse, ClientToolResult, Message,
@@ -84,11 +85,20 @@ export function matchAnswers(
     const key = receiptKey(call.modelStep, call.toolCallId);
     byKey.set(key, { ...byKey.get(key), clientResult: { output: result.output as never, isError: result.isError === true } });
   }
+  const recorded = new Set(Object.values(stored.receipts).filter((r) => r.client === true).map((r) => r.toolCallId));
   for (const result of clientToolResults) {
     if (usedResults.has(result)) continue;
+    if (!recorded.has(result.toolCallId)) {
+      // A result for a call the run never waited on cannot be taken: refuse before anything is written.
+      const error = new InvalidOptionsError(
+        `clientToolResults: ${result.toolCallId} is not a client call this run waits on; only the calls in pendingClientCalls are accepted.`,
+      );
+      error.name = 'TypeError';
+      throw error;
+    }
     warnings.push({
       type: 'warning', setting: 'clientToolResults', toolCallId: result.toolCallId,
-      message: `The client result for ${result.toolCallId} matches no pending client call; it was ignored.`,
+      message: `The result for ${result.toolCallId} was already recorded by an earlier resume; this one was ignored.`,
     });
   }
   return { byKey, complete, warnings };

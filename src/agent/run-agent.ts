@@ -18,7 +18,7 @@ import { resultBase } from './result.js';
 import { checkSnapshot } from './snapshot-check.js';
 import { createAgentStream, type AgentStream } from './stream.js';
 import type {
-  AgentEvent, AgentOptions, AgentResult, AgentRunEnvelope, AgentRunStore, AgentToolReceipt, ApprovalResponse, Lease, Message,
+  AgentEvent, AgentOptions, AgentResult, AgentRunEnvelope, AgentRunStore, AgentToolReceipt, AgentWarning, ApprovalResponse, Lease, Message,
   ResumeOptions,
 } from './types.js';
 import { receiptKey } from './envelope.js';
@@ -140,15 +140,21 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     const messages = context.messages as unknown as Message[];
     const interrupted = interruptedCalls(stored);
     const reconciliation = checkReconciliation(interrupted, options.retryToolCallIds, options.reconciledToolResults);
+    const ignoredRetries: AgentWarning[] = reconciliation.ignored.map((toolCallId) => ({
+      type: 'warning', setting: 'retryToolCallIds', toolCallId,
+      message: `retryToolCallIds: ${toolCallId} is not an interrupted call of this run; it was ignored.`,
+    }));
+    for (const warning of ignoredRetries) emit(warning);
     if (reconciliation.unsettled.length > 0) {
       // Nobody knows whether these effects landed: stop, write nothing, list every one the store holds.
-      return storedResult<T>(stored, context, [], {
+      return storedResult<T>(stored, context, ignoredRetries, {
         status: 'stopped', reason: 'tool-reconciliation-required', unknownEffects: structuredClone(interrupted),
       });
     }
     const retryVerdicts = verdictsForRetries(stored, reconciliation.retry, options.approvalResponses ?? []);
     const matched = matchAnswers(stored, messages, options.approvalResponses, options.clientToolResults, retryVerdicts.taken);
-    for (const warning of matched.warnings) emit(warning);
+    matched.warnings.unshift(...ignoredRetries);
+    for (const warning of matched.warnings.slice(ignoredRetries.length)) emit(warning);
     if (stored.status === 'suspended' && !matched.complete) {
       // An absent verdict is not a denial: the run stays as it was, nothing is written.
       return storedResult<T>(stored, context, matched.warnings, {

@@ -78,11 +78,11 @@ describe('reconciliation of interrupted calls', () => {
     expect(JSON.stringify(await store.load('order-7'))).toBe(before);
   });
 
-  it('refuses with a TypeError, before anything is written: unknown ids, duplicates, both lists, bad shapes', async () => {
+  it('refuses with a TypeError, before anything is written: duplicates, both lists, a recorded result for another call, bad shapes', async () => {
     const { store, ledger } = await interrupted();
     const before = JSON.stringify(await store.load('order-7'));
     const refused = [
-      { retryToolCallIds: ['nope'] },
+      { reconciledToolResults: [{ toolCallId: 'nope', output: 'x' }] },
       { retryToolCallIds: ['c1', 'c1'] },
       { retryToolCallIds: ['c1'], reconciledToolResults: [{ toolCallId: 'c1', output: 'x' }] },
       { reconciledToolResults: [{ toolCallId: 'c2' }] },
@@ -93,6 +93,17 @@ describe('reconciliation of interrupted calls', () => {
       expect(result.status, JSON.stringify(lists)).toBe('failed');
       if (result.status === 'failed') expect(result.error.name, JSON.stringify(lists)).toBe('TypeError');
     }
+    expect(JSON.stringify(await store.load('order-7'))).toBe(before);
+    expect(ledger.total()).toBe(2);
+  });
+
+  it('ignores, with a warning, a retry id that names no interrupted call', async () => {
+    const { store, ledger } = await interrupted();
+    const before = JSON.stringify(await store.load('order-7'));
+    const resumed = await resumeAgent({ ...scenario(store, ledger), retryToolCallIds: ['nope'] });
+    expect(resumed.status).toBe('stopped');
+    if (resumed.status === 'stopped') expect(resumed.reason).toBe('tool-reconciliation-required');
+    expect(resumed.warnings).toEqual([expect.objectContaining({ setting: 'retryToolCallIds', toolCallId: 'nope' })]);
     expect(JSON.stringify(await store.load('order-7'))).toBe(before);
     expect(ledger.total()).toBe(2);
   });

@@ -108,12 +108,23 @@ describe('client tools', () => {
     const { options, model, store } = clientRun({ description: 'Ask the user.', parameters: params });
     const first = await runAgent(options);
     const before = await store.dump('client-1');
-    for (const clientToolResults of [undefined, [], [{ toolCallId: 'tool_9', output: 'x' }]]) {
+    for (const clientToolResults of [undefined, []]) {
       const again = await resumeAgent({ ...options, ...(clientToolResults ? { clientToolResults } : {}) });
       expect(again.status).toBe('suspended');
       if (again.status !== 'suspended' || first.status !== 'suspended') return;
       expect(again.pendingClientCalls).toEqual(first.pendingClientCalls);
     }
+    expect(model.calls).toHaveLength(1);
+    expect(await store.dump('client-1')).toBe(before);
+  });
+
+  it('refuse, with a TypeError and no write, a result for a call the run does not wait on', async () => {
+    const { options, model, store } = clientRun({ description: 'Ask the user.', parameters: params });
+    await runAgent(options);
+    const before = await store.dump('client-1');
+    const again = await resumeAgent({ ...options, clientToolResults: [{ toolCallId: 'tool_9', output: 'x' }] });
+    expect(again.status).toBe('failed');
+    if (again.status === 'failed') expect(again.error).toMatchObject({ name: 'TypeError', code: 'invalid_options' });
     expect(model.calls).toHaveLength(1);
     expect(await store.dump('client-1')).toBe(before);
   });

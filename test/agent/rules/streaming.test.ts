@@ -147,11 +147,11 @@ describe('streams', () => {
     const stream = resumeStreamAgent({
       ...options,
       approvalResponses: [{ approvalId: p.approvalId, token: 'forged', approved: true }],
-      clientToolResults: [{ toolCallId: 'nobody-asked', output: 1 }],
+      retryToolCallIds: ['nobody-asked'],
     });
     const events = await collect(stream.events);
     const warnings = events.filter((e) => e.type === 'warning');
-    expect(warnings.map((w) => (w as { setting: string }).setting).sort()).toEqual(['approvalResponses', 'clientToolResults']);
+    expect(warnings.map((w) => (w as { setting: string }).setting).sort()).toEqual(['approvalResponses', 'retryToolCallIds']);
     expect(events.at(-1)!.type).toBe('result');
     const result = await stream.result;
     expect(result.status).toBe('suspended');
