@@ -24,6 +24,9 @@ export type CairnErrorCode =
   | 'invalid_options'
   | 'invalid_envelope'
   | 'tool_context_invalid'
+  | 'budget_exceeded'
+  | 'unpriced_model'
+  | 'breaker_open'
   | 'internal';
 
 /** Who is at fault: the caller's configuration, the model's answer, a dependency (store, provider), or Cairn itself. */
@@ -176,6 +179,25 @@ export class InvalidOptionsError extends CairnError {
   constructor(message: string, code: 'invalid_options' | 'invalid_envelope' | 'tool_context_invalid' = 'invalid_options') {
     super(code, message, { fault: 'user' });
     this.name = 'InvalidOptionsError';
+  }
+}
+
+/** A budget refused a model call (`budget_exceeded`), or a model the budget cannot price (`unpriced_model`). */
+export class BudgetError extends CairnError {
+  constructor(code: 'budget_exceeded' | 'unpriced_model', message: string) {
+    super(code, message, { fault: 'user' });
+    this.name = 'BudgetError';
+  }
+}
+
+/** The circuit breaker the workers share holds the model's calls back until its cooldown ends. Transient. */
+export class BreakerOpenError extends CairnError {
+  constructor(readonly key: string, readonly cooldownUntil: number) {
+    super('breaker_open', `The circuit breaker for ${key} is open until ${new Date(cooldownUntil).toISOString()}; calls fail fast until then.`, {
+      fault: 'dependency',
+      isRetryable: true,
+    });
+    this.name = 'BreakerOpenError';
   }
 }
 

@@ -7,3 +7,7 @@ export { BUNDLED_PRICES, bundledPrice, bundledPriceProvider } from './prices.js'
 export * from './project-instructions.js';
 export * from './skills.js';
 export * from './doctor.js';
+export { runHeadless, resumeHeadless } from './run.js';
+export { inspectRun, DEFAULT_HEADLESS_SCOPE, type InspectRunOptions } from './inspect.js';
+export { exitCodeFor, HEADLESS_EXIT_CODES } from './report.js';
+export { DEFAULT_BREAKER_THRESHOLD, DEFAULT_BREAKER_COOLDOWN_MS } from './model-guard.js';
