@@ -57,6 +57,8 @@ export interface HeadlessDeps extends AgentDeps {
 export interface HeadlessBudget {
   /** Most USD the run may spend; a model call that would start over it is refused and the run ends with outcome `limit`. */
   usd?: number;
+  /** Most tokens (input plus output, every leg) the run may use; counted for every model, priced or not. */
+  tokens?: number;
   /**
    * What a USD budget does with a model the price table does not know: `'warn'`
    * runs it uncounted with an `unpriced-model` warning; `'reject'` refuses the
@@ -67,41 +69,85 @@ export interface HeadlessBudget {
 
 // ---------------------------------------------------------------- project instructions
 
+/**
+ * Options of {@link loadProjectInstructions} (and of `projectInstructions` on a
+ * headless run). Every field is optional; a field of the wrong type or an
+ * unknown field rejects with a `TypeError` before anything is read.
+ */
 export interface ProjectInstructionsOptions {
-  /** The repository root; must be `dir` or an ancestor. @default the nearest ancestor holding `.git`, else `dir` alone */
+  /**
+   * The top directory of the search: files are read in it and in every
+   * directory below it down to `dir`. It must be `dir` itself or an ancestor of
+   * it (a `TypeError` otherwise). Symlinked files are read only while their
+   * real path stays inside the real path of this directory.
+   * @default the nearest directory from `dir` upwards that holds a `.git` entry (a folder, or a file as in a worktree); `dir` alone when there is none
+   */
   root?: string;
-  /** File names read in each directory, in order. @default ['AGENTS.md', 'CLAUDE.md'] */
+  /**
+   * The file names looked for in each directory, in this order (a later name
+   * takes precedence over an earlier one in the same directory). Plain names
+   * only: no path separators, not `.` or `..`, each named once, at least one.
+   * @default ['AGENTS.md', 'CLAUDE.md']
+   */
   fileNames?: string[];
-  /** Most UTF-8 bytes of file text loaded. @default 32768 */
+  /**
+   * The most UTF-8 bytes of file text loaded, over all files: a non-negative
+   * integer, or `Infinity`. The framing of the message (the preamble, each
+   * file's tags and a truncation notice) is not counted.
+   * @default 32768
+   */
   maxBytes?: number;
   /** The role of the returned message. @default 'system' */
   role?: 'system' | 'user';
 }
 
+/** A file that was loaded, whole or in part. */
 export interface ProjectInstructionFile {
-  /** Path from the root, with `/` separators. */
+  /** Where it was found, relative to the root, with `/` separators (`packages/app/CLAUDE.md`). */
   relativePath: string;
-  /** Absolute path. */
+  /** Where it was found, absolute (a symlink keeps its own path here, not its target's). */
   path: string;
-  /** UTF-8 bytes of the file. */
+  /** UTF-8 bytes of its text (a leading byte-order mark is not counted). */
   bytes: number;
-  /** Bytes loaded (less than `bytes` when cut). */
+  /** UTF-8 bytes of its text that were loaded: `bytes`, or less when it was cut. */
   includedBytes: number;
+  /** True when only the start of the file was loaded. */
   truncated: boolean;
+  /** The text that was loaded (the start of the file when it was cut, without the truncation notice). */
+  text: string;
 }
 
+/**
+ * Why a file that exists was not loaded:
+ * - `outside-root`: its real path (through a symlinked file or directory) is outside the root;
+ * - `duplicate`: it is the same file as an earlier one, or its text repeats an earlier one's;
+ * - `over-cap`: nothing of it fit under `maxBytes`;
+ * - `not-a-file`: a directory, a FIFO, a socket or a device goes by that name;
+ * - `unreadable`: a symlink whose target is missing or that loops, or text that is not valid UTF-8;
+ * - `empty`: it holds nothing but whitespace.
+ */
+export type SkippedInstructionReason = 'outside-root' | 'duplicate' | 'over-cap' | 'not-a-file' | 'unreadable' | 'empty';
+
+/** A file that exists where instructions are looked for, and was not loaded. */
 export interface SkippedInstructionFile {
+  /** Relative to the root, with `/` separators. */
   relativePath: string;
+  /** Absolute. */
   path: string;
-  reason: 'outside-root' | 'duplicate' | 'over-cap' | 'not-a-file' | 'unreadable';
+  reason: SkippedInstructionReason;
+  /** A sentence for people: what was wrong, and for a duplicate, which file it repeats. */
+  detail: string;
 }
 
+/** What {@link loadProjectInstructions} found. */
 export interface ProjectInstructions {
+  /** The absolute root the search started from. */
   root: string;
-  /** Files loaded, outermost first. */
+  /** Files loaded, outermost first: a later file takes precedence over an earlier one. */
   files: ProjectInstructionFile[];
+  /** Files that exist and were not loaded, in the order they were found. */
   skipped: SkippedInstructionFile[];
-  /** Total UTF-8 bytes of file text loaded. */
+  /** Total UTF-8 bytes of file text loaded: the sum of `files[].includedBytes`, at most `maxBytes`. */
   includedBytes: number;
   /** The message carrying them; undefined when no file was loaded. */
   message?: { role: 'system' | 'user'; content: string };
@@ -259,9 +305,11 @@ export interface HeadlessReport<T = string> {
 export type DoctorSeverity = 'error' | 'warning' | 'info';
 
 export interface DoctorFinding {
+  /** `error`: the run would fail or be refused; `warning`: it runs, not as you may expect; `info`: worth knowing. */
   severity: DoctorSeverity;
-  /** Stable, kebab-case: `tool-name-invalid`, `api-key-missing`, ... */
+  /** Stable, kebab-case: `tool-name-invalid`, `api-key-missing`, ... (`DOCTOR_CODES` lists them all). */
   code: string;
+  /** What is wrong and how to fix it. Never carries a secret's value. */
   message: string;
   /** The option the finding is about, when there is one (`tools.deploy.parameters`). */
   path?: string;
@@ -269,30 +317,41 @@ export interface DoctorFinding {
 
 export interface DoctorReport {
   kind: 'doctor';
+  /** No finding is an error. */
   ok: boolean;
+  /** Errors first, then warnings, then infos; in check order within each. */
   findings: DoctorFinding[];
 }
 
+/**
+ * What `doctor` reads. Pass the run's own options (the rest is ignored); every
+ * field is `unknown` because checking a wrong value is the doctor's job.
+ */
 export interface DoctorOptions {
   model?: unknown;
+  /** An effort level (`'low'`, `'high'`, ...), checked against the model's profile. */
   effort?: unknown;
   temperature?: unknown;
   topP?: unknown;
   toolChoice?: unknown;
+  /** `true` (or a caching config object) asks the provider to cache the prompt prefix. */
   promptCaching?: unknown;
   budget?: unknown;
+  /** Corrects the model's profile: any field of `ModelCapabilities` (`{ temperature: null }`, `{ effort: ['low'] }`). */
   capabilities?: unknown;
   tools?: unknown;
   skills?: unknown;
   output?: unknown;
   deps?: unknown;
-  /** The store the run will use: `'sqlite'` checks the Node version it needs. */
+  /**
+   * The store the run will use, by kind: `'sqlite'`, `'postgres'` or `'memory'`
+   * checks the Node version it needs. A store object is not checked.
+   */
   store?: unknown;
-  /** @default process.env */
+  /** Where the API key is looked up. @default process.env */
   env?: Record<string, string | undefined>;
-  /** @default process.versions.node */
+  /** The Node version to check the store against. @default process.versions.node */
   nodeVersion?: string;
-  /** The environment variable that holds the provider's key. @default the provider's usual name */
+  /** The environment variable that holds the provider's key. @default the provider's usual name (ANTHROPIC_API_KEY, ...) */
   apiKeyEnv?: string;
-  [key: string]: unknown;
 }
