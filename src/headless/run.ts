@@ -79,7 +79,10 @@ async function prepare<T>(options: HeadlessCommon<T> & { model: LanguageModel; t
     priceProvider: deps.priceProvider ?? bundledPriceProvider,
     tools: { ...(options.tools ?? {}), ...(skills?.tools ?? {}) },
     skillsText: skills?.systemText,
-    warnings: [],
+    warnings: (skills?.shadowed ?? []).map(({ id, source }) => ({
+      code: 'skill-shadowed',
+      message: `Skill "${id}" of skills source ${source} is hidden by a skill of the same id in an earlier source.`,
+    })),
     onEvent: options.onEvent,
   };
   try {
@@ -180,14 +183,21 @@ async function finish<T>(
   return reportOf(result, { cost, warnings, ...(drainedPending ? { drainedPending } : {}) });
 }
 
-function instructionWarnings(skipped: Array<{ relativePath: string; reason: string }>, files: Array<{ relativePath: string; truncated: boolean }>): HeadlessWarning[] {
+const INSTRUCTION_SKIP_CODES: Record<string, string> = {
+  'outside-root': 'instructions-outside-root',
+  'over-cap': 'instructions-truncated',
+  unreadable: 'instructions-unreadable',
+};
+
+/** Skipped or cut instruction files worth telling: a link out of the root, the byte cap, a file that could not be read. */
+function instructionWarnings(
+  skipped: Array<{ relativePath: string; reason: string; detail?: string }>,
+  files: Array<{ relativePath: string; truncated: boolean }>,
+): HeadlessWarning[] {
   const out: HeadlessWarning[] = [];
   for (const skip of skipped) {
-    if (skip.reason === 'outside-root') {
-      out.push({ code: 'instructions-outside-root', message: `${skip.relativePath} leads outside the repository root and was not read.` });
-    } else if (skip.reason === 'over-cap') {
-      out.push({ code: 'instructions-truncated', message: `${skip.relativePath} did not fit in the instructions' byte cap and was left out.` });
-    }
+    const code = INSTRUCTION_SKIP_CODES[skip.reason];
+    if (code) out.push({ code, message: skip.detail ?? `${skip.relativePath} was not loaded (${skip.reason}).` });
   }
   for (const file of files) {
     if (file.truncated) out.push({ code: 'instructions-truncated', message: `${file.relativePath} was cut at the instructions' byte cap.` });

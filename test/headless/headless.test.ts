@@ -3,6 +3,9 @@
  * their exit codes, pending runs and resume, unknown effects, transient
  * failures, drained runs, cost and budgets, onEvent.
  */
+import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   agentRunLeaseKey, createInMemoryAgentRunStore, createInMemoryLeaseProvider, type AgentTools,
@@ -434,5 +437,111 @@ describe('onEvent', () => {
       store: createInMemoryAgentRunStore(),
       onEvent: (event) => { if (event.type === 'step-start') throw boom; },
     })).rejects.toBe(boom);
+  });
+});
+
+describe('project instructions and skills in a run', () => {
+  function repo() {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), 'cairn-headless-')));
+    mkdirSync(join(root, '.git'));
+    writeFileSync(join(root, 'AGENTS.md'), 'Root rule: run the tests.\n');
+    mkdirSync(join(root, 'packages', 'app'), { recursive: true });
+    writeFileSync(join(root, 'packages', 'app', 'CLAUDE.md'), 'App rule: use pnpm.\n');
+    const skills = join(root, 'skills');
+    mkdirSync(join(skills, 'release'), { recursive: true });
+    writeFileSync(join(skills, 'release', 'SKILL.md'), '---\nname: Release\ndescription: How to cut a release.\n---\nTag, then publish.\n');
+    writeFileSync(join(skills, 'release', 'checklist.md'), '1. bump\n2. tag\n');
+    writeFileSync(join(root, 'secret.txt'), 'TOP-SECRET-VALUE');
+    return { root, app: join(root, 'packages', 'app'), skills };
+  }
+
+  it('your instructions first, then the project files outermost first, then the skills list, in one system message', async () => {
+    const { app, skills } = repo();
+    const model = createMockModel({ responses: [{ text: 'ok' }] });
+    const report = await runHeadless({ model, system: 'Be brief.', prompt: 'Go.', store: createInMemoryAgentRunStore(), projectDir: app, skills });
+    expect(report.outcome).toBe('completed');
+    const [system, user] = model.calls[0]!.messages;
+    expect(system!.role).toBe('system');
+    const text = system!.content as string;
+    const order = ['Be brief.', 'Root rule: run the tests.', 'App rule: use pnpm.', '<available_skills>'].map((s) => text.indexOf(s));
+    expect(order.every((i) => i >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(user).toEqual({ role: 'user', content: 'Go.' });
+    expect(model.calls[0]!.tools.map((t) => t.name).sort()).toEqual(['load_skill', 'read_skill_resource']);
+  });
+
+  it("role 'user' puts the project files in a user message ahead of the prompt", async () => {
+    const { app } = repo();
+    const model = createMockModel({ responses: [{ text: 'ok' }] });
+    await runHeadless({ model, prompt: 'Go.', store: createInMemoryAgentRunStore(), projectDir: app, projectInstructions: { role: 'user' } });
+    const messages = model.calls[0]!.messages;
+    expect(messages.map((m) => m.role)).toEqual(['user', 'user']);
+    expect(messages[0]!.content).toContain('App rule: use pnpm.');
+    expect(messages[1]!.content).toBe('Go.');
+  });
+
+  it('an AGENTS.md linked outside the repository is not read and the report warns', async () => {
+    const { app } = repo();
+    const outside = realpathSync(mkdtempSync(join(tmpdir(), 'cairn-outside-')));
+    writeFileSync(join(outside, 'npmrc'), '//registry.example/:_authToken=OUTSIDE-SECRET\n');
+    symlinkSync(join(outside, 'npmrc'), join(app, 'AGENTS.md'));
+    const model = createMockModel({ responses: [{ text: 'ok' }] });
+    const report = await runHeadless({ model, prompt: 'Go.', store: createInMemoryAgentRunStore(), projectDir: app });
+    expect(report.warnings).toEqual([expect.objectContaining({ code: 'instructions-outside-root' })]);
+    expect(JSON.stringify(model.calls)).not.toContain('OUTSIDE-SECRET');
+    expect(JSON.stringify(report)).not.toContain('OUTSIDE-SECRET');
+  });
+
+  it('a mistyped projectDir rejects with a TypeError and writes nothing', async () => {
+    const { root } = repo();
+    const store = createInMemoryAgentRunStore();
+    const model = createMockModel({ responses: [{ text: 'ok' }] });
+    await expect(runHeadless({ model, prompt: 'Go.', store, runId: 'r', projectDir: join(root, 'pakages', 'app') })).rejects.toThrow(TypeError);
+    expect(await store.load('r')).toBeUndefined();
+    expect(model.calls).toHaveLength(0);
+  });
+
+  it('a tool of yours cannot take a skill tool name: the leg rejects before anything is written', async () => {
+    const { skills } = repo();
+    const store = createInMemoryAgentRunStore();
+    await expect(runHeadless({
+      model: createMockModel({ responses: [{ text: 'ok' }] }),
+      prompt: 'Go.', store, runId: 'r', skills,
+      tools: { load_skill: { parameters: { type: 'object' }, execute: () => 'mine' } },
+    })).rejects.toThrow(TypeError);
+    expect(await store.load('r')).toBeUndefined();
+  });
+
+  it('skill tools read the skill and its files, refuse a path with .., and come back on resume; instructions load on the first leg only', async () => {
+    const { root, app, skills } = repo();
+    const store = createInMemoryAgentRunStore();
+    const tools: AgentTools = { ship: { parameters: { type: 'object' }, needsApproval: true, execute: () => 'shipped' } };
+    const turns: MockTurn[] = [
+      { toolCalls: [{ toolName: 'load_skill', args: { id: 'release' } }] },
+      { toolCalls: [{ toolName: 'read_skill_resource', args: { id: 'release', path: 'checklist.md' } }] },
+      { toolCalls: [{ toolName: 'read_skill_resource', args: { id: 'release', path: '../../secret.txt' } }] },
+      { toolCalls: [{ toolName: 'ship', args: {} }] },
+      { text: 'Released.' },
+    ];
+    const first = await runHeadless({ model: byToolResults(turns), prompt: 'Release.', tools, store, runId: 'rel', projectDir: app, skills });
+    expect(first.outcome).toBe('pending');
+    const results = first.messages.filter((m) => m.role === 'tool');
+    expect(results[0]).toMatchObject({ toolName: 'load_skill', content: expect.stringContaining('Tag, then publish.') });
+    expect(results[1]).toMatchObject({ toolName: 'read_skill_resource', content: expect.stringContaining('2. tag') });
+    expect(results[2]).toMatchObject({ toolName: 'read_skill_resource', isError: true });
+    expect(JSON.stringify(first.messages)).not.toContain('TOP-SECRET-VALUE');
+
+    // The files change between legs; the stored transcript keeps what the first leg loaded.
+    writeFileSync(join(root, 'AGENTS.md'), 'Changed rule.\n');
+    const model = byToolResults(turns);
+    const approvalResponses = first.pending.flatMap((a) => (a.kind === 'approval' ? [{ approvalId: a.approvalId, token: a.token, approved: true }] : []));
+    const done = await resumeHeadless({ model, tools, store, runId: 'rel', skills, approvalResponses });
+    expect([done.outcome, done.output]).toEqual(['completed', 'Released.']);
+    expect(JSON.stringify(model.calls)).not.toContain('Changed rule.');
+    expect(JSON.stringify(model.calls)).toContain('Root rule: run the tests.');
+
+    // Without the skills the tools differ: the binding refuses the resume.
+    const other = await resumeHeadless({ model, tools, store, runId: 'rel' });
+    expect(other.error?.code).toBe('binding_changed');
   });
 });
