@@ -18,7 +18,8 @@ import { createMockModel, type MockTurn } from 'cairn/testing';
 import { encodePart, splitEnvelope } from '../src/stores/codec.js';
 
 const STEPS = 100;
-const RAW_COMMITS = 1_000;
+/** Commits a step may make and still meet the target (the issue allows two saves per step). */
+const ALLOWED_COMMITS_PER_STEP = 2;
 
 interface Row {
   store: string;
@@ -30,8 +31,21 @@ interface Row {
   perStepRatio: number;
 }
 
-/** Counts the saves and the bytes each one would write (head + appended messages + current receipts). */
-function counting(inner: AgentRunStore) {
+/** Counts the saves, and nothing else: the timed loops pay for no measuring of their own. */
+function countingSaves(inner: AgentRunStore) {
+  let saves = 0;
+  const store: AgentRunStore = {
+    load: (id, o) => inner.load(id, o),
+    save(envelope: AgentRunEnvelope, options) {
+      saves++;
+      return inner.save(envelope, options);
+    },
+  };
+  return { store, saves: () => saves };
+}
+
+/** Counts the saves and the bytes each one would write (head + appended messages + current receipts). Untimed. */
+function countingBytes(inner: AgentRunStore) {
   let saves = 0;
   let storedLength = 0;
   const bytesBySave: number[] = [];
@@ -63,7 +77,7 @@ function toolLoop(store: AgentRunStore, runId: string, steps: number) {
 }
 
 async function measureLoop(store: AgentRunStore, label: string) {
-  const counted = counting(store);
+  const counted = countingSaves(store);
   const started = performance.now();
   const result = await toolLoop(counted.store, `bench-${label}-${Date.now()}`, STEPS);
   const seconds = (performance.now() - started) / 1000;
@@ -71,6 +85,7 @@ async function measureLoop(store: AgentRunStore, label: string) {
   return { seconds, saves: counted.saves() };
 }
 
+/** Raw commits: one ~2 KB row upserted per transaction, with the ops store's settings (WAL, synchronous=FULL), in the same directory. */
 function rawSqlite(path: string): number {
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
@@ -78,28 +93,45 @@ function rawSqlite(path: string): number {
   db.exec('CREATE TABLE IF NOT EXISTS raw (id INTEGER PRIMARY KEY, body BLOB)');
   const upsert = db.prepare('INSERT INTO raw (id, body) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET body = excluded.body');
   const body = randomBytes(2048);
+  // A different body each time: an upsert of identical bytes dirties no page, so SQLite would commit without a write or an fsync.
+  const commit = db.transaction((i: number) => {
+    body.writeUInt32LE(i, 0);
+    upsert.run(i % 50, body);
+  });
+  for (let i = 0; i < 200; i++) commit(i);
+  const commits = 2_000;
   const started = performance.now();
-  for (let i = 0; i < RAW_COMMITS; i++) db.transaction(() => upsert.run(i % 50, body))();
+  for (let i = 0; i < commits; i++) commit(i);
   const seconds = (performance.now() - started) / 1000;
   db.close();
-  return RAW_COMMITS / seconds;
+  return commits / seconds;
 }
 
+/** Raw commits on a real (logged) table: a TEMP table writes no WAL, so its commits would not wait for the disk. */
 async function rawPostgres(url: string): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  await client.query('CREATE TEMP TABLE raw (id int PRIMARY KEY, body bytea)');
-  const body = randomBytes(2048);
-  const commits = RAW_COMMITS / 2;
-  const started = performance.now();
-  for (let i = 0; i < commits; i++) {
-    await client.query('BEGIN');
-    await client.query('INSERT INTO raw (id, body) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET body = excluded.body', [i % 50, body]);
-    await client.query('COMMIT');
+  const table = `cairn_bench_raw_${process.pid}`;
+  await client.query(`CREATE TABLE ${table} (id int PRIMARY KEY, body bytea)`);
+  try {
+    const body = randomBytes(2048);
+    const upsert = `INSERT INTO ${table} (id, body) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET body = excluded.body`;
+    const commit = async (i: number) => {
+      body.writeUInt32LE(i, 0);
+      await client.query('BEGIN');
+      await client.query(upsert, [i % 50, body]);
+      await client.query('COMMIT');
+    };
+    for (let i = 0; i < 100; i++) await commit(i);
+    const commits = 1_000;
+    const started = performance.now();
+    for (let i = 0; i < commits; i++) await commit(i);
+    const seconds = (performance.now() - started) / 1000;
+    return commits / seconds;
+  } finally {
+    await client.query(`DROP TABLE ${table}`);
+    await client.end();
   }
-  const seconds = (performance.now() - started) / 1000;
-  await client.end();
-  return commits / seconds;
 }
 
 function row(store: string, loop: { seconds: number; saves: number }, raw: number): Row {
@@ -114,8 +146,8 @@ function row(store: string, loop: { seconds: number; saves: number }, raw: numbe
     rawCommitsPerSec: raw,
     // Cairn's cost per commit against the raw cost per commit (1.0 = no overhead).
     perCommitRatio: raw / cairnCommitsPerSec,
-    // Cairn's cost per step against the raw cost of the commits a step makes.
-    perStepRatio: (raw / commitsPerStep) / stepsPerSec,
+    // Cairn's cost per step against the raw cost of the two commits a step is allowed.
+    perStepRatio: raw / (ALLOWED_COMMITS_PER_STEP * stepsPerSec),
   };
 }
 
@@ -123,7 +155,7 @@ async function bytesGrowth(): Promise<{ at10: number; at200: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'cairn-bench-bytes-'));
   try {
     const ops = createSqliteOpsStore({ path: join(dir, 'runs.sqlite') });
-    const counted = counting(ops.agentRuns);
+    const counted = countingBytes(ops.agentRuns);
     await toolLoop(counted.store, 'bytes', 200);
     ops.close();
     // Saves per step are the same at every step; compare the step's checkpoint save (every step saves in the same order).
@@ -170,13 +202,13 @@ async function main() {
   const bytes = await bytesGrowth();
   const f = (n: number, d = 1) => n.toFixed(d);
   console.log('\nDurable tool loop, 100 steps (one tool call per step), against the raw commit rate of the same store\n');
-  console.log('| store | steps/s | commits/step | Cairn commits/s | raw commits/s (2 KB upsert) | per-commit cost ratio | per-step cost ratio |');
+  console.log(`| store | steps/s | commits/step | Cairn commits/s | raw commits/s (2 KB upsert) | per-commit cost ratio | per-step cost ratio (vs ${ALLOWED_COMMITS_PER_STEP} raw commits) |`);
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of rows) {
     console.log(`| ${r.store} | ${f(r.stepsPerSec)} | ${f(r.commitsPerStep, 2)} | ${f(r.cairnCommitsPerSec)} | ${f(r.rawCommitsPerSec)} | ${f(r.perCommitRatio, 2)}x | ${f(r.perStepRatio, 2)}x |`);
   }
   console.log(`\nBytes written by one step's saves: step 10 ${bytes.at10} B, step 200 ${bytes.at200} B, ratio ${f(bytes.at200 / bytes.at10, 2)} (target ≤ 1.5)`);
-  console.log('Per-commit ratio: Cairn\'s time per commit over the raw time per commit (target ≤ 1.5). Per-step ratio: time per step over the raw time of that many commits.');
+  console.log(`Per-commit ratio: Cairn's time per commit over the raw time per commit. Per-step ratio: Cairn's time per step over the raw time of ${ALLOWED_COMMITS_PER_STEP} commits (target ≤ 1.5).`);
 }
 
 await main();
