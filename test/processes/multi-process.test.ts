@@ -28,7 +28,8 @@ function spawnWorker(args: WorkerArgs, onSpawn?: (pid: number) => void): Promise
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
     child.on('exit', (code, signal) => {
-      const line = out.trim().split('\n').filter(Boolean).at(-1);
+      // The result line; the worker's event lines ({"event":...}) may come before or after it.
+      const line = out.trim().split('\n').filter((l) => l && !l.startsWith('{"event"')).at(-1);
       let result: Outcome['result'];
       try {
         result = line ? JSON.parse(line) : undefined;

@@ -4,10 +4,13 @@
  * lease, and prints one JSON line with its result. Its tool appends to a
  * ledger file (fsync'd) that outlives the process. Faults on request:
  * SIGKILL itself right after the `executing` receipt is durable, or right
- * before it is written.
+ * before it is written. And a pause on request: before the first save of a
+ * given kind it prints a `saving` event line and waits for a line on stdin,
+ * so the parent can set a trap for that save (see pg-terminate.test.ts).
+ * A save the store refuses prints a `save-failed` event line with the error.
  */
 import { appendFileSync, closeSync, fsyncSync, openSync } from 'node:fs';
-import { resumeAgent, runAgent, type AgentRunEnvelope, type AgentRunStore, type LeaseProvider } from 'cairn/agent';
+import { CairnError, resumeAgent, runAgent, type AgentRunEnvelope, type AgentRunStore, type LeaseProvider } from 'cairn/agent';
 import { createMockModel, type MockTurn } from 'cairn/testing';
 
 export interface WorkerArgs {
@@ -28,6 +31,60 @@ export interface WorkerArgs {
   kill?: 'after-executing-receipt' | 'before-executing-receipt';
   /** Let the tool wait this long (ms) before its effect. */
   toolDelayMs?: number;
+  /**
+   * Before the first save whose envelope holds an `executing` receipt, an
+   * `executed` one, or a tool message in its transcript, print
+   * `{"event":"saving",...}` and wait for a line on stdin.
+   */
+  pauseBeforeSave?: PauseAt;
+}
+
+export type PauseAt = 'executing' | 'executed' | 'tool-message';
+
+/** The line the worker prints when it pauses before a save. */
+export interface SavingEvent {
+  event: 'saving';
+  revision: number;
+  receiptKeys: string[];
+}
+
+/** The line the worker prints when the store's save throws. */
+export interface SaveFailedEvent {
+  event: 'save-failed';
+  revision: number;
+  /** Whether the store threw a Cairn error (CairnError.isInstance). */
+  typed: boolean;
+  name: string;
+  code: string;
+  fault: string;
+  message: string;
+}
+
+function matches(at: PauseAt, envelope: AgentRunEnvelope): boolean {
+  if (at === 'tool-message') {
+    const messages = (envelope.snapshot as { context?: { messages?: { role?: string }[] } } | null)?.context?.messages ?? [];
+    return messages.some((m) => m.role === 'tool');
+  }
+  return Object.values(envelope.receipts).some((r) => r.status === at);
+}
+
+/** Resolves at the first line (or the end) of stdin. */
+function nextStdinLine(): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      process.stdin.off('data', onData);
+      process.stdin.off('end', done);
+      process.stdin.pause();
+      resolve();
+    };
+    let buffered = '';
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      if (buffered.includes('\n')) done();
+    };
+    process.stdin.on('data', onData);
+    process.stdin.on('end', done);
+  });
 }
 
 function appendDurably(file: string, line: string) {
@@ -44,7 +101,11 @@ async function open(args: WorkerArgs): Promise<{ store: AgentRunStore; leases: L
     return { store: ops.agentRuns, leases: ops.leases, close: () => ops.close() };
   }
   const { createPostgresOpsStore } = await import('cairn/ops/postgres');
-  const ops = createPostgresOpsStore({ connectionString: args.url! }, { schema: args.schema });
+  // The application name lets a test find this worker's backends in pg_stat_activity.
+  const ops = createPostgresOpsStore(
+    { connectionString: args.url!, poolOptions: { application_name: `cairn-worker-${args.owner}` } },
+    { schema: args.schema },
+  );
   // Safe from many processes at once: setup takes an advisory lock.
   await ops.setup();
   return { store: ops.agentRuns, leases: ops.leases, close: () => ops.close() };
@@ -59,12 +120,30 @@ async function main() {
   const args = JSON.parse(process.argv[2]!) as WorkerArgs;
   const opened = await open(args);
   const inner = opened.store;
+  let paused = false;
   const store: AgentRunStore = {
     load: (id, o) => inner.load(id, o),
     async save(envelope: AgentRunEnvelope, options) {
       const executing = Object.values(envelope.receipts).some((r) => r.status === 'executing');
       if (executing && args.kill === 'before-executing-receipt') process.kill(process.pid, 'SIGKILL');
-      await inner.save(envelope, options);
+      if (args.pauseBeforeSave && !paused && matches(args.pauseBeforeSave, envelope)) {
+        paused = true;
+        const event: SavingEvent = { event: 'saving', revision: envelope.revision, receiptKeys: Object.values(envelope.receipts).map((r) => r.key) };
+        process.stdout.write(`${JSON.stringify(event)}\n`);
+        await nextStdinLine();
+      }
+      try {
+        await inner.save(envelope, options);
+      } catch (error) {
+        // What the store itself threw, before the runtime wraps it.
+        const e = error as { name?: unknown; code?: unknown; fault?: unknown; message?: unknown };
+        const event: SaveFailedEvent = {
+          event: 'save-failed', revision: envelope.revision, typed: CairnError.isInstance(error),
+          name: String(e?.name), code: String(e?.code), fault: String(e?.fault), message: String(e?.message),
+        };
+        process.stdout.write(`${JSON.stringify(event)}\n`);
+        throw error;
+      }
       appendDurably(args.revisions, `${envelope.revision} ${args.owner}`);
     },
   };
