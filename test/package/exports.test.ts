@@ -20,3 +20,19 @@ describe('package exports', () => {
     expect(out.trim()).toBe('completed hi true function');
   });
 });
+
+describe('cairn/headless from the build', () => {
+  it('runs a headless leg and maps its report to an exit code', () => {
+    expect(existsSync('dist/src/headless/index.js')).toBe(true);
+    expect(existsSync('dist/src/headless/index.d.ts')).toBe(true);
+    const script = `
+      const { createInMemoryAgentRunStore } = await import('cairn/agent');
+      const { runHeadless, exitCodeFor, HEADLESS_EXIT_CODES } = await import('cairn/headless');
+      const { createMockModel } = await import('cairn/testing');
+      const report = await runHeadless({ model: createMockModel({ responses: [{ text: 'green' }] }), prompt: 'x', store: createInMemoryAgentRunStore() });
+      console.log(report.outcome, report.output, exitCodeFor(report), HEADLESS_EXIT_CODES.pending);
+    `;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(out.trim()).toBe('completed green 0 3');
+  });
+});
