@@ -1,0 +1,84 @@
+/**
+ * Command-line parsing for `cairn`: node:util parseArgs with strict options,
+ * and the few value formats the commands share (`<callId>=<json>`, counts).
+ * Every mistake is a UsageError: the CLI prints it and exits 2, before it has
+ * opened a store or written anything.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** The command line was wrong. main prints the message and exits with HEADLESS_EXIT_CODES.usage. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+export type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
+
+/** Options every command takes. */
+export const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const satisfies OptionSpecs;
+
+export interface Parsed {
+  values: Record<string, string | boolean | string[] | boolean[] | undefined>;
+  positionals: string[];
+}
+
+/** parseArgs, with its errors turned into one-line UsageErrors. */
+export function parse(argv: string[], options: OptionSpecs): Parsed {
+  try {
+    const { values, positionals } = parseArgs({ args: argv, options: { ...options, ...HELP_OPTION }, strict: true, allowPositionals: true });
+    return { values: values as Parsed['values'], positionals };
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+    throw new UsageError(message.replace(/\.$/, '') + '.');
+  }
+}
+
+export const str = (parsed: Parsed, name: string): string | undefined => {
+  const v = parsed.values[name];
+  return typeof v === 'string' ? v : undefined;
+};
+
+export const strs = (parsed: Parsed, name: string): string[] => {
+  const v = parsed.values[name];
+  return Array.isArray(v) ? (v as string[]) : typeof v === 'string' ? [v] : [];
+};
+
+export const flag = (parsed: Parsed, name: string): boolean => parsed.values[name] === true;
+
+/** A positive integer flag value (`--max-steps 2`). */
+export function positiveInt(name: string, value: string | undefined, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) {
+    throw new UsageError(`--${name} takes a whole number from 1 to ${max}, got ${JSON.stringify(value)}.`);
+  }
+  return Number(value);
+}
+
+/** `<callId>=<json>`: the call id, then a JSON value (quote strings: `c1='"done"'`). */
+export function idEqualsJson(name: string, value: string): { id: string; json: unknown } {
+  const at = value.indexOf('=');
+  if (at <= 0) throw new UsageError(`--${name} takes <callId>=<json>, got ${JSON.stringify(value)}.`);
+  const id = value.slice(0, at);
+  const text = value.slice(at + 1);
+  try {
+    return { id, json: JSON.parse(text) };
+  } catch {
+    throw new UsageError(
+      `--${name} ${id}=...: the value after '=' must be JSON (a string needs its own quotes: ${id}='"text"'), got ${JSON.stringify(text)}.`,
+    );
+  }
+}
+
+/** Refuses ids a shell user could not pass back: empty, or taken for a flag. */
+export function checkId(what: string, id: string): string {
+  if (id === '') throw new UsageError(`${what} must not be empty.`);
+  if (id.startsWith('-')) throw new UsageError(`${what} must not start with '-' (it would read as a flag), got ${JSON.stringify(id)}.`);
+  return id;
+}
+
+/** No more positionals than the command takes. */
+export function atMost(parsed: Parsed, count: number, command: string): void {
+  if (parsed.positionals.length > count) {
+    const extra = parsed.positionals.slice(count).map((p) => JSON.stringify(p)).join(' ');
+    throw new UsageError(`cairn ${command} got unexpected argument(s): ${extra}.`);
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * What every command shares: where its output goes, the store's path, and
+ * rebuilding a run's model, tools and skills from what was recorded for it.
+ */
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { customAlphabet } from 'nanoid';
+import type { AgentTools } from '../agent/types.js';
+import type { LanguageModel } from '../models/types.js';
+import { createSqliteOpsStore, type SqliteOpsStore } from '../ops/sqlite/index.js';
+import { UsageError } from './args.js';
+import { demoModel, demoTools } from './demo.js';
+import type { RunMeta } from './run-meta.js';
+import { loadModelFile, scriptedModel } from './scripted-model.js';
+import type { CommandContext, } from './summary.js';
+import type { ProgressStream } from './progress.js';
+import { loadToolsModule } from './tools-module.js';
+
+export interface Io {
+  stdout: { write(text: string): unknown };
+  stderr: ProgressStream;
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  cwd: string;
+}
+
+export const DEFAULT_STORE = '.cairn/runs.sqlite';
+
+/** Ids a shell passes back as they are: letters and digits only, never a leading dash. */
+export const safeId = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyz', 16);
+
+export interface StoreLocation {
+  /** Absolute path of the SQLite file. */
+  path: string;
+  /** What printed commands repeat: `--store <given>` unless it is the default. */
+  ctx: CommandContext;
+}
+
+export function storeLocation(given: string | undefined, cwd: string): StoreLocation {
+  if (given === '') throw new UsageError('--store must be a file path.');
+  const path = resolve(cwd, given ?? DEFAULT_STORE);
+  const isDefault = path === resolve(cwd, DEFAULT_STORE);
+  return { path, ctx: { storeArgs: isDefault || given === undefined ? [] : ['--store', given] } };
+}
+
+/** Opens the store, creating its directory and file (commands that start runs). */
+export function openStoreForWrite(location: StoreLocation): SqliteOpsStore {
+  mkdirSync(dirname(location.path), { recursive: true });
+  return createSqliteOpsStore({ path: location.path });
+}
+
+/** Opens a store that must already exist: reading commands never create one. */
+export function openExistingStore(location: StoreLocation, given: string | undefined): SqliteOpsStore {
+  if (!existsSync(location.path)) {
+    throw new UsageError(`There is no run store at ${given ?? DEFAULT_STORE}; start a run with cairn run or cairn demo, or pass --store <path>.`);
+  }
+  return createSqliteOpsStore({ path: location.path });
+}
+
+/** Absolute skill directories; a mistyped one is a usage error, not a silently empty list. */
+export function skillDirs(dirs: string[], cwd: string): string[] {
+  return dirs.map((dir) => {
+    const abs = resolve(cwd, dir);
+    let ok = false;
+    try {
+      ok = statSync(abs).isDirectory();
+    } catch {
+      // reported below
+    }
+    if (!ok) throw new UsageError(`--skills ${dir}: not a directory (a folder of <id>/SKILL.md skills).`);
+    return abs;
+  });
+}
+
+export interface Materialized {
+  model: LanguageModel;
+  tools: AgentTools | undefined;
+  skills: string[];
+}
+
+/** The model, tools and skills a run was started with, rebuilt from its record. */
+export async function materialize(meta: Pick<RunMeta, 'model' | 'tools' | 'skills' | 'runId'>, cwd: string): Promise<Materialized> {
+  const model = meta.model.kind === 'demo' ? demoModel() : scriptedModel(loadModelFile(meta.model.path, cwd).script);
+  let tools: AgentTools | undefined;
+  if (meta.tools?.kind === 'demo') tools = demoTools(meta.tools.log, meta.runId);
+  else if (meta.tools?.kind === 'module') tools = (await loadToolsModule(meta.tools.path, cwd)).tools;
+  return { model, tools, skills: meta.skills };
+}
+
+/** Aborts the leg on Ctrl-C (it then reports `cancelled`); a second Ctrl-C ends the process. */
+export function interruptSignal(): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const onSigint = () => controller.abort(new Error('Interrupted (SIGINT).'));
+  process.once('SIGINT', onSigint);
+  return { signal: controller.signal, dispose: () => process.removeListener('SIGINT', onSigint) };
+}
+
+export function printJson(io: Io, value: unknown): void {
+  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}

@@ -1,0 +1,127 @@
+/** The `--help` text of `cairn` and of each command. */
+
+export const MAIN_HELP = `Usage: cairn <command> [options]
+
+Durable agent runs from a shell: a run that stops (for an approval, a crash,
+a limit) is stored and goes on later with \`cairn resume\`.
+
+Commands:
+  demo                 run a keyless demo agent that stops for your approval
+  run [prompt]         start a run (the prompt from the argument or stdin)
+  resume <runId>       answer what a stored run waits for, and go on
+  inspect <runId>      show a stored run without running anything
+  runs                 list stored runs
+  doctor               check a configuration before running it
+
+Options:
+  -h, --help           show help (also after any command)
+  -v, --version        print the version
+
+Exit codes: 0 completed, 1 failed, 2 usage error, 3 pending, 4 stopped,
+5 cancelled, 6 limit, 7 busy, 8 doctor found an error.
+The run store defaults to .cairn/runs.sqlite under the working directory.
+`;
+
+const STORE = '  --store <path>       the SQLite run store (default .cairn/runs.sqlite)';
+
+export const RUN_HELP = `Usage: cairn run [prompt] --model <file> [options]
+
+Starts a run. Without a prompt argument the prompt is read from stdin.
+Progress goes to stderr; the report to stdout.
+
+Options:
+  --model <file>       a scripted model file: { "modelId"?: string, "turns": [...] }
+  --tools <module>     an ES module exporting \`tools\` (or a default export)
+  --skills <dir>       a folder of <id>/SKILL.md skills (repeatable)
+  --project-dir <dir>  load AGENTS.md / CLAUDE.md from the repository root down to <dir>
+  --run-id <id>        the run's id (default: generated)
+  --max-steps <n>      most model turns (default 20)
+${STORE}
+  --json               print the report as JSON
+  --quiet              no progress on stderr
+  -h, --help           show this help
+
+A resume reuses the model, tools, skills and max steps recorded for the run.
+`;
+
+export const DEMO_HELP = `Usage: cairn demo [options]
+
+Runs a scripted agent (no API key) that checks a build and asks to deploy it.
+The deploy needs your approval: the run stops (exit 3) and prints the
+command that approves it. Each deploy appends a line to demo-deploys.log
+beside the store.
+
+Options:
+${STORE}
+  --run-id <id>        the run's id (default: generated)
+  --json               print the report as JSON
+  --quiet              no progress on stderr
+  -h, --help           show this help
+`;
+
+export const RESUME_HELP = `Usage: cairn resume <runId> [answers] [options]
+
+Goes on with a stored run, answering what it waits for. The model, tools and
+skills are the ones recorded when the run started; flags override them.
+
+Answers (each repeatable):
+  --approve <approvalId>        approve a pending tool call
+  --deny <approvalId>           deny it (with --reason <text>)
+  --reason <text>               the reason given with every --deny
+  --client-result <callId>=<json>   the result of a client tool call
+  --retry <callId>              run a call whose outcome is unknown again
+  --reconcile <callId>=<json>   record what such a call did instead
+  --reconcile-error <callId>=<json> record that it failed, with this error
+  --retry-failed                go on after a transient failure
+
+Options:
+  --model <file>       override the recorded scripted model file
+  --tools <module>     override the recorded tools module
+  --skills <dir>       override the recorded skill folders (repeatable)
+${STORE}
+  --json               print the report as JSON
+  --quiet              no progress on stderr
+  -h, --help           show this help
+
+A resume must use the run's model, tools and skills: a change fails it (exit 1)
+and leaves the stored run as it was.
+`;
+
+export const INSPECT_HELP = `Usage: cairn inspect <runId> [options]
+
+Reports a stored run without a model call or a write. The exit code is the
+run's, as the table says (3 while it waits, 0 once it completed).
+
+Options:
+${STORE}
+  --json               print the report as JSON
+  -h, --help           show this help
+`;
+
+export const RUNS_HELP = `Usage: cairn runs [options]
+
+Lists stored runs, the most recently updated first.
+
+Options:
+  --status <status>    only runs in this status (repeatable): running, suspended,
+                       drained, completed, stopped, failed
+  --limit <n>          at most n runs (default 50, at most 1000)
+${STORE}
+  --json               print the list as JSON
+  -h, --help           show this help
+`;
+
+export const DOCTOR_HELP = `Usage: cairn doctor [options]
+
+Checks what \`cairn run\` with the same flags would use, without running it:
+the model, the tools' names and schemas, skill folders, the Node version for
+the SQLite store. Exits 8 when a finding is an error.
+
+Options:
+  --model <file>       a scripted model file
+  --tools <module>     an ES module exporting \`tools\`
+  --skills <dir>       a skills folder (repeatable)
+${STORE}
+  --json               print the report as JSON
+  -h, --help           show this help
+`;

@@ -1,0 +1,98 @@
+/**
+ * Progress on stderr while a leg works: the step, the tool being called, the
+ * approvals asked for. On a terminal a spinner line is redrawn in place and
+ * finished lines scroll above it; otherwise (a pipe, a CI log) each event is
+ * one plain line.
+ */
+import type { AgentEvent } from '../agent/types.js';
+
+export interface ProgressStream {
+  write(text: string): unknown;
+  isTTY?: boolean;
+}
+
+export interface Progress {
+  onEvent(event: AgentEvent<unknown>): void;
+  /** Clears the spinner; call on every path before the report is printed. */
+  stop(): void;
+}
+
+const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+const FRAME_MS = 80;
+const ARGS_MAX = 80;
+
+export const NO_PROGRESS: Progress = { onEvent: () => undefined, stop: () => undefined };
+
+function brief(value: unknown): string {
+  const text = JSON.stringify(value) ?? '';
+  return text.length > ARGS_MAX ? `${text.slice(0, ARGS_MAX - 1)}…` : text;
+}
+
+/** The line an event adds to the log, and the spinner's status while it lasts. */
+function describe(event: AgentEvent<unknown>): { line?: string; status?: string } {
+  switch (event.type) {
+    case 'run-start':
+      return { line: `${event.resumed ? 'resuming' : 'starting'} run ${event.runId}` };
+    case 'step-start':
+      return { line: `step ${event.step + 1}${event.phase === 'finalize' ? ' (final answer)' : ''}`, status: `step ${event.step + 1}: waiting for the model` };
+    case 'tool-call-start':
+      return { line: `calling ${event.toolName} ${brief(event.args)}`, status: `running ${event.toolName}` };
+    case 'tool-call-end': {
+      const how = event.outcome ?? (event.isError ? 'error' : 'done');
+      return { line: `${event.toolName}: ${how}`, status: 'working' };
+    }
+    case 'approval-request':
+      return { line: `approval needed: ${event.approval.toolName} ${brief(event.approval.args)} (approval ${event.approval.approvalId})` };
+    case 'client-call-request':
+      return { line: `waiting for a client result: ${event.call.toolName} (call ${event.call.toolCallId})` };
+    case 'warning':
+      return { line: `warning: ${event.message}` };
+    default:
+      return {};
+  }
+}
+
+export function createProgress(stream: ProgressStream): Progress {
+  if (!stream.isTTY) {
+    return {
+      onEvent(event) {
+        const { line } = describe(event);
+        if (line) stream.write(`cairn: ${line}\n`);
+      },
+      stop: () => undefined,
+    };
+  }
+  let status = 'starting';
+  let frame = 0;
+  let drawn = false;
+  const clear = () => {
+    if (drawn) stream.write('\r\x1b[2K');
+    drawn = false;
+  };
+  const draw = () => {
+    clear();
+    stream.write(`${FRAMES[frame % FRAMES.length]} ${status}`);
+    drawn = true;
+  };
+  const timer = setInterval(() => {
+    frame++;
+    draw();
+  }, FRAME_MS);
+  timer.unref();
+  draw();
+  return {
+    onEvent(event) {
+      const { line, status: next } = describe(event);
+      if (next) status = next;
+      if (line) {
+        clear();
+        stream.write(`  ${line}\n`);
+      }
+      draw();
+    },
+    stop() {
+      clearInterval(timer);
+      clear();
+    },
+  };
+}
