@@ -1,0 +1,119 @@
+/**
+ * Runs the real `cairn` binary (node bin/cairn.js, which loads dist/) in a
+ * temporary working directory. Build first: `npm run build` (npm test does).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const BIN = join(ROOT, 'bin', 'cairn.js');
+
+if (!existsSync(join(ROOT, 'dist', 'src', 'cli', 'main.js'))) {
+  throw new Error('dist/src/cli/main.js is missing: run `npm run build` before the CLI tests (npm test does).');
+}
+
+export interface Result {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  cwd: string;
+  /** Written to stdin, which is then closed (closed at once when absent). */
+  input?: string;
+}
+
+/** Starts `cairn <args>`; the caller may kill it. */
+export function start(args: string[], options: RunOptions): { child: ChildProcess; done: Promise<Result> } {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: options.cwd,
+    env: { ...process.env, NO_COLOR: '1' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stdin!.end(options.input ?? '');
+  const done = new Promise<Result>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  return { child, done };
+}
+
+export const cairn = (args: string[], options: RunOptions): Promise<Result> => start(args, options).done;
+
+/** A shell command line as the CLI prints it, run with `npx cairn` pointing at this checkout. */
+export function sh(command: string, cwd: string): Promise<Result> {
+  if (!command.startsWith('npx cairn ')) throw new Error(`not a cairn command: ${command}`);
+  const line = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} ${command.slice('npx cairn '.length)}`;
+  return new Promise((resolve, reject) => {
+    const child = spawn('/bin/sh', ['-c', line], { cwd, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh working directory, removed after the file's tests. */
+export function tempDir(prefix = 'cairn-cli-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
+
+/** Writes files (paths relative to `dir`), making their directories. */
+export function write(dir: string, files: Record<string, string | object>): void {
+  for (const [relative, content] of Object.entries(files)) {
+    const path = join(dir, relative);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+  }
+}
+
+/** Every file under `dir` with its bytes: what "nothing was written" is checked against. */
+export function snapshotDir(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (at: string) => {
+    if (!existsSync(at)) return;
+    for (const name of readdirSync(at)) {
+      const path = join(at, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else out[path.slice(dir.length)] = readFileSync(path).toString('base64');
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** Waits until `path` exists: the condition itself, checked every few milliseconds, up to `timeoutMs`. */
+export async function waitForFile(path: string, timeoutMs = 20_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!existsSync(path)) {
+    if (Date.now() > until) throw new Error(`${path} did not appear within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+export const json = <T = any>(result: Result): T => {
+  try {
+    return JSON.parse(result.stdout) as T;
+  } catch {
+    throw new Error(`stdout is not JSON (exit ${result.code}):\n${result.stdout}\nstderr:\n${result.stderr}`);
+  }
+};
