@@ -1,0 +1,176 @@
+/**
+ * `cairn run`, `cairn doctor` and the exit-code table on real processes, and
+ * the usage errors: a clear message on stderr, exit 2, and nothing written.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cairn, json, snapshotDir, tempDir, write } from './helpers.js';
+
+const LOOK_TOOLS = `export const tools = {
+  look: { description: 'Look around.', parameters: { type: 'object', properties: {} }, execute: () => ({ seen: 'a tree' }) },
+};
+`;
+
+describe('cairn run', () => {
+  it('reads the prompt from stdin and completes (0); --json prints the report', async () => {
+    const cwd = tempDir();
+    write(cwd, {
+      'model.json': { modelId: 'scripted-1', turns: [{ toolCalls: [{ toolName: 'look', args: {} }] }, { text: 'I saw a tree.' }] },
+      'tools.mjs': LOOK_TOOLS,
+    });
+    const result = await cairn(['run', '--model', 'model.json', '--tools', 'tools.mjs', '--run-id', 'walk', '--json'], {
+      cwd, input: 'Take a walk and tell me what you see.\n',
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const report = json(result);
+    expect(report).toMatchObject({ kind: 'run', outcome: 'completed', runId: 'walk', output: 'I saw a tree.', steps: 2, pending: [] });
+    expect(report.messages).toContainEqual({ role: 'user', content: 'Take a walk and tell me what you see.' });
+    expect(report.messages).toContainEqual(expect.objectContaining({ role: 'tool', toolName: 'look', content: { seen: 'a tree' } }));
+    expect(result.stderr).toContain('cairn: calling look {}');
+    expect(existsSync(join(cwd, '.cairn', 'runs.sqlite'))).toBe(true);
+
+    // The human summary of the same stored run.
+    const inspected = await cairn(['inspect', 'walk'], { cwd });
+    expect(inspected.code).toBe(0);
+    expect(inspected.stdout).toContain('Run walk completed (exit 0).');
+    expect(inspected.stdout).toContain('I saw a tree.');
+  });
+
+  it('takes the prompt as an argument; --quiet prints no progress', async () => {
+    const cwd = tempDir();
+    write(cwd, { 'model.json': { turns: [{ text: 'Hello there.' }] } });
+    const result = await cairn(['run', 'Say hello.', '--model', 'model.json', '--quiet'], { cwd });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/^Run run-[a-z0-9]+ completed \(exit 0\)\.\n\nHello there\.\n/);
+  });
+
+  it('a scripted 400 fails the run (1)', async () => {
+    const cwd = tempDir();
+    write(cwd, { 'model.json': { turns: [{ error: { status: 400, message: 'Bad request: no such model' } }] } });
+    const result = await cairn(['run', 'x', '--model', 'model.json', '--json'], { cwd });
+    expect(result.code).toBe(1);
+    expect(json(result)).toMatchObject({ outcome: 'failed', error: { message: 'Bad request: no such model' } });
+    expect(json(result).retry).toBeUndefined();
+  });
+
+  it('a script that keeps calling a tool stops at --max-steps 2 (6); a resume keeps the limit', async () => {
+    const cwd = tempDir();
+    const look = { toolCalls: [{ toolName: 'look', args: {} }] };
+    write(cwd, { 'model.json': { turns: [look, look, look, look, { text: 'done' }] }, 'tools.mjs': LOOK_TOOLS });
+    const result = await cairn(['run', 'Look forever.', '--model', 'model.json', '--tools', 'tools.mjs', '--max-steps', '2', '--run-id', 'loop', '--json'], { cwd });
+    expect(result.code, result.stderr).toBe(6);
+    expect(json(result)).toMatchObject({ outcome: 'limit', reason: 'max-steps', steps: 2 });
+    // The recorded max steps are part of the binding: the resume passes them, so it is not refused.
+    const again = await cairn(['resume', 'loop', '--json'], { cwd });
+    expect(again.code, again.stderr).toBe(6);
+    expect(json(again).error).toBeUndefined();
+  });
+
+  it('runs outside the script fail with a message naming the script', async () => {
+    const cwd = tempDir();
+    write(cwd, { 'model.json': { turns: [{ toolCalls: [{ toolName: 'look' }] }] }, 'tools.mjs': LOOK_TOOLS });
+    const result = await cairn(['run', 'x', '--model', 'model.json', '--tools', 'tools.mjs', '--json'], { cwd });
+    expect(result.code).toBe(1);
+    expect(json(result).error.message).toContain('has 1 turn(s) and the run asked for turn 2');
+  });
+});
+
+describe('cairn doctor', () => {
+  it('exits 0 for a sound configuration and 8 when a finding is an error', async () => {
+    const cwd = tempDir();
+    write(cwd, {
+      'model.json': { turns: [{ text: 'ok' }] },
+      'tools.mjs': LOOK_TOOLS,
+      'bad-tools.mjs': "export default { 'no spaces please': { parameters: { type: 'object' }, execute: () => 1 } };\n",
+    });
+    const ok = await cairn(['doctor', '--model', 'model.json', '--tools', 'tools.mjs', '--json'], { cwd });
+    expect(ok.code, ok.stdout).toBe(0);
+    expect(json(ok)).toMatchObject({ kind: 'doctor', ok: true });
+
+    const bad = await cairn(['doctor', '--model', 'model.json', '--tools', 'bad-tools.mjs'], { cwd });
+    expect(bad.code).toBe(8);
+    expect(bad.stdout).toMatch(/^error +tool-name-invalid/m);
+
+    const noModel = await cairn(['doctor', '--json'], { cwd });
+    expect(noModel.code).toBe(8);
+    expect(json(noModel).findings.map((f: { code: string }) => f.code)).toContain('model-missing');
+
+    const missingSkills = await cairn(['doctor', '--model', 'model.json', '--skills', 'no-such-dir', '--json'], { cwd });
+    expect(missingSkills.code).toBe(8);
+    expect(json(missingSkills).findings.map((f: { code: string }) => f.code)).toContain('skills-dir-missing');
+    expect(existsSync(join(cwd, '.cairn'))).toBe(false); // the doctor writes nothing
+  });
+});
+
+describe('usage errors: exit 2, a message on stderr, nothing written', () => {
+  const cases: Array<[string, string[], RegExp, string?]> = [
+    ['no command', [], /which command/],
+    ['an unknown command', ['deploy'], /unknown command "deploy"/],
+    ['an unknown flag', ['run', 'x', '--model', 'model.json', '--bogus'], /Unknown option '--bogus'/],
+    ['a flag without its value', ['run', 'x', '--model'], /argument missing/],
+    ['no --model', ['run', 'x'], /needs --model <file>/],
+    ['a missing --model file', ['run', 'x', '--model', 'nope.json'], /--model nope.json: no such file/],
+    ['a model file that is not JSON', ['run', 'x', '--model', 'broken.json'], /--model broken.json: not valid JSON/],
+    ['a missing --tools file', ['run', 'x', '--model', 'model.json', '--tools', 'nope.mjs'], /--tools nope.mjs: no such file/],
+    ['a mistyped --project-dir', ['run', 'x', '--model', 'model.json', '--project-dir', 'scr'], /--project-dir scr: /],
+    ['a --project-dir that is a file', ['run', 'x', '--model', 'model.json', '--project-dir', 'model.json'], /--project-dir model.json: /],
+    ['a mistyped --skills dir', ['run', 'x', '--model', 'model.json', '--skills', 'skils'], /--skills skils: not a directory/],
+    ['a bad --max-steps', ['run', 'x', '--model', 'model.json', '--max-steps', '0'], /--max-steps takes a whole number/],
+    ['an empty prompt on stdin', ['run', '--model', 'model.json'], /stdin was empty/],
+    ['resume without a run id', ['resume'], /needs the run id/],
+    ['inspect without a store', ['inspect', 'r1'], /no run store/],
+    ['a bad --status', ['runs', '--status', 'done'], /--status takes one of/],
+  ];
+
+  it.each(cases)('%s', async (_name, args, message) => {
+    const cwd = tempDir();
+    write(cwd, { 'model.json': { turns: [{ text: 'ok' }] }, 'broken.json': '{ "turns": [', 'src/.keep': '' });
+    const before = snapshotDir(cwd);
+    const result = await cairn(args, { cwd });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.stdout).toBe('');
+    expect(existsSync(join(cwd, '.cairn'))).toBe(false);
+    expect(snapshotDir(cwd)).toEqual(before);
+  });
+
+  it('answers that do not parse leave a stored run untouched: --reconcile x=notjson, an unknown run id', async () => {
+    const cwd = tempDir();
+    await cairn(['demo', '--run-id', 'd', '--quiet'], { cwd });
+    const before = snapshotDir(cwd);
+    for (const args of [
+      ['resume', 'd', '--reconcile', 'x=notjson'],
+      ['resume', 'd', '--client-result', 'nocallid'],
+      ['resume', 'd', '--reason', 'no denial'],
+      ['resume', 'ghost', '--approve', 'a'],
+      ['inspect', 'ghost'],
+      ['run', 'x', '--model', 'model.json', '--run-id', 'd'],
+    ]) {
+      write(cwd, { 'model.json': { turns: [{ text: 'ok' }] } });
+      const result = await cairn(args, { cwd });
+      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(2);
+      expect(result.stderr).toMatch(/^cairn \w+: .+/);
+    }
+    const after = snapshotDir(cwd);
+    delete after['/model.json'];
+    expect(after).toEqual(before);
+  });
+
+  it('--help works on cairn and on every command; --version prints the version', async () => {
+    const cwd = tempDir();
+    const main = await cairn(['--help'], { cwd });
+    expect(main.code).toBe(0);
+    for (const command of ['demo', 'run', 'resume', 'inspect', 'runs', 'doctor']) {
+      expect(main.stdout).toContain(`  ${command}`);
+      const help = await cairn([command, '--help'], { cwd });
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(new RegExp(`^Usage: cairn ${command}`));
+      expect((await cairn([command, '-h'], { cwd })).stdout).toBe(help.stdout);
+    }
+    const version = await cairn(['--version'], { cwd });
+    expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+    expect(existsSync(join(cwd, '.cairn'))).toBe(false);
+  });
+});
