@@ -1,0 +1,84 @@
+/**
+ * A `cairn run` killed (SIGKILL) while its tool works, then resumed from other
+ * processes: the plain resume stops on the unknown effect (3), and `--retry`
+ * or `--reconcile` completes the run (0).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cairn, json, start, tempDir, waitForFile, write } from './helpers.js';
+
+/** The first call marks that it started and then holds until the process is killed; later calls return. */
+const BLOCKING_TOOLS = `import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
+const started = new URL('./started', import.meta.url);
+const effects = new URL('./effects.log', import.meta.url);
+export const tools = {
+  charge: {
+    description: 'Charge an order once.',
+    parameters: { type: 'object', properties: { order: { type: 'string' } }, required: ['order'] },
+    execute: async ({ order }) => {
+      appendFileSync(effects, 'charged ' + order + '\\n');
+      if (!existsSync(started)) {
+        writeFileSync(started, String(process.pid));
+        await new Promise(() => setInterval(() => {}, 1000));
+      }
+      return { charged: order };
+    },
+  },
+};
+`;
+
+async function killedRun(): Promise<string> {
+  const cwd = tempDir();
+  write(cwd, {
+    'model.json': { turns: [{ toolCalls: [{ toolName: 'charge', args: { order: '7' } }] }, { text: 'Charged order 7.' }] },
+    'tools.mjs': BLOCKING_TOOLS,
+  });
+  const run = start(['run', 'Charge order 7.', '--model', 'model.json', '--tools', 'tools.mjs', '--run-id', 'order-7'], { cwd });
+  await waitForFile(join(cwd, 'started'));
+  run.child.kill('SIGKILL');
+  const killed = await run.done;
+  expect(killed.signal).toBe('SIGKILL');
+  expect(killed.stderr).toContain('cairn: calling charge {"order":"7"}');
+  return cwd;
+}
+
+const effects = (cwd: string) => readFileSync(join(cwd, 'effects.log'), 'utf8').trim().split('\n');
+
+describe('a run killed mid-way', () => {
+  it('is listed as in progress with the unknown effect; a plain resume stops (3); --retry runs the call again (0)', async () => {
+    const cwd = await killedRun();
+    const inspected = await cairn(['inspect', 'order-7', '--json'], { cwd });
+    expect(inspected.code).toBe(3);
+    expect(json(inspected)).toMatchObject({ status: 'in-progress', outcome: 'pending' });
+    expect(json(inspected).pending).toEqual([
+      { kind: 'resume', resumeWith: null, phase: 'running' },
+      expect.objectContaining({ kind: 'unknown-effect', toolName: 'charge', toolCallId: 'call_1_1' }),
+    ]);
+    const running = await cairn(['runs', '--status', 'running', '--json'], { cwd });
+    expect(json(running).runs.map((r: { runId: string }) => r.runId)).toEqual(['order-7']);
+
+    // From another process, with no repeated flags: the model and tools were recorded.
+    const plain = await cairn(['resume', 'order-7'], { cwd });
+    expect(plain.code, plain.stderr).toBe(3);
+    expect(plain.stdout).toContain('(pending, tool-reconciliation-required, exit 3)');
+    expect(plain.stdout).toContain('npx cairn resume order-7 --retry call_1_1');
+    expect(plain.stdout).toContain("npx cairn resume order-7 --reconcile 'call_1_1=<json>'");
+    expect(effects(cwd)).toEqual(['charged 7']);
+
+    const retried = await cairn(['resume', 'order-7', '--retry', 'call_1_1', '--json'], { cwd });
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(json(retried)).toMatchObject({ outcome: 'completed', output: 'Charged order 7.' });
+    expect(effects(cwd)).toEqual(['charged 7', 'charged 7']);
+  });
+
+  it('--reconcile records what landed: the call never runs again (0)', async () => {
+    const cwd = await killedRun();
+    const reconciled = await cairn(['resume', 'order-7', '--reconcile', 'call_1_1={"charged":"7","by":"operator"}', '--json'], { cwd });
+    expect(reconciled.code, reconciled.stderr).toBe(0);
+    const report = json(reconciled);
+    expect(report.outcome).toBe('completed');
+    expect(report.messages).toContainEqual(expect.objectContaining({ role: 'tool', toolCallId: 'call_1_1', content: { charged: '7', by: 'operator' } }));
+    expect(effects(cwd)).toEqual(['charged 7']);
+  });
+});
