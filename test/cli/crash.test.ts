@@ -82,3 +82,26 @@ describe('a run killed mid-way', () => {
     expect(effects(cwd)).toEqual(['charged 7']);
   });
 });
+
+describe('Ctrl-C', () => {
+  it('aborts the leg: the run is stored as cancelled (5), and a second look says the same', async () => {
+    const cwd = tempDir();
+    write(cwd, { 'model.json': { turns: [{ text: 'Too slow.', delayMs: 60_000 }] } });
+    const run = start(['run', 'Take your time.', '--model', 'model.json', '--run-id', 'slow'], { cwd });
+    // Interrupt once the model call is under way (progress says so), not after a guessed delay.
+    await new Promise<void>((resolve) => {
+      let seen = '';
+      run.child.stderr!.on('data', (d: string) => {
+        seen += d;
+        if (seen.includes('cairn: step 1')) resolve();
+      });
+    });
+    run.child.kill('SIGINT');
+    const result = await run.done;
+    expect(result.code, result.stderr).toBe(5);
+    expect(result.stdout).toContain('Run slow cancelled (aborted, exit 5).');
+    const inspected = await cairn(['inspect', 'slow', '--json'], { cwd });
+    expect(inspected.code).toBe(5);
+    expect(json(inspected)).toMatchObject({ outcome: 'cancelled', reason: 'aborted' });
+  });
+});
