@@ -174,3 +174,43 @@ describe('usage errors: exit 2, a message on stderr, nothing written', () => {
     expect(existsSync(join(cwd, '.cairn'))).toBe(false);
   });
 });
+
+describe('cairn resume answers', () => {
+  it('--client-result answers a client tool; a changed model fails the resume (1) and leaves the run as it was', async () => {
+    const cwd = tempDir();
+    write(cwd, {
+      'model.json': { modelId: 'picker', turns: [{ toolCalls: [{ toolName: 'pick_color', args: {} }] }, { text: 'You picked teal.' }] },
+      'other.json': { modelId: 'another', turns: [{ text: 'x' }] },
+      'tools.mjs': "export default { pick_color: { description: 'Ask the user for a color.', parameters: { type: 'object' } } };\n",
+    });
+    const first = await cairn(['run', 'Pick a color.', '--model', 'model.json', '--tools', 'tools.mjs', '--run-id', 'c'], { cwd });
+    expect(first.code, first.stderr).toBe(3);
+    expect(first.stdout).toContain("npx cairn resume c --client-result 'call_1_1=<json>'");
+
+    const before = snapshotDir(join(cwd, '.cairn'));
+    const changed = await cairn(['resume', 'c', '--model', 'other.json', '--client-result', 'call_1_1="teal"', '--json'], { cwd });
+    expect(changed.code).toBe(1);
+    expect(json(changed).error.code).toBe('binding_changed');
+    expect(snapshotDir(join(cwd, '.cairn'))).toEqual(before);
+
+    const answered = await cairn(['resume', 'c', '--client-result', 'call_1_1="teal"', '--json'], { cwd });
+    expect(answered.code, answered.stderr).toBe(0);
+    expect(json(answered).output).toBe('You picked teal.');
+    expect(json(answered).messages).toContainEqual(expect.objectContaining({ role: 'tool', toolCallId: 'call_1_1', content: 'teal' }));
+  });
+
+  it('a transient failure carries retry (1); --retry-failed goes on from the last checkpoint (0)', async () => {
+    const cwd = tempDir();
+    write(cwd, {
+      'outage.json': { modelId: 'm', turns: [{ error: { status: 503, message: 'Service unavailable' } }] },
+      'back.json': { modelId: 'm', turns: [{ text: 'Summary ready.' }] },
+    });
+    const first = await cairn(['run', 'Summarize.', '--model', 'outage.json', '--run-id', 't'], { cwd });
+    expect(first.code).toBe(1);
+    expect(first.stdout).toContain('npx cairn resume t --retry-failed');
+    // The provider is back: the same model id, a script that answers.
+    const retried = await cairn(['resume', 't', '--retry-failed', '--model', 'back.json', '--json'], { cwd });
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(json(retried).output).toBe('Summary ready.');
+  });
+});
