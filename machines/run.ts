@@ -72,6 +72,11 @@ export const runMachine = setup({
     anyUnknown: ({ context }) => phasesOf(context).includes('unknown'),
     allEnded: ({ context }) => phasesOf(context).every((phase) => phase === 'ended'),
     hasToolCalls: ({ context }) => (context.lastTurn?.toolCalls.length ?? 0) > 0,
+    // The model call that just finished returned a turn with tool calls.
+    turnHasCalls: ({ event }) => {
+      const output = (event as unknown as { output?: ModelCallOutput }).output;
+      return output?.kind === 'turn' && output.turn.toolCalls.length > 0;
+    },
     refused: ({ context }) => context.lastTurn?.finishReason === 'content-filter',
     cutOff: ({ context }) => context.lastTurn?.finishReason === 'length',
     structured: ({ context }) => context.outputMode !== 'none',
@@ -262,14 +267,18 @@ export const runMachine = setup({
             onDone: [
               { guard: { type: 'outputIs', params: { kind: 'aborted' } }, target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
               { guard: { type: 'outputIs', params: { kind: 'deadline' } }, target: '#run.failed', actions: 'failWith' },
+              // A turn with calls is saved by the first save its calls make (the
+              // `executing` receipt, a suspension, a checkpoint): none of them has
+              // an effect before that save, so a restore before it may ask the
+              // model again, and one after it replays the turn (see decision 003).
+              { guard: 'turnHasCalls', target: 'checkingPolicy', actions: 'recordTurn' },
               { target: 'recordingTurn', actions: 'recordTurn' },
             ],
             onError: { target: '#run.failed', actions: 'failWith' },
           },
         },
-        // The turn is durable before any of its calls is dispatched: a restore
-        // replays it instead of asking the model again (new call ids would
-        // break effect identity).
+        // A turn without calls is durable before the run goes on from it. (A
+        // snapshot saved here with calls, by an earlier engine, dispatches them.)
         recordingTurn: {
           invoke: {
             src: 'saveCheckpoint',

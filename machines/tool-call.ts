@@ -246,8 +246,9 @@ export const toolCallMachine = setup({
         onError: { target: 'unknownEffect', actions: 'noteError' },
       },
     },
-    // 7. The raw result (or the error the tool threw) is committed first; then
-    // validation, projection and onToolResult decide what the model sees.
+    // 7. The raw result (or the error the tool threw) is committed before
+    // validation, projection and onToolResult decide what the model sees
+    // (for a tool with none of them, the checkpoint commits it).
     resultReceipt: {
       initial: 'recording',
       states: {
@@ -278,7 +279,8 @@ export const toolCallMachine = setup({
         },
       },
     },
-    // 8. Checkpoint: the run's record holds the answer before the call ends.
+    // 8. Checkpoint: the run's record holds the answer before the run goes on
+    // from it (for the batch's last open call, the run's step checkpoint does).
     checkpoint: {
       invoke: {
         src: 'checkpoint',

@@ -36,10 +36,10 @@ const optionsWith = (store: AgentRunStore) => ({
   },
 });
 
-// The saves of a one-call step are: the start, the model's turn, the `executing`
-// receipt, the `executed` receipt, ... The fourth one, which records the note's result, fails.
+// The saves of a one-call step are: the start, the `executing` receipt (with the
+// model's turn), then the step's checkpoint, which records the note's result. That third one fails.
 const disk = createInMemoryAgentRunStore();
-const first = await runAgent(optionsWith(createFaultyStore(disk, { failSave: { at: 4, mode: 'reject' } })));
+const first = await runAgent(optionsWith(createFaultyStore(disk, { failSave: { at: 3, mode: 'reject' } })));
 console.log(`first leg: ${first.status} (${first.status === 'failed' ? first.error.code : ''})`);
 console.log(`stored receipt: ${Object.values((await disk.load('notes-1'))!.receipts).map((r) => `${r.status}, idempotent: ${r.idempotent}`).join('')}`);
 

@@ -11,7 +11,7 @@ import type {
 } from '../../machines/index.js';
 import { receiptHasOutcome, receiptKey } from '../agent/envelope.js';
 import { toJson } from '../agent/json.js';
-import { check } from '../agent/schema.js';
+import { check, isStandardSchema } from '../agent/schema.js';
 import type { AgentToolReceipt, JsonValue, ToolExecuteContext } from '../agent/types.js';
 import { messagesOf, type HostState } from './host-state.js';
 import { plantedBugs } from './test-switches.js';
@@ -29,6 +29,13 @@ function toolContext(host: HostState, c: ToolCallContext, signal: AbortSignal): 
 }
 
 const errorText = (error: { message: string }) => error.message;
+
+/** No user code sees a result of this tool between its raw receipt and its projection: no validation, projection or onToolResult. */
+function projectsTrivially(host: HostState, toolName: string): boolean {
+  const tool = host.opts.tools[toolName];
+  return tool !== undefined && !tool.validateResult && !isStandardSchema(tool.outputSchema) && !tool.toModelOutput
+    && !host.opts.raw.onToolResult;
+}
 
 /** A user callback's error reaches the model and the checkpoint only as plain, redacted data. */
 function redacting<A, R>(body: (args: A) => Promise<R>): (args: A) => Promise<R> {
@@ -142,7 +149,10 @@ export function provideToolCallMachine(host: HostState) {
             : { ...base, status: 'failed', error: raw.error };
         }
         host.receipts[key] = receipt;
-        await host.save();
+        // Committed before any validation, projection or onToolResult runs. With
+        // none of them (or for an error, which none sees) nothing runs between
+        // here and the call's checkpoint, which commits the receipt instead.
+        if (receipt.status === 'failed' || !projectsTrivially(host, c.toolName)) await host.save();
         host.rawOutcomes.delete(key);
       }),
 
@@ -190,8 +200,14 @@ export function provideToolCallMachine(host: HostState) {
         return end(outcome, projection, isError);
       }),
 
-      // Stage 8: the answer is in the run's record before the call ends.
-      checkpoint: fromPromise<void, ToolCallContext>(() => host.save()),
+      // Stage 8: the answer is in the run's record before the run goes on from it.
+      // A lone call's checkpoint is the run's step checkpoint (or its terminal
+      // write), which follows as soon as the call ends. (Decided by the batch's
+      // size, not by which siblings are still open, so that how many saves a run
+      // makes does not depend on timing.)
+      checkpoint: fromPromise<void, ToolCallContext>(async () => {
+        if (host.context().batch.length > 1) await host.save();
+      }),
     },
   });
 }

@@ -20,7 +20,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { runMachine, toolCallMachine } from '../../machines/index.js';
-import type { AgentTool } from 'cairn/agent';
+import type { AgentRunEnvelope, AgentTool } from 'cairn/agent';
 import { createMockModel } from 'cairn/testing';
 import { baseWorld, UNREACHABLE } from './mbt/call-scenario.js';
 import { checkCallRun } from './mbt/check-call.js';
@@ -94,10 +94,18 @@ describe('tool-call machine: every path of the model, driven through the runtime
 
   // The saves of the tool path fail: the run fails first (STORE_FAILED), which is why the calls' onError edges of
   // beginEffect, recordResult and checkpoint are never taken; a resume goes on from the last committed record.
+  // A lone call's checkpoint is the run's step checkpoint, which also commits the raw result of a tool that
+  // neither validates nor projects it (`project: false`): then it is the first save after the effect.
+  const atStep = (e: AgentRunEnvelope) =>
+    JSON.stringify((e.snapshot as { value?: unknown }).value) === JSON.stringify({ loop: 'checkpointing' });
+  const atCall = (value: unknown) => (e: AgentRunEnvelope) =>
+    JSON.stringify(storedChildValue(e, TARGET)) === JSON.stringify(value);
   const saveFailures = [
-    { at: 'the executing receipt', value: { effectIdentity: 'beginning' }, ran: 0, then: 'completed' as const },
-    { at: 'the raw result', value: { resultReceipt: 'recording' }, ran: 1, then: 'tool-reconciliation-required' as const },
-    { at: 'the call\'s checkpoint', value: 'checkpoint', ran: 1, then: 'completed' as const },
+    // The turn was to be saved with the receipt, so the resume asks the model for the step again.
+    { at: 'the executing receipt', failWhen: atCall({ effectIdentity: 'beginning' }), project: false, reasks: true, ran: 0, then: 'completed' as const },
+    { at: 'the raw result', failWhen: atCall({ resultReceipt: 'recording' }), project: true, reasks: false, ran: 1, then: 'tool-reconciliation-required' as const },
+    { at: 'the step checkpoint after a projected result', failWhen: atStep, project: true, reasks: false, ran: 1, then: 'completed' as const },
+    { at: 'the step checkpoint after a result that is not projected', failWhen: atStep, project: false, reasks: false, ran: 1, then: 'tool-reconciliation-required' as const },
   ];
   for (const f of saveFailures) {
     it(`the save of ${f.at} fails: the run fails before the call sees it; a resume goes on from the last committed record`, async () => {
@@ -109,14 +117,16 @@ describe('tool-call machine: every path of the model, driven through the runtime
           executions += 1;
           return { sent: true };
         },
+        ...(f.project ? { toModelOutput: (result: unknown) => JSON.stringify(result) } : {}),
       };
       const run = await driveRun(async (h) => {
+        const turn = { toolCalls: [{ toolName: 'send', toolCallId: 'c1' }] };
         const options = {
           prompt: 'Send it.',
           tools: { send },
-          model: createMockModel({ responses: [{ toolCalls: [{ toolName: 'send', toolCallId: 'c1' }] }, { text: 'Done.' }] }),
+          model: createMockModel({ responses: [turn, ...(f.reasks ? [turn] : []), { text: 'Done.' }] }),
         };
-        h.store.failWhen = (e) => JSON.stringify(storedChildValue(e, TARGET)) === JSON.stringify(f.value);
+        h.store.failWhen = f.failWhen;
         const first = await h.start({ ...h.base(), ...options });
         expect(first.result).toMatchObject({ status: 'failed', error: { code: 'persistence_failed' } });
         expect(executions).toBe(f.ran);
@@ -166,6 +176,9 @@ const RUN_UNREACHABLE: Record<string, string> = {
   'run|CANCEL|0': 'nothing sends CANCEL: cancellation is the abort signal, seen by the model call, admission and the verifier',
   'run.starting|xstate.error.actor.saveStart|0': STORE_FAILS_FIRST,
   'run.loop.recordingTurn|xstate.error.actor.saveTurn|0': STORE_FAILS_FIRST,
+  'run.loop.recordingTurn|xstate.done.actor.saveTurn|0':
+    'a turn with calls goes from callingModel straight to checkingPolicy (its calls\' first save carries it); only a snapshot stored in ' +
+    'recordingTurn with calls, by an engine that still saved such turns there, takes this branch',
   'run.loop.checkpointing|xstate.error.actor.saveStep|0': STORE_FAILS_FIRST,
   'run.finalizing.recordingTurn|xstate.error.actor.saveTurn|0': STORE_FAILS_FIRST,
   'run.verifying.beginning|xstate.error.actor.beginVerify|0': STORE_FAILS_FIRST,

@@ -91,9 +91,12 @@ export async function driveScenario(scenario: Scenario, fault: Fault): Promise<D
   const ledgers: Ledger[] = Array.from({ length: legs }, () => createLedger());
   const transient: TransientFault | undefined = fault.kind === 'transient' ? { at: fault.at, calls: 0, fired: false } : undefined;
   const base = createInMemoryAgentRunStore();
-  const faulty = fault.kind === 'store' ? createFaultyStore(base, { failSave: { at: fault.at, mode: fault.mode } }) : undefined;
+  // Every drive writes through the same stack of store wrappers, faulted or not: parallel calls share
+  // saves when they ask while one is in flight, so a store that answers a few microtasks later could
+  // make a different number of saves, and a fault's position is counted on the fault-free drive.
+  const faulty = createFaultyStore(base, fault.kind === 'store' ? { failSave: { at: fault.at, mode: fault.mode } } : {});
   const plan = createCrashPlan(fault.kind === 'crash' ? { at: fault.at } : {});
-  let runtime: Runtime = { data: base, store: plan.wrapStore(faulty ?? base), plan, ids: idGenerator('p0') };
+  let runtime: Runtime = { data: base, store: plan.wrapStore(faulty), plan, ids: idGenerator('p0') };
   let generation = 0;
   const report: DriveReport = {
     status: 'crashed', messages: undefined, ledgers: [], fired: false, counts: plan.counts, retryAsked: false,

@@ -113,20 +113,27 @@ describe('createFaultyStore', () => {
   });
 
   it("'apply-then-throw' lands the write the caller sees fail: the store is one revision ahead of the run", async () => {
+    // The first save that records the results of both calls of the first step.
+    const recorder = createFaultyStore(createInMemoryAgentRunStore());
+    await runAgent(options({ store: recorder, ledger: createLedger() }));
+    const at = 1 + recorder.history.findIndex((e) =>
+      [receiptKey(0, 'c1'), receiptKey(0, 'c2')].every((key) => e.receipts[key]?.status === 'completed'));
+    expect(at).toBeGreaterThan(2);
+
     const inner = createInMemoryAgentRunStore();
-    const store = createFaultyStore(inner, { failSave: { at: 2, mode: 'apply-then-throw' } });
+    const store = createFaultyStore(inner, { failSave: { at, mode: 'apply-then-throw' } });
     const ledger = createLedger();
     const result = await runAgent(options({ store, ledger }));
     expect(result.status).toBe('failed');
     if (result.status !== 'failed') return;
     expect(result.error.code).toBe('persistence_failed');
-    expect(store.saves).toBe(2);
-    expect(store.injected).toEqual([{ method: 'save', attempt: 2, mode: 'apply-then-throw', runId: RUN }]);
-    // The run's last save that it saw succeed was revision 1; the store holds revision 2.
-    expect(store.history.map((e) => e.revision)).toEqual([1, 2]);
+    expect(store.saves).toBe(at);
+    expect(store.injected).toEqual([{ method: 'save', attempt: at, mode: 'apply-then-throw', runId: RUN }]);
+    // The run's last save that it saw succeed was revision at - 1; the store holds revision at.
+    expect(store.history.map((e) => e.revision)).toEqual(Array.from({ length: at }, (_, i) => i + 1));
     const stored = (await inner.load(RUN))!;
-    expect(stored.revision).toBe(2);
-    expect(stored).toEqual(store.history[1]);
+    expect(stored.revision).toBe(at);
+    expect(stored).toEqual(store.history[at - 1]);
     // A resume goes on from what landed, and no completed effect runs twice.
     const { result: resumed } = await resumeFresh(inner, ledger);
     expect(resumed.status).toBe('completed');

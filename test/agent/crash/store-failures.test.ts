@@ -49,21 +49,35 @@ async function saveLabels(): Promise<string[]> {
 }
 
 describe('when the store fails', () => {
-  it('the saves of a one-call run are: start, turn, executing, executed, call checkpoint, step, turn, terminal', async () => {
+  it('the saves of a one-call run are: start, executing (with the turn), step (with the raw result), turn, terminal', async () => {
     const labels = await saveLabels();
-    expect(labels[2]).toContain('receipt=executing');
-    expect(labels[3]).toContain('receipt=executed');
+    expect(labels).toHaveLength(5);
+    expect(labels[1]).toContain('receipt=executing');
+    // The turn is in the executing save: a restore from it replays the turn.
+    expect(labels[1]).toContain('awaitingCalls');
+    expect(labels[2]).toContain('receipt=completed');
     expect(labels.at(-1)).toContain('status=completed');
+  });
+
+  it('a tool whose result is validated or projected commits its raw result first, in a save of its own', async () => {
+    const inner = createInMemoryAgentRunStore();
+    const store = failingAt(inner, Number.POSITIVE_INFINITY);
+    const base = scenario(store, { charge: 0 });
+    await runAgent({ ...base, tools: { charge: { ...base.tools.charge, toModelOutput: (r: string) => r.toUpperCase() } } });
+    const receipts = store.attempts.map((e) => Object.values(e.receipts)[0]?.status ?? 'none');
+    expect(receipts).toEqual(['none', 'executing', 'executed', 'completed', 'completed', 'completed']);
   });
 
   it('before the effect: the executing receipt is not written, the tool never ran, a resume replays the step', async () => {
     const inner = createInMemoryAgentRunStore();
     const runs = { charge: 0 };
-    const first = await runAgent(scenario(failingAt(inner, 3), runs));
+    const first = await runAgent(scenario(failingAt(inner, 2), runs));
     expect(first.status).toBe('failed');
     if (first.status === 'failed') expect(first.error.code).toBe('persistence_failed');
     expect(runs.charge).toBe(0);
-    const resumed = await resumeAgent(scenario(inner, runs, [{ text: 'Charged.' }]));
+    // The last checkpoint is the one before the model turn (the turn was to be saved with the receipt): the step runs again from there.
+    expect(Object.keys((await inner.load('order-7'))!.receipts)).toEqual([]);
+    const resumed = await resumeAgent(scenario(inner, runs));
     expect(resumed.status).toBe('completed');
     expect(runs.charge).toBe(1);
   });
@@ -71,7 +85,8 @@ describe('when the store fails', () => {
   it('between the effect and its receipt: the resume stops for reconciliation and writes nothing', async () => {
     const inner = createInMemoryAgentRunStore();
     const runs = { charge: 0 };
-    const first = await runAgent(scenario(failingAt(inner, 4), runs));
+    // The step checkpoint is the first save after the effect (this tool has no projection for the raw result to precede).
+    const first = await runAgent(scenario(failingAt(inner, 3), runs));
     expect(first.status).toBe('failed');
     expect(runs.charge).toBe(1);
     const before = JSON.stringify(await inner.load('order-7'));
@@ -94,18 +109,35 @@ describe('when the store fails', () => {
   });
 
   it('after the completed receipt: a resume replays the recorded result, the tool does not run again', async () => {
-    for (const failing of [5, 6]) {
-      const inner = createInMemoryAgentRunStore();
-      const runs = { charge: 0 };
-      const first = await runAgent(scenario(failingAt(inner, failing), runs));
-      expect(first.status).toBe('failed');
-      const model = createMockModel({ responses: [{ text: 'Charged.' }] });
-      const resumed = await resumeAgent({ ...scenario(inner, runs), model });
-      expect(resumed.status).toBe('completed');
-      expect(runs.charge).toBe(1);
-      // The model saw the recorded result.
-      expect(model.calls[0]!.messages.at(-1)).toMatchObject({ role: 'tool', content: 'charged' });
-    }
+    const inner = createInMemoryAgentRunStore();
+    const runs = { charge: 0 };
+    // Saves: start, executing, step (with the result), turn (fails).
+    const first = await runAgent(scenario(failingAt(inner, 4), runs));
+    expect(first.status).toBe('failed');
+    const model = createMockModel({ responses: [{ text: 'Charged.' }] });
+    const resumed = await resumeAgent({ ...scenario(inner, runs), model });
+    expect(resumed.status).toBe('completed');
+    expect(runs.charge).toBe(1);
+    // The model saw the recorded result.
+    expect(model.calls[0]!.messages.at(-1)).toMatchObject({ role: 'tool', content: 'charged' });
+  });
+
+  it('after the raw result, before the step checkpoint: a resume projects the recorded result again, the tool does not run again', async () => {
+    const inner = createInMemoryAgentRunStore();
+    const runs = { charge: 0 };
+    const projecting = (store: AgentRunStore, script?: Parameters<typeof createMockModel>[0]['responses']) => {
+      const base = scenario(store, runs, script);
+      return { ...base, tools: { charge: { ...base.tools.charge, toModelOutput: (r: string) => r.toUpperCase() } } };
+    };
+    // Saves: start, executing, executed (the raw result), step (fails).
+    const first = await runAgent(projecting(failingAt(inner, 4)));
+    expect(first.status).toBe('failed');
+    expect(Object.values((await inner.load('order-7'))!.receipts)[0]).toMatchObject({ status: 'executed', rawResult: 'charged' });
+    const model = createMockModel({ responses: [{ text: 'Charged.' }] });
+    const resumed = await resumeAgent({ ...projecting(inner), model });
+    expect(resumed.status).toBe('completed');
+    expect(runs.charge).toBe(1);
+    expect(model.calls[0]!.messages.at(-1)).toMatchObject({ role: 'tool', content: 'CHARGED' });
   });
 
   it('after a resume settled the calls: its answers were saved before the model call, nothing is settled again', async () => {

@@ -102,7 +102,7 @@ export const RUN_SCENARIOS: RunScenario[] = [
     name: 'tool loop → completed',
     input: { toolNames: ['lookup'] },
     path: [
-      S('saveStart'), ev.turn(0, { toolCalls: [call()] }), S('saveTurn'), ev.policyOk(), ev.callEnded('call-0-0'), S('saveStep'),
+      S('saveStart'), ev.turn(0, { toolCalls: [call()] }), ev.policyOk(), ev.callEnded('call-0-0'), S('saveStep'),
       ev.turn(1, { text: '42.' }), S('saveTurn'),
     ],
     drive: async (h) => void (await h.start({
@@ -117,7 +117,7 @@ export const RUN_SCENARIOS: RunScenario[] = [
     name: 'suspend on approval → resume → completed',
     input: { toolNames: ['publish'] },
     path: [
-      S('saveStart'), ev.turn(0, { toolCalls: [call('publish')] }), S('saveTurn'), ev.policyOk(),
+      S('saveStart'), ev.turn(0, { toolCalls: [call('publish')] }), ev.policyOk(),
       ev.toCall('call-0-0', { type: 'xstate.done.actor.guardCall', output: { kind: 'allow' } }),
       ev.toCall('call-0-0', { type: 'xstate.done.actor.decideApproval', output: { kind: 'wait' } }), S('saveSuspension'),
       // A new process resumes the stored run: restored in `suspending` (the state that saved it), its save runs again.
@@ -309,7 +309,7 @@ export const RUN_SCENARIOS: RunScenario[] = [
     name: 'drain requested during a loop step → drained at the next model-step boundary; a resume goes on → completed',
     input: { toolNames: ['lookup'] },
     path: [
-      S('saveStart'), ev.drain(), ev.turn(0, { toolCalls: [call()] }), S('saveTurn'), ev.policyOk(), ev.callEnded('call-0-0'), S('saveStep'),
+      S('saveStart'), ev.drain(), ev.turn(0, { toolCalls: [call()] }), ev.policyOk(), ev.callEnded('call-0-0'), S('saveStep'),
       // The boundary: drained, not the next model call. Restored in `draining` (the state that saved it), its save runs again.
       S('saveDrain'), RESTORE, ev.restored(), S('saveDrain'), ev.resume({}), ev.turn(1, { text: '42.' }), S('saveTurn'),
     ],
@@ -349,7 +349,7 @@ export const RUN_SCENARIOS: RunScenario[] = [
   {
     name: 'max-steps → stopped',
     input: { toolNames: ['lookup'], maxSteps: 1 },
-    path: [S('saveStart'), ev.turn(0, { toolCalls: [call()] }), S('saveTurn'), ev.policyOk(), ev.callEnded('call-0-0'), S('saveStep')],
+    path: [S('saveStart'), ev.turn(0, { toolCalls: [call()] }), ev.policyOk(), ev.callEnded('call-0-0'), S('saveStep')],
     drive: async (h) => void (await h.start({
       ...h.base(), prompt: 'Look it up.', tools: { lookup }, maxSteps: 1, model: mock([{ toolCalls: [call()] }]),
     })),
