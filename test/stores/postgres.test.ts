@@ -403,7 +403,8 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
   });
 
   it('a run whose connection dies inside a save fails with persistence_failed, and a resume finishes it', async () => {
-    // The pool's clients kill their own backend when the chosen save appends to the transcript.
+    // The pool's clients kill their own backend when the chosen save appends to the transcript: the fourth
+    // append, the second step's `executing` receipt (with its turn), so the effect of that step never ran.
     let appends = 0;
     const pool = new pg.Pool({ connectionString: env.url });
     pool.on('error', () => undefined);
@@ -416,7 +417,7 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
         patched.add(client);
         const query = client.query.bind(client) as (text: string, values?: unknown[]) => Promise<unknown>;
         (client as { query: unknown }).query = async (text: string, values?: unknown[]) => {
-          if (/INSERT INTO .*cairn_run_messages/.test(text) && ++appends === 3) {
+          if (/INSERT INTO .*cairn_run_messages/.test(text) && ++appends === 4) {
             await query('SELECT pg_terminate_backend(pg_backend_pid())');
           }
           return query(text, values);
