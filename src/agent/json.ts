@@ -24,3 +24,37 @@ function sortKeys(value: unknown): unknown {
 export function toJson<T = JsonValue>(value: unknown): T {
   return value === undefined ? (null as T) : (JSON.parse(JSON.stringify(value)) as T);
 }
+
+const copies = new WeakMap<object, object>();
+const frozen = new WeakSet<object>();
+
+function deepFreeze(value: unknown): void {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const entry of Object.values(value)) deepFreeze(entry);
+}
+
+/**
+ * A deep-frozen JSON copy of `value`, made once per object. For the parts of a
+ * run that are replaced but never edited once made (its messages, its
+ * receipts), each save then reuses the copy of an old part instead of copying
+ * the whole history again, and a store can tell an unchanged part by identity
+ * ({@link isFrozenJsonCopy}): a frozen copy cannot have changed since.
+ */
+export function frozenJsonCopy<T>(value: T): T {
+  if (value === null || typeof value !== 'object') return toJson<T>(value);
+  if (frozen.has(value)) return value;
+  let copy = copies.get(value);
+  if (copy === undefined) {
+    copy = toJson<object>(value);
+    deepFreeze(copy);
+    frozen.add(copy);
+    copies.set(value, copy);
+  }
+  return copy as T;
+}
+
+/** Whether `value` is a copy {@link frozenJsonCopy} made: plain JSON that can never change. */
+export function isFrozenJsonCopy(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && frozen.has(value);
+}

@@ -12,7 +12,7 @@ import type { CallAnswer, RunContext, RunInput } from '../../machines/index.js';
 import {
   approvalIdFor, envelopeVersion, ENVELOPE_KIND, receiptHasOutcome, receiptKey, RUN_MACHINE_ID,
 } from '../agent/envelope.js';
-import { toJson } from '../agent/json.js';
+import { frozenJsonCopy, toJson } from '../agent/json.js';
 import { resultBase } from '../agent/result.js';
 import type { NormalizedOptions } from '../agent/options.js';
 import type {
@@ -400,8 +400,8 @@ export class RunHost<T> implements HostState<T> {
       bindingId: this.opts.binding.bindingId,
       binding: { ...this.opts.binding },
       machine: { id: RUN_MACHINE_ID, version: RUN_MACHINE_VERSION },
-      snapshot: toJson<JsonValue>(this.actor.getPersistedSnapshot()),
-      receipts: structuredClone(this.receipts),
+      snapshot: this.persistedSnapshot(),
+      receipts: Object.fromEntries(Object.entries(this.receipts).map(([key, receipt]) => [key, frozenJsonCopy(receipt)])),
       approvalRequestCounts: counts,
       approvals: structuredClone(this.approvals),
       status,
@@ -411,6 +411,20 @@ export class RunHost<T> implements HostState<T> {
       createdAt: this.createdAt,
       updatedAt: this.opts.now(),
     };
+  }
+
+  /**
+   * The run actor's persisted snapshot as plain JSON. The transcript only grows
+   * and its messages are never edited, so each message is copied once
+   * (frozen) and shared by later saves: a save copies what the step added,
+   * not the whole history.
+   */
+  private persistedSnapshot(): JsonValue {
+    const persisted = this.actor.getPersistedSnapshot() as unknown as { context: { messages: unknown[] } };
+    const messages = persisted.context.messages;
+    const copy = toJson<{ context: { messages: unknown[] } }>({ ...persisted, context: { ...persisted.context, messages: [] } });
+    copy.context.messages = messages.map((message) => frozenJsonCopy(message));
+    return copy as unknown as JsonValue;
   }
 
   private async write(): Promise<void> {

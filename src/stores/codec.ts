@@ -102,16 +102,20 @@ export function splitEnvelope(envelope: AgentRunEnvelope, storedLength: number, 
   const context = contextOf(envelope);
   const transcript = Array.isArray(context.messages) ? (context.messages as Message[]) : [];
   const currentStep = Math.max(0, (context.step ?? 1) - 1);
-  const head = structuredClone(envelope) as AgentRunEnvelope;
-  const headContext = contextOf(head) as Record<string, unknown>;
-  headContext.messages = { $transcript: transcript.length } satisfies TranscriptRef;
-  if (head.result && sameMessages(head.result.messages, transcript)) {
-    (head.result as { messages: unknown }).messages = { $transcript: transcript.length } satisfies TranscriptRef;
+  // A new object along the path to what the head replaces; the rest is shared with the envelope, only read by the encoder.
+  const ref: TranscriptRef = { $transcript: transcript.length };
+  const snapshot = envelope.snapshot as { context?: Record<string, unknown> } | null;
+  const head: AgentRunEnvelope = {
+    ...envelope,
+    snapshot: (snapshot?.context ? { ...snapshot, context: { ...snapshot.context, messages: ref } } : snapshot) as AgentRunEnvelope['snapshot'],
+    receipts: {},
+  };
+  if (envelope.result && sameMessages(envelope.result.messages, transcript)) {
+    head.result = { ...envelope.result, messages: ref as never };
   }
   const receipts = Object.values(envelope.receipts)
     .filter((r) => firstSave || r.modelStep >= currentStep)
     .map((r) => ({ key: r.key, modelStep: r.modelStep, bytes: encodePart(r) }));
-  head.receipts = {};
   const from = Math.min(storedLength, transcript.length);
   return {
     head: encodePart(head),

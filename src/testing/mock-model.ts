@@ -3,7 +3,7 @@
  * next response of a script, records what it was asked, and can assert that
  * the whole script was used. Tests drive the engine with it, without I/O.
  */
-import { toJson, type JsonValue } from '../agent/json.js';
+import { frozenJsonCopy, toJson, type JsonValue } from '../agent/json.js';
 import { CairnError, InvalidOptionsError, ModelCallError } from '../errors/index.js';
 import type {
   FinishReason, LanguageModel, ModelRequest, ModelResponse, ModelStreamPart, ModelToolCall, Usage,
@@ -269,8 +269,11 @@ function checkTurn(turn: unknown, where: string): asserts turn is MockTurn {
 }
 
 function recordRequest(request: ModelRequest): RecordedModelRequest {
-  const { signal: _signal, ...rest } = request;
-  return toJson<RecordedModelRequest>(rest);
+  // Each message is copied once (frozen) and shared by the later requests that repeat it, so recording a long
+  // conversation does not copy its whole history on every call. (The signal, undefined here, is dropped by the copy.)
+  const recorded = toJson<RecordedModelRequest>({ ...request, signal: undefined, messages: [] });
+  recorded.messages = request.messages.map((message) => frozenJsonCopy(message));
+  return recorded;
 }
 
 /** Status codes a provider call may succeed on when tried again. */
@@ -331,9 +334,23 @@ function splitText(text: string): string[] {
 
 const estimateTokens = (chars: number): number => Math.ceil(chars / 4);
 
+const lengths = new WeakMap<object, number>();
+
+/** The length of a message's JSON, measured once per frozen copy (a frozen copy cannot change). */
+function jsonLength(message: unknown): number {
+  const copy = frozenJsonCopy(message);
+  if (copy === null || typeof copy !== 'object') return JSON.stringify(copy).length;
+  let length = lengths.get(copy);
+  if (length === undefined) {
+    length = JSON.stringify(copy).length;
+    lengths.set(copy, length);
+  }
+  return length;
+}
+
 /** A deterministic stand-in for a provider's count, so usage totals in tests are stable. */
 function usageFor(request: ModelRequest, text: string, toolCalls: ModelToolCall[], given: Partial<Usage> | undefined): Usage {
-  const inputChars = request.messages.reduce((sum, message) => sum + JSON.stringify(message).length, 0);
+  const inputChars = request.messages.reduce((sum, message) => sum + jsonLength(message), 0);
   // Name and arguments only: the id does not change what a provider would bill.
   const outputChars = toolCalls.reduce(
     (sum, call) => sum + JSON.stringify({ toolName: call.toolName, args: call.args }).length,

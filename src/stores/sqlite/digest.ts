@@ -12,6 +12,7 @@
  * back), not an adversary.
  */
 import * as crypto from 'node:crypto';
+import { isFrozenJsonCopy } from '../../agent/json.js';
 
 export const EMPTY_DIGEST: Buffer = Buffer.alloc(32);
 
@@ -22,9 +23,18 @@ function sha256(text: string): Buffer {
   return oneShot ? oneShot('sha256', text, 'buffer') : crypto.createHash('sha256').update(text).digest();
 }
 
-/** The digest contribution of one row. */
+// Contributions of the engine's frozen copies (see frozenJsonCopy): such a
+// value never changes, so a long run's save hashes only the rows the step added.
+const known = new WeakMap<object, { identity: string | number; digest: Buffer }>();
+
+/** The digest contribution of one row. The returned buffer must not be changed. */
 export function rowDigest(identity: string | number, value: unknown): Buffer {
-  return sha256(`${identity}\u0000${JSON.stringify(value)}`);
+  if (!isFrozenJsonCopy(value)) return sha256(`${identity}\u0000${JSON.stringify(value)}`);
+  const hit = known.get(value as object);
+  if (hit && hit.identity === identity) return hit.digest;
+  const digest = sha256(`${identity}\u0000${JSON.stringify(value)}`);
+  known.set(value as object, { identity, digest });
+  return digest;
 }
 
 /** XORs `b` into `acc` (32 bytes each) in place and returns `acc`. */
