@@ -37,7 +37,8 @@ function claim(store: AgentRunStore, runId: string): () => void {
   return () => runs.delete(runId);
 }
 
-function refusal<T>(runId: string, error: unknown): AgentResult<T> {
+/** A failed result for a leg refused before it read or wrote anything. */
+export function refusal<T>(runId: string, error: unknown): AgentResult<T> {
   return {
     status: 'failed',
     error: serializeError(error),

@@ -5,9 +5,9 @@
  * name, or onEvent threw.
  */
 import { nanoid } from 'nanoid';
-import { resumeStreamAgent, streamAgent } from '../agent/run-agent.js';
+import { refusal, resumeStreamAgent, streamAgent } from '../agent/run-agent.js';
 import type { AgentEvent, AgentOptions, AgentResult, AgentTools, Message, ResumeOptions } from '../agent/types.js';
-import { BudgetError, InvalidOptionsError, serializeError } from '../errors/index.js';
+import { BudgetError, InvalidOptionsError } from '../errors/index.js';
 import { emptyUsage, type LanguageModel, type Usage } from '../models/types.js';
 import { costOf, DEFAULT_HEADLESS_SCOPE, storedPending } from './inspect.js';
 import { DEFAULT_BREAKER_COOLDOWN_MS, DEFAULT_BREAKER_THRESHOLD, guardModel } from './model-guard.js';
@@ -33,20 +33,6 @@ interface Prepared<T> {
   refusal?: unknown;
   guard?: ReturnType<typeof guardModel>;
   onEvent: ((event: AgentEvent<T>) => void) | undefined;
-}
-
-function refusedResult<T>(runId: string, error: unknown): AgentResult<T> {
-  return {
-    status: 'failed',
-    error: serializeError(error),
-    runId,
-    messages: [],
-    usage: emptyUsage(),
-    steps: 0,
-    accounting: { spent: { inputTokens: 0, outputTokens: 0, usd: null }, reserved: { usd: 0 }, unknown: { usd: 0 } },
-    text: '',
-    warnings: [],
-  };
 }
 
 function checkBudget(budget: unknown): void {
@@ -221,7 +207,7 @@ export async function runHeadless<T = string>(options: HeadlessRunOptions<T>): P
     ? await loadProjectInstructions(options.projectDir, options.projectInstructions ?? {})
     : undefined;
   const prepared = await prepare<T>(options, runId, async () => emptyUsage());
-  if (prepared.refusal !== undefined) return finish(refusedResult<T>(runId, prepared.refusal), prepared, undefined, options.store);
+  if (prepared.refusal !== undefined) return finish(refusal<T>(runId, prepared.refusal), prepared, undefined, options.store);
   if (project) prepared.warnings.push(...instructionWarnings(project.skipped, project.files));
 
   // Your instructions first, then the project's files, then the skills list.
@@ -272,7 +258,7 @@ export async function resumeHeadless<T = string>(options: HeadlessResumeOptions<
     }
   };
   const prepared = await prepare<T>(options, typeof runId === 'string' ? runId : '', usageBefore);
-  if (prepared.refusal !== undefined) return finish(refusedResult<T>(prepared.runId, prepared.refusal), prepared, undefined, options.store);
+  if (prepared.refusal !== undefined) return finish(refusal<T>(prepared.runId, prepared.refusal), prepared, undefined, options.store);
   const agentOptions = {
     ...engineOptions(options),
     model: prepared.guard?.model ?? options.model,

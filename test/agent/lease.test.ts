@@ -7,6 +7,7 @@ import {
   agentRunLeaseKey, createInMemoryAgentRunStore, createInMemoryLeaseProvider, resumeAgent, runAgent,
 } from 'cairn/agent';
 import { createMockModel, type MockTurn } from 'cairn/testing';
+import { drainSignallingProvider } from '../support/drain-provider.js';
 
 function manualClock(start = 1_000_000) {
   let now = start;
@@ -80,22 +81,8 @@ describe('leases', () => {
 
   it('a drain stops the run at its next model-step boundary; a resume on another executor goes on', async () => {
     const clock = manualClock();
-    const inner = createInMemoryLeaseProvider({ clock });
     // Tells the tool when a renewal has carried the drain request to the run (no timing guesses).
-    let delivered!: () => void;
-    const drainDelivered = new Promise<void>((resolve) => (delivered = resolve));
-    const provider = {
-      ...inner,
-      acquire: inner.acquire.bind(inner),
-      release: inner.release.bind(inner),
-      inspect: inner.inspect.bind(inner),
-      requestDrain: inner.requestDrain.bind(inner),
-      async renew(lease: Parameters<typeof inner.renew>[0], ttlMs: number) {
-        const renewal = await inner.renew(lease, ttlMs);
-        if (renewal?.drain) delivered();
-        return renewal;
-      },
-    };
+    const { provider, drainDelivered } = drainSignallingProvider(clock);
     const store = createInMemoryAgentRunStore([], { clock, leases: provider });
     const key = agentRunLeaseKey({ runId: 'r1', scope: 'tenant-a' });
     let ran = 0;

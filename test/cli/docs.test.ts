@@ -10,11 +10,10 @@
  * - in a `sh` block, each line is a command;
  * - `# exit N` after a command is its expected exit code (0 otherwise).
  */
-import { spawn } from 'node:child_process';
 import { chmodSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, ROOT, tempDir, write, type Result } from './helpers.js';
+import { BIN, ROOT, shellLine, tempDir, write, type Result } from './helpers.js';
 
 const page = readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8').split('\n');
 
@@ -52,17 +51,7 @@ const shimDir = (() => {
 })();
 
 function shell(command: string, cwd: string): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', command], {
-      cwd, env: { ...process.env, PATH: `${shimDir}:${process.env.PATH}`, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
+  return shellLine(command, cwd, { PATH: `${shimDir}:${process.env.PATH}` });
 }
 
 const expectedExit = (command: string) => Number(/#\s*exit (\d+)\s*$/.exec(command)?.[1] ?? 0);

@@ -54,8 +54,13 @@ export const cairn = (args: string[], options: RunOptions): Promise<Result> => s
 export function sh(command: string, cwd: string): Promise<Result> {
   if (!command.startsWith('npx cairn ')) throw new Error(`not a cairn command: ${command}`);
   const line = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} ${command.slice('npx cairn '.length)}`;
+  return shellLine(line, cwd);
+}
+
+/** Runs a line through /bin/sh, collecting its output; `env` is added to this process's environment. */
+export function shellLine(line: string, cwd: string, env: Record<string, string> = {}): Promise<Result> {
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', line], { cwd, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('/bin/sh', ['-c', line], { cwd, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

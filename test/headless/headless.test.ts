@@ -8,12 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  agentRunLeaseKey, createInMemoryAgentRunStore, createInMemoryLeaseProvider, type AgentTools,
+  agentRunLeaseKey, createInMemoryAgentRunStore, type AgentTools,
 } from 'cairn/agent';
 import {
   exitCodeFor, HEADLESS_EXIT_CODES, inspectRun, resumeHeadless, runHeadless, type BreakerState, type HeadlessReport,
 } from 'cairn/headless';
 import { createCrashPlan, createMockModel, type MockTurn } from 'cairn/testing';
+import { drainSignallingProvider } from '../support/drain-provider.js';
 
 const deployTools = (log: string[] = []): AgentTools => ({
   deploy: {
@@ -288,21 +289,7 @@ describe('a drained run', () => {
   it('reports pending (3) with reason drained and a pending resume; a plain resume on another executor completes', async () => {
     let now = 1_000_000;
     const clock = { now: () => now };
-    const inner = createInMemoryLeaseProvider({ clock });
-    let delivered!: () => void;
-    const drainDelivered = new Promise<void>((resolve) => (delivered = resolve));
-    const provider = {
-      ...inner,
-      acquire: inner.acquire.bind(inner),
-      release: inner.release.bind(inner),
-      inspect: inner.inspect.bind(inner),
-      requestDrain: inner.requestDrain.bind(inner),
-      async renew(lease: Parameters<typeof inner.renew>[0], ttlMs: number) {
-        const renewal = await inner.renew(lease, ttlMs);
-        if (renewal?.drain) delivered();
-        return renewal;
-      },
-    };
+    const { provider, drainDelivered } = drainSignallingProvider(clock);
     const store = createInMemoryAgentRunStore([], { clock, leases: provider });
     let ran = 0;
     const tools: AgentTools = {
