@@ -4,6 +4,8 @@
  */
 import { nanoid } from 'nanoid';
 import { InvalidOptionsError } from '../errors/index.js';
+import { EFFORT_LEVELS } from '../models/profiles.js';
+import type { ModelSettings, ToolChoice } from '../models/types.js';
 import { digestOf } from './digest.js';
 import { check, isStandardSchema, wireSchema } from './schema.js';
 import type {
@@ -27,6 +29,9 @@ export interface NormalizedOptions<T> {
   outputMode: 'none' | 'json' | 'tool';
   outputToolName: string;
   tools: Record<string, AgentTool>;
+  /** Sent with every model call; undefined when the run set none. */
+  settings: ModelSettings | undefined;
+  toolChoice: ToolChoice;
   toolContexts: Record<string, unknown>;
   now: () => number;
   generateId: () => string;
@@ -110,6 +115,7 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
   if (options.deadline !== undefined && (typeof options.deadline !== 'number' || !Number.isFinite(options.deadline))) {
     throw new InvalidOptionsError('deadline must be an absolute time in milliseconds.');
   }
+  const settings = checkSettings(options, tools);
   const generateId = options.deps?.generateId ?? (() => nanoid());
   const maxSteps = positiveInt('maxSteps', options.maxSteps, DEFAULT_MAX_STEPS);
   const maxOutputAttempts = positiveInt('maxOutputAttempts', options.maxOutputAttempts, DEFAULT_MAX_OUTPUT_ATTEMPTS);
@@ -125,11 +131,43 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
     outputMode,
     outputToolName,
     tools,
+    settings,
+    toolChoice: options.toolChoice ?? 'auto',
     toolContexts: {},
     now: clock ? () => clock.now() : () => Date.now(),
     generateId,
     binding: bindingOf(options, { maxSteps, maxOutputAttempts, maxVerifyAttempts, outputMode }),
   };
+}
+
+const EFFORTS: readonly string[] = EFFORT_LEVELS;
+
+/** Sampling settings and the default tool choice: checked here, sent with every call. */
+function checkSettings(options: AgentOptions<unknown> | AgentOptions<any>, tools: Record<string, AgentTool>): ModelSettings | undefined {
+  const { temperature, topP, effort, promptCaching, toolChoice } = options;
+  if (temperature !== undefined && (typeof temperature !== 'number' || !Number.isFinite(temperature) || temperature < 0)) {
+    throw new InvalidOptionsError(`temperature must be a number of at least 0, got ${JSON.stringify(temperature)}.`);
+  }
+  if (topP !== undefined && (typeof topP !== 'number' || !(topP > 0 && topP <= 1))) {
+    throw new InvalidOptionsError(`topP must be a number in (0, 1], got ${JSON.stringify(topP)}.`);
+  }
+  if (effort !== undefined && !EFFORTS.includes(effort as string)) {
+    throw new InvalidOptionsError(`effort must be one of ${EFFORTS.join(', ')}, got ${JSON.stringify(effort)}.`);
+  }
+  if (promptCaching !== undefined && typeof promptCaching !== 'boolean') throw new InvalidOptionsError('promptCaching must be a boolean.');
+  if (toolChoice !== undefined) {
+    const named = typeof toolChoice === 'object' && toolChoice !== null ? (toolChoice as { toolName?: unknown }).toolName : undefined;
+    if (!(toolChoice === 'auto' || toolChoice === 'none' || toolChoice === 'required' || (typeof named === 'string' && named in tools))) {
+      throw new InvalidOptionsError(`toolChoice must be 'auto', 'none', 'required' or { toolName } naming one of the run's tools, got ${JSON.stringify(toolChoice)}.`);
+    }
+  }
+  const settings: ModelSettings = {
+    ...(temperature !== undefined ? { temperature } : {}),
+    ...(topP !== undefined ? { topP } : {}),
+    ...(effort !== undefined ? { effort } : {}),
+    ...(promptCaching !== undefined ? { promptCaching } : {}),
+  };
+  return Object.keys(settings).length > 0 ? settings : undefined;
 }
 
 /**

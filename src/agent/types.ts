@@ -4,7 +4,7 @@
  */
 import type { SerializedError } from '../errors/index.js';
 import type {
-  FinishReason, LanguageModel, ModelMessage, ModelToolCall, ToolChoice, Usage,
+  FinishReason, LanguageModel, ModelMessage, ModelSettings, ModelToolCall, ToolChoice, Usage,
 } from '../models/types.js';
 import type { JsonValue } from './json.js';
 import type { CallOutcome } from '../../machines/types.js';
@@ -164,6 +164,16 @@ export interface AgentOptions<T = string> {
   system?: string;
   instructions?: string;
   tools?: AgentTools;
+  /** Sampling temperature passed to the model on every call. */
+  temperature?: number;
+  /** Nucleus sampling passed to the model on every call, in (0, 1]. */
+  topP?: number;
+  /** Reasoning effort passed to the model on every call. */
+  effort?: ModelSettings['effort'];
+  /** Ask the provider to cache the repeated prompt prefix. */
+  promptCaching?: boolean;
+  /** The tool choice of loop steps; `prepareStep` may override it per step. @default 'auto' */
+  toolChoice?: ToolChoice;
   /** Values handed to tools by tool name, validated by each tool's contextSchema / validateContext. */
   toolsContext?: Record<string, unknown>;
   output?: OutputSpec<T>;
@@ -447,4 +457,4 @@ export interface LeaseOptions {
   ttlMs?: number;
 }
 
-export type { FinishReason, LanguageModel, ModelToolCall, Usage, ToolChoice };
+export type { FinishReason, LanguageModel, ModelSettings, ModelToolCall, Usage, ToolChoice };

@@ -3,6 +3,7 @@
  * later the provider adapters) implements. The engine only ever talks to this.
  */
 import type { JsonValue } from '../agent/json.js';
+import type { EffortLevel } from './profiles.js';
 
 export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'error' | 'other';
 
@@ -33,10 +34,26 @@ export interface ModelToolSpec {
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { toolName: string };
 
+/**
+ * Sampling and reasoning settings a run passes to its model on every call.
+ * Models that do not take a setting ignore it; `doctor` (cairn/headless) says
+ * which settings a known model refuses.
+ */
+export interface ModelSettings {
+  temperature?: number;
+  topP?: number;
+  /** How hard a reasoning model thinks: 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max'. */
+  effort?: EffortLevel;
+  /** Ask the provider to cache the repeated prompt prefix, where it needs asking. */
+  promptCaching?: boolean;
+}
+
 export interface ModelRequest {
   messages: ModelMessage[];
   tools: ModelToolSpec[];
   toolChoice: ToolChoice;
+  /** The run's sampling and reasoning settings; absent when the run set none. */
+  settings?: ModelSettings;
   /** Set for a structured-output (json strategy) turn. */
   responseFormat?: { type: 'json'; schema?: JsonValue; name?: string };
   signal?: AbortSignal;

@@ -36,14 +36,16 @@ async function buildRequest(host: HostState, step: number, phase: 'loop' | 'fina
     messages = [{ role: 'system', content: prepared.system }, ...messages.filter((m) => m.role !== 'system')];
   }
   const output = opts.raw.output;
+  const settings = opts.settings ? { settings: { ...opts.settings } } : {};
   if (phase === 'loop') {
-    return { messages, tools: toolSpecs(host, prepared.activeTools), toolChoice: prepared.toolChoice ?? 'auto', signal };
+    return { messages, tools: toolSpecs(host, prepared.activeTools), toolChoice: prepared.toolChoice ?? opts.toolChoice, ...settings, signal };
   }
   if (opts.outputMode === 'tool') {
     return {
       messages,
       tools: [{ name: opts.outputToolName, description: 'Give the final answer.', parameters: toJson<JsonValue>(wireSchema(output!.schema)) }],
       toolChoice: { toolName: opts.outputToolName },
+      ...settings,
       signal,
     };
   }
@@ -53,6 +55,7 @@ async function buildRequest(host: HostState, step: number, phase: 'loop' | 'fina
     tools: toolSpecs(host, prepared.activeTools),
     toolChoice: 'none',
     responseFormat: { type: 'json', schema: toJson<JsonValue>(wireSchema(output!.schema)) },
+    ...settings,
     signal,
   };
 }

@@ -227,3 +227,49 @@ describe('deadline and cancellation', () => {
     expect(model.calls).toHaveLength(1);
   });
 });
+
+describe('model settings', () => {
+  it('sends temperature, topP, effort and promptCaching with every call, and toolChoice on loop steps', async () => {
+    const model = createMockModel({ responses: [{ toolCalls: [{ toolName: 'look', args: {} }] }, { text: 'done' }] });
+    const result = await runAgent({
+      model, prompt: 'x', temperature: 0.3, topP: 0.9, effort: 'low', promptCaching: true, toolChoice: 'required',
+      tools: { look: { parameters: emptyParams, execute: () => 'seen' } },
+      prepareStep: ({ messages }) => (messages.some((m) => m.role === 'tool') ? { toolChoice: 'none' } : undefined),
+    });
+    expect(result.status).toBe('completed');
+    expect(model.calls.map((c) => c.settings)).toEqual([
+      { temperature: 0.3, topP: 0.9, effort: 'low', promptCaching: true },
+      { temperature: 0.3, topP: 0.9, effort: 'low', promptCaching: true },
+    ]);
+    expect(model.calls.map((c) => c.toolChoice)).toEqual(['required', 'none']);
+  });
+
+  it('sends no settings when the run sets none', async () => {
+    const model = createMockModel({ responses: [{ text: 'done' }] });
+    await runAgent({ model, prompt: 'x' });
+    expect(model.calls[0]!.settings).toBeUndefined();
+    expect(model.calls[0]!.toolChoice).toBe('auto');
+  });
+
+  it.each([
+    [{ temperature: -1 }, 'temperature'],
+    [{ temperature: Number.NaN }, 'temperature'],
+    [{ topP: 0 }, 'topP'],
+    [{ topP: 1.5 }, 'topP'],
+    [{ effort: 'extreme' }, 'effort'],
+    [{ promptCaching: 'yes' }, 'promptCaching'],
+    [{ toolChoice: { toolName: 'missing' } }, 'toolChoice'],
+    [{ toolChoice: 'sometimes' }, 'toolChoice'],
+  ])('refuses %j before any call', async (bad, name) => {
+    const store = recordingStore();
+    const model = createMockModel({ responses: [{ text: 'never' }] });
+    const result = await runAgent({ model, prompt: 'x', session: { store, runId: 'r', scope: 's' }, ...(bad as object) });
+    expect(result.status).toBe('failed');
+    if (result.status === 'failed') {
+      expect(result.error.code).toBe('invalid_options');
+      expect(result.error.message).toContain(name);
+    }
+    expect(model.calls).toHaveLength(0);
+    expect(store.attempts()).toBe(0);
+  });
+});
