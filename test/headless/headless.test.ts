@@ -11,7 +11,7 @@ import {
   agentRunLeaseKey, createInMemoryAgentRunStore, type AgentTools,
 } from 'cairn/agent';
 import {
-  exitCodeFor, HEADLESS_EXIT_CODES, inspectRun, resumeHeadless, runHeadless, type BreakerState, type HeadlessReport,
+  doctor, exitCodeFor, HEADLESS_EXIT_CODES, inspectRun, resumeHeadless, runHeadless, type BreakerState, type HeadlessReport,
 } from 'cairn/headless';
 import { createCrashPlan, createMockModel, type MockTurn } from 'cairn/testing';
 import { drainSignallingProvider } from '../support/drain-provider.js';
@@ -74,6 +74,21 @@ describe('quick start', () => {
     expect((await store.load('nightly-2026-10-11', { scope: 'headless' }))?.status).toBe('completed');
     // The report is plain JSON.
     expect(JSON.parse(JSON.stringify(report))).toEqual(report);
+  });
+
+  it('takes the same options the doctor reads, and the model gets them', async () => {
+    const options = {
+      model: createMockModel({ responses: [{ text: 'ok' }] }),
+      prompt: 'x',
+      store: createInMemoryAgentRunStore(),
+      temperature: 0.2,
+      effort: 'low' as const,
+      budget: { usd: 1 },
+    };
+    expect((await doctor(options)).findings.filter((f) => f.severity === 'error')).toEqual([]);
+    const report = await runHeadless(options);
+    expect(report.outcome).toBe('completed');
+    expect(options.model.calls[0]!.settings).toEqual({ temperature: 0.2, effort: 'low' });
   });
 
   it('generates a run id when none is given', async () => {
