@@ -27,6 +27,7 @@ export type CairnErrorCode =
   | 'budget_exceeded'
   | 'unpriced_model'
   | 'breaker_open'
+  | 'skill_access_denied'
   | 'internal';
 
 /** Who is at fault: the caller's configuration, the model's answer, a dependency (store, provider), or Cairn itself. */

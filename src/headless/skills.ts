@@ -4,6 +4,7 @@
  * inside the skill's own folder, judged by real paths, so a symlink cannot
  * hand the model a file from elsewhere on the machine.
  */
+import { CairnError } from '../errors/index.js';
 import type { Dirent } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import * as nodePath from 'node:path';
@@ -25,9 +26,9 @@ const UNUSABLE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES', 'EPERM', 'EISD
  * absolute, leaves the skill's folder, or does not name a readable text file.
  * Inside a run the tool call ends as an error result carrying the message.
  */
-export class SkillAccessError extends Error {
+export class SkillAccessError extends CairnError {
   constructor(readonly reason: SkillAccessReason, message: string, readonly skillId: string, readonly path?: string) {
-    super(message);
+    super('skill_access_denied', message, { fault: 'model' });
     this.name = 'SkillAccessError';
   }
 }
