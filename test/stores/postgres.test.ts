@@ -451,6 +451,66 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
     expect(echo.runs).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
   });
 
+  it('a running run\'s later saves are one statement each, and a write by another store object in between sends the next one the checked way', async () => {
+    const statements: string[] = [];
+    const pool = new pg.Pool({ connectionString: env.url });
+    pool.on('error', () => undefined);
+    pools.push(pool);
+    const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+    const patched = new WeakSet<object>();
+    (pool as { connect: unknown }).connect = async () => {
+      const client = await connect();
+      if (!patched.has(client)) {
+        patched.add(client);
+        const query = client.query.bind(client) as (text: string, values?: unknown[]) => Promise<unknown>;
+        (client as { query: unknown }).query = (text: string, values?: unknown[]) => {
+          statements.push(text.trim().split(/\s+/)[0]!.toUpperCase());
+          return query(text, values);
+        };
+      }
+      return client;
+    };
+    const store = recording(createPostgresOpsStore({ pool }, { schema }).agentRuns);
+    const echo = echoTool();
+    const result = await runAgent({
+      model: createMockModel({ responses: [
+        { toolCalls: [{ toolName: 'echo', args: { n: 0 } }] }, { toolCalls: [{ toolName: 'echo', args: { n: 1 } }] }, { text: 'done' },
+      ] }),
+      prompt: 'Echo twice.',
+      tools: { echo },
+      session: { store, runId: 'one-statement-1', scope: 'tenant-a' },
+    });
+    expect(result.status).toBe('completed');
+    // Every save is one statement: no BEGIN, no COMMIT, no read before the write.
+    expect(statements.length).toBe(store.saved.length);
+    expect(statements.every((s) => s === 'WITH')).toBe(true);
+    expect(await open().agentRuns.load('one-statement-1')).toEqual(store.saved.at(-1));
+
+    // Another store object saves the next revision of a run this one wrote: this one's next save misses, goes the
+    // checked way and is refused as a conflict; the save after that, of the right revision, is stored exactly.
+    // The envelopes themselves, not copies: consecutive ones share the engine's frozen copies of old messages.
+    const envelopes: AgentRunEnvelope[] = [];
+    const inner = createInMemoryAgentRunStore();
+    await runAgent({
+      model: createMockModel({ responses: [0, 1, 2].map((n) => ({ toolCalls: [{ toolName: 'echo', args: { n } }] })) }),
+      prompt: 'Echo.',
+      tools: { echo: echoTool() },
+      session: { store: { load: (id) => inner.load(id), save: async (e) => { envelopes.push(e); await inner.save(e); } }, runId: 'one-statement-2', scope: 'tenant-a' },
+      maxSteps: 3,
+    });
+    expect(envelopes.length).toBeGreaterThan(4);
+    statements.length = 0;
+    const ours = createPostgresOpsStore({ pool }, { schema }).agentRuns;
+    await ours.save(envelopes[0]!);
+    await ours.save(envelopes[1]!);
+    await open().agentRuns.save(envelopes[2]!);
+    await expect(ours.save(envelopes[2]!)).rejects.toMatchObject({ code: 'revision_conflict' });
+    await ours.save(envelopes[3]!);
+    await ours.save(envelopes[4]!);
+    expect(statements.filter((s) => s === 'BEGIN')).toHaveLength(2);
+    expect(await open().agentRuns.load('one-statement-2')).toEqual(JSON.parse(JSON.stringify(envelopes[4])));
+  });
+
   it('leases live on the database clock: expiry, fencing tokens, renew, drain, release', async () => {
     const leases = ops.leases;
     const ttl = 400;

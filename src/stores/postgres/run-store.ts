@@ -22,6 +22,7 @@ import {
 import type {
   AgentRunEnvelope, AgentRunListPage, AgentRunListQuery, AgentRunSaveOptions, AgentRunStatus, AgentRunStore,
 } from '../../agent/types.js';
+import { isFrozenJsonCopy } from '../../agent/json.js';
 import { joinEnvelope } from '../codec.js';
 import {
   decodeCursor, encodeCursor, isAgentRunStatus, listLimit, listStatuses, toSummary, type SummaryRow,
@@ -61,6 +62,16 @@ function messageParams(rows: { index: number; row: Row }[]): [number[], Buffer[]
 
 function receiptParams(rows: ReceiptRow[]): [string[], number[], Buffer[]] {
   return [rows.map((r) => r.key), rows.map((r) => r.modelStep), rows.map((r) => r.bytes)];
+}
+
+/** What a save of this store object left in a run's rows. */
+interface Written {
+  revision: number;
+  state: StoredState;
+  /** The unsettled receipt rows (model step >= settled_step): key → sha256 of the bytes. */
+  unsettled: ReadonlyMap<string, Buffer>;
+  /** The transcript that save wrote, as the envelope's message objects. */
+  messages: readonly unknown[];
 }
 
 interface CasRow extends StoredState {
@@ -121,6 +132,33 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
     UPDATE ${t.runs} SET transcript_length = $8, transcript_hash = $9, transcript_digest = $10,
       receipts_digest = $11, settled_step = $12, settled_hash = $13
     WHERE run_id = $1`;
+  // A later save in one statement, when this store object wrote the run's
+  // previous revision and so knows what its rows hold: the compare-and-swap
+  // also checks every column about the other rows against what that save left,
+  // and the rows are written only if it matched. No row changed means it did
+  // not match (another writer, a lost lease, a conflict): the save then goes
+  // the two-statement way, which finds out why.
+  const fastSave = `
+    WITH run AS (
+      UPDATE ${t.runs} AS r SET status = $3, revision = $4, binding_id = $5, updated_at = $6,
+        pending_approvals = $7, pending_client_calls = $8, head = $9,
+        transcript_length = $13, transcript_hash = $14, transcript_digest = $15, receipts_digest = $16,
+        settled_step = $17, settled_hash = $18
+      WHERE r.run_id = $1 AND r.revision = $4 - 1 AND r.scope = $2 AND ${leaseAt(10)}
+        AND r.transcript_length = $19 AND r.transcript_hash = $20 AND r.transcript_digest = $21
+        AND r.receipts_digest = $22 AND r.settled_step = $23 AND r.settled_hash = $24
+      RETURNING r.run_id
+    ), messages AS (
+      INSERT INTO ${t.messages} (run_id, idx, body)
+      SELECT run.run_id, x.idx, x.body FROM run, unnest($25::integer[], $26::bytea[]) AS x (idx, body)
+    ), gone AS (
+      DELETE FROM ${t.receipts} WHERE run_id IN (SELECT run_id FROM run) AND key = ANY($27::text[])
+    ), receipts AS (
+      INSERT INTO ${t.receipts} (run_id, key, model_step, body)
+      SELECT run.run_id, x.key, x.model_step, x.body FROM run, unnest($28::text[], $29::integer[], $30::bytea[]) AS x (key, model_step, body)
+      ON CONFLICT (run_id, key) DO UPDATE SET model_step = EXCLUDED.model_step, body = EXCLUDED.body
+    )
+    SELECT count(*)::integer AS updated FROM run`;
   const afterMiss = `
     SELECT (SELECT revision FROM ${t.runs} WHERE run_id = $1) AS revision,
            (SELECT scope FROM ${t.runs} WHERE run_id = $1) AS scope,
@@ -136,7 +174,20 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
     return null;
   }
 
-  async function saveFirst(envelope: AgentRunEnvelope, plan: SavePlan, lease: AgentRunSaveOptions['lease']): Promise<void> {
+  /** What this store object's last save of a run left in its rows, by run id (running runs only). */
+  const written = new Map<string, Written>();
+
+  /** Remembers what a save left, or forgets the run when what it left is not known or the run ended. */
+  function remember(envelope: AgentRunEnvelope, plan: SavePlan, state: StoredState | null): void {
+    if (state === null || TERMINAL.includes(envelope.status)) {
+      written.delete(envelope.runId);
+      return;
+    }
+    const unsettled = new Map(plan.receiptsFrom(plan.currentStep).map((r) => [r.key, r.sha] as const));
+    written.set(envelope.runId, { revision: envelope.revision, state, unsettled, messages: plan.messages.slice() });
+  }
+
+  async function saveFirst(envelope: AgentRunEnvelope, plan: SavePlan, lease: AgentRunSaveOptions['lease']): Promise<StoredState> {
     const messages = plan.messageRows(0);
     const receipts = plan.allReceipts();
     const what = `Saving run ${envelope.runId}`;
@@ -147,7 +198,13 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
         plan.transcriptHash, SavePlan.transcriptDigest(emptyDigest(), messages), receipts.digest, plan.currentStep,
         plan.settledHash, ...leaseParams(lease), ...messageParams(messages), ...receiptParams(receipts.rows),
       ], true);
-      if (rows[0]?.inserted === 1) return;
+      if (rows[0]?.inserted === 1) {
+        return {
+          transcript_length: plan.length, transcript_hash: plan.transcriptHash,
+          transcript_digest: SavePlan.transcriptDigest(emptyDigest(), messages), receipts_digest: receipts.digest,
+          settled_step: plan.currentStep, settled_hash: plan.settledHash,
+        };
+      }
       const error = await whyMissed((text, values) => db.query(what, text, values).then((r) => ({ rows: r })), envelope, lease);
       if (error) throw error;
       // Everything matches now (the run was pruned in between): once more.
@@ -155,9 +212,66 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
     }
   }
 
-  async function saveNext(envelope: AgentRunEnvelope, plan: SavePlan, lease: AgentRunSaveOptions['lease']): Promise<void> {
+  /**
+   * The one-statement save, when this store object wrote revision n - 1 and the
+   * envelope's transcript starts with the very messages that save wrote (the
+   * engine's frozen copies: the same objects cannot hold other content).
+   * Returns what the rows hold after it, or null when the statement changed
+   * nothing.
+   */
+  async function saveFast(envelope: AgentRunEnvelope, plan: SavePlan, lease: AgentRunSaveOptions['lease']): Promise<StoredState | null | 'not-applicable'> {
+    const last = written.get(envelope.runId);
+    if (!last || last.revision !== envelope.revision - 1) return 'not-applicable';
+    const stored = last.state;
+    const n = stored.transcript_length;
+    if (n > plan.messages.length) return 'not-applicable';
+    for (let i = 0; i < n; i++) {
+      const message = plan.messages[i];
+      if (message !== last.messages[i] || !isFrozenJsonCopy(message)) return 'not-applicable';
+    }
+    if (!plan.keepsSettled(stored)) return 'not-applicable';
+    const messages = plan.messageRows(n);
+    const delta = receiptDelta(plan, stored, last.unsettled);
+    const next: StoredState = {
+      transcript_length: plan.length, transcript_hash: plan.transcriptHash,
+      transcript_digest: SavePlan.transcriptDigest(stored.transcript_digest, messages), receipts_digest: delta.digest,
+      settled_step: plan.currentStep, settled_hash: plan.settledHash,
+    };
+    const rows = await db.query<{ updated: number }>(`Saving run ${envelope.runId}`, fastSave, [
+      envelope.runId, envelope.scope, envelope.status, envelope.revision, envelope.bindingId ?? null, envelope.updatedAt,
+      envelope.pendingApprovals.length, envelope.pendingClientCalls.length, plan.head, ...leaseParams(lease),
+      next.transcript_length, next.transcript_hash, next.transcript_digest, next.receipts_digest, next.settled_step, next.settled_hash,
+      stored.transcript_length, stored.transcript_hash, stored.transcript_digest, stored.receipts_digest, stored.settled_step,
+      stored.settled_hash, ...messageParams(messages), delta.gone, ...receiptParams(delta.rows),
+    ], true);
+    return rows[0]?.updated === 1 ? next : null;
+  }
+
+  /**
+   * The receipts a save writes when the stored settled receipts are the
+   * envelope's: the unsettled ones that changed, and the unsettled rows the
+   * envelope no longer has. `before` maps the stored unsettled rows to the
+   * sha256 of their bytes.
+   */
+  function receiptDelta(plan: SavePlan, stored: StoredState, unsettled: ReadonlyMap<string, Buffer>) {
+    const digest = Buffer.from(stored.receipts_digest);
+    const before = new Map(unsettled);
+    const rows: ReceiptRow[] = [];
+    for (const receipt of plan.receiptsFrom(stored.settled_step)) {
+      const old = before.get(receipt.key);
+      before.delete(receipt.key);
+      if (old?.equals(receipt.sha)) continue;
+      if (old) xorInto(digest, rowDigest(receipt.key, old));
+      xorInto(digest, rowDigest(receipt.key, receipt.sha));
+      rows.push(receipt);
+    }
+    for (const [key, sha] of before) xorInto(digest, rowDigest(key, sha));
+    return { rows, gone: [...before.keys()], digest };
+  }
+
+  async function saveNext(envelope: AgentRunEnvelope, plan: SavePlan, lease: AgentRunSaveOptions['lease']): Promise<StoredState> {
     const { runId } = envelope;
-    await db.transaction(`Saving run ${runId}`, 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
+    return db.transaction(`Saving run ${runId}`, 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
       for (let attempt = 1; ; attempt++) {
         const updated = await client.query<CasRow>(updateRun, [
           runId, envelope.scope, envelope.status, envelope.revision, envelope.bindingId ?? null, envelope.updatedAt,
@@ -180,7 +294,7 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
    * transcript is not this envelope's prefix, or its settled receipts not
    * this envelope's, that part is rewritten whole instead.
    */
-  async function write(client: PoolClient, runId: string, plan: SavePlan, stored: CasRow): Promise<void> {
+  async function write(client: PoolClient, runId: string, plan: SavePlan, stored: CasRow): Promise<StoredState> {
     let messages: { index: number; row: Row }[];
     let transcriptDigest: Buffer;
     if (plan.keepsTranscript(stored)) {
@@ -196,19 +310,10 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
     let gone: string[] = [];
     let receiptsDigest: Buffer;
     if (plan.keepsSettled(stored)) {
-      receiptsDigest = Buffer.from(stored.receipts_digest);
-      const before = new Map(stored.unsettled_keys.map((key, i) => [key, stored.unsettled_shas[i]!]));
-      receipts = [];
-      for (const receipt of plan.receiptsFrom(stored.settled_step)) {
-        const old = before.get(receipt.key);
-        before.delete(receipt.key);
-        if (old?.equals(receipt.sha)) continue;
-        if (old) xorInto(receiptsDigest, rowDigest(receipt.key, old));
-        xorInto(receiptsDigest, rowDigest(receipt.key, receipt.sha));
-        receipts.push(receipt);
-      }
-      gone = [...before.keys()];
-      for (const [key, sha] of before) xorInto(receiptsDigest, rowDigest(key, sha));
+      const delta = receiptDelta(plan, stored, new Map(stored.unsettled_keys.map((key, i) => [key, stored.unsettled_shas[i]!])));
+      receipts = delta.rows;
+      gone = delta.gone;
+      receiptsDigest = delta.digest;
     } else {
       await client.query(`DELETE FROM ${t.receipts} WHERE run_id = $1`, [runId]);
       const all = plan.allReceipts();
@@ -220,6 +325,10 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       runId, ...messageParams(messages), gone, ...receiptParams(receipts),
       plan.length, plan.transcriptHash, transcriptDigest, receiptsDigest, plan.currentStep, plan.settledHash,
     ]);
+    return {
+      transcript_length: plan.length, transcript_hash: plan.transcriptHash, transcript_digest: transcriptDigest,
+      receipts_digest: receiptsDigest, settled_step: plan.currentStep, settled_hash: plan.settledHash,
+    };
   }
 
   return {
@@ -264,8 +373,17 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       checkEnvelope(envelope);
       // Encoding and hashing happen before any statement, so row locks are held briefly.
       const plan = new SavePlan(envelope, envelope.revision === 1);
-      if (envelope.revision === 1) await saveFirst(envelope, plan, options?.lease);
-      else await saveNext(envelope, plan, options?.lease);
+      const lease = options?.lease;
+      let state: StoredState | null = null;
+      try {
+        if (envelope.revision === 1) state = await saveFirst(envelope, plan, lease);
+        else {
+          const fast = await saveFast(envelope, plan, lease);
+          state = fast !== null && fast !== 'not-applicable' ? fast : await saveNext(envelope, plan, lease);
+        }
+      } finally {
+        remember(envelope, plan, state);
+      }
     },
 
     async list(query = {}) {
