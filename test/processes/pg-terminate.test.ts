@@ -191,8 +191,9 @@ describePostgres('a PostgreSQL backend terminated mid-save, across processes', (
       return async () => {
         try {
           const backend = await blockedBackend('cairn-worker-victim', lock.pid);
-          // The save is past its compare-and-swap: its second statement runs, and its transaction holds the run's row.
-          expect(backend.query).toMatch(/WITH messages AS \(\s*INSERT INTO .*cairn_run_messages/);
+          // The save is in flight: the statement that writes the run's rows (its own transaction's second statement, or the
+          // one-statement save a store makes after its own previous save) waits on our lock, holding the run's table.
+          expect(backend.query).toMatch(/INSERT INTO [^;]*cairn_run_(messages|receipts)/s);
           const runLocks = await env.sql<{ mode: string }>(
             'SELECT mode FROM pg_locks WHERE pid = $1 AND relation = $2::regclass', [backend.pid, `"${schema}".cairn_runs`]);
           expect(runLocks.map((l) => l.mode)).toContain('RowExclusiveLock');

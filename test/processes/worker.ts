@@ -164,6 +164,9 @@ async function main() {
           appendDurably(args.ledger, `charge ${args.owner}`);
           return 'charged';
         },
+        // A projection makes the run record the raw result (`executed`) in a save of its own before the step's
+        // checkpoint, so a test can cut the run between the effect and its answer.
+        toModelOutput: (result: string) => `${result} (order 7)`,
       },
     },
   };
