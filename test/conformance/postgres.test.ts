@@ -11,8 +11,8 @@ import {
 } from 'cairn/testing';
 import { describePostgres, type PostgresTestEnv } from '../stores/pg-env.js';
 
-/** Long enough that a few queries never outlast it, short enough to sleep through. */
-const TTL_MS = 600;
+/** Long enough that a few queries on a loaded machine (a renewal half a ttl late) never outlast it, short enough to sleep through. */
+const TTL_MS = 1_500;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 // A case saves up to a thousand runs and sleeps through ttls.
 const CASE_TIMEOUT_MS = 60_000;
