@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import { Packr } from 'msgpackr';
 import { StoredRecordError } from '../errors/index.js';
+import { isFrozenJsonCopy } from '../agent/json.js';
 import type { AgentRunEnvelope, AgentToolReceipt, JsonValue, Message } from '../agent/types.js';
 
 const MAGIC = Buffer.from('CRN', 'ascii');
@@ -45,6 +46,25 @@ export function encodePart(value: unknown): Buffer {
   const payload = packr.pack(value);
   const checksum = createHash('sha256').update(payload).digest();
   return Buffer.concat([MAGIC, Buffer.from([RECORD_FORMAT]), checksum, payload]);
+}
+
+// Encodings of the engine's frozen copies (see frozenJsonCopy): such a value
+// never changes, so it is encoded (and checksummed) once, however many saves
+// carry it.
+const encoded = new WeakMap<object, Buffer>();
+
+/**
+ * {@link encodePart}, made once per frozen JSON copy. The returned buffer is
+ * shared: it must not be changed.
+ */
+export function encodePartOnce(value: unknown): Buffer {
+  if (!isFrozenJsonCopy(value)) return encodePart(value);
+  let bytes = encoded.get(value as object);
+  if (bytes === undefined) {
+    bytes = encodePart(value);
+    encoded.set(value as object, bytes);
+  }
+  return bytes;
 }
 
 /** Reads a framed part back, or refuses it with StoredRecordError. */
@@ -96,9 +116,9 @@ function contextOf(envelope: AgentRunEnvelope): { messages?: unknown; lastTurn?:
  * Splits an envelope for writing. `storedLength` is how much of the transcript
  * the store already holds; only the messages after it are written. The run's
  * transcript only ever grows (the run machine appends), so the stored prefix
- * is the same messages.
+ * is the same messages. With `parts` false, only the head is encoded.
  */
-export function splitEnvelope(envelope: AgentRunEnvelope, storedLength: number, firstSave: boolean): SplitRecord {
+export function splitEnvelope(envelope: AgentRunEnvelope, storedLength: number, firstSave: boolean, parts = true): SplitRecord {
   const context = contextOf(envelope);
   const transcript = Array.isArray(context.messages) ? (context.messages as Message[]) : [];
   const currentStep = Math.max(0, (context.step ?? 1) - 1);
@@ -113,13 +133,13 @@ export function splitEnvelope(envelope: AgentRunEnvelope, storedLength: number, 
   if (envelope.result && sameMessages(envelope.result.messages, transcript)) {
     head.result = { ...envelope.result, messages: ref as never };
   }
-  const receipts = Object.values(envelope.receipts)
+  const receipts = !parts ? [] : Object.values(envelope.receipts)
     .filter((r) => firstSave || r.modelStep >= currentStep)
-    .map((r) => ({ key: r.key, modelStep: r.modelStep, bytes: encodePart(r) }));
-  const from = Math.min(storedLength, transcript.length);
+    .map((r) => ({ key: r.key, modelStep: r.modelStep, bytes: encodePartOnce(r) }));
+  const from = parts ? Math.min(storedLength, transcript.length) : transcript.length;
   return {
     head: encodePart(head),
-    messages: transcript.slice(from).map((message, i) => ({ index: from + i, bytes: encodePart(message) })),
+    messages: transcript.slice(from).map((message, i) => ({ index: from + i, bytes: encodePartOnce(message) })),
     transcriptLength: transcript.length,
     receipts,
     currentStep,

@@ -80,6 +80,13 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   drain      boolean     NOT NULL DEFAULT false
 )`,
   ],
+  // 2: a save checks the rows it leaves alone against the set digests alone
+  // (transcript_digest, and receipts_digest without the unsettled rows), which
+  // it updates for the rows it writes; the whole-history hashes that every
+  // save recomputed go.
+  [
+    'ALTER TABLE cairn_runs DROP COLUMN transcript_hash, DROP COLUMN settled_hash',
+  ],
 ];
 
 /** The schema version this code writes and reads. */

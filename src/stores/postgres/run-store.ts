@@ -91,19 +91,18 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
   const insertRun = `
     WITH run AS (
       INSERT INTO ${t.runs} (run_id, scope, status, revision, binding_id, created_at, updated_at,
-        pending_approvals, pending_client_calls, head, transcript_length, transcript_hash, transcript_digest,
-        receipts_digest, settled_step, settled_hash)
+        pending_approvals, pending_client_calls, head, transcript_length, transcript_digest, receipts_digest, settled_step)
       SELECT $1::text, $2::text, $3::text, $4::integer, $5::text, $6::float8, $7::float8, $8::integer, $9::integer,
-        $10::bytea, $11::integer, $12::bytea, $13::bytea, $14::bytea, $15::integer, $16::bytea
-      WHERE ${leaseAt(17)}
+        $10::bytea, $11::integer, $12::bytea, $13::bytea, $14::integer
+      WHERE ${leaseAt(15)}
       ON CONFLICT (run_id) DO NOTHING
       RETURNING run_id
     ), messages AS (
       INSERT INTO ${t.messages} (run_id, idx, body)
-      SELECT run.run_id, x.idx, x.body FROM run, unnest($20::integer[], $21::bytea[]) AS x (idx, body)
+      SELECT run.run_id, x.idx, x.body FROM run, unnest($18::integer[], $19::bytea[]) AS x (idx, body)
     ), receipts AS (
       INSERT INTO ${t.receipts} (run_id, key, model_step, body)
-      SELECT run.run_id, x.key, x.model_step, x.body FROM run, unnest($22::text[], $23::integer[], $24::bytea[]) AS x (key, model_step, body)
+      SELECT run.run_id, x.key, x.model_step, x.body FROM run, unnest($20::text[], $21::integer[], $22::bytea[]) AS x (key, model_step, body)
     )
     SELECT count(*)::integer AS inserted FROM run`;
   // A later save's compare-and-swap. It leaves the columns about the other rows
@@ -114,7 +113,7 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
     UPDATE ${t.runs} AS r SET status = $3, revision = $4, binding_id = $5, updated_at = $6,
       pending_approvals = $7, pending_client_calls = $8, head = $9
     WHERE r.run_id = $1 AND r.revision = $4 - 1 AND r.scope = $2 AND ${leaseAt(10)}
-    RETURNING r.transcript_length, r.transcript_hash, r.transcript_digest, r.receipts_digest, r.settled_step, r.settled_hash,
+    RETURNING r.transcript_length, r.transcript_digest, r.receipts_digest, r.settled_step,
       ARRAY(SELECT c.key FROM ${t.receipts} c WHERE c.run_id = r.run_id AND c.model_step >= r.settled_step ORDER BY c.key) AS unsettled_keys,
       ARRAY(SELECT sha256(c.body) FROM ${t.receipts} c WHERE c.run_id = r.run_id AND c.model_step >= r.settled_step ORDER BY c.key) AS unsettled_shas`;
   // What the step added, in one statement: appended messages, deleted and upserted receipts, the row's new digests.
@@ -129,8 +128,7 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       SELECT $1, x.key, x.model_step, x.body FROM unnest($5::text[], $6::integer[], $7::bytea[]) AS x (key, model_step, body)
       ON CONFLICT (run_id, key) DO UPDATE SET model_step = EXCLUDED.model_step, body = EXCLUDED.body
     )
-    UPDATE ${t.runs} SET transcript_length = $8, transcript_hash = $9, transcript_digest = $10,
-      receipts_digest = $11, settled_step = $12, settled_hash = $13
+    UPDATE ${t.runs} SET transcript_length = $8, transcript_digest = $9, receipts_digest = $10, settled_step = $11
     WHERE run_id = $1`;
   // A later save in one statement, when this store object wrote the run's
   // previous revision and so knows what its rows hold: the compare-and-swap
@@ -142,20 +140,18 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
     WITH run AS (
       UPDATE ${t.runs} AS r SET status = $3, revision = $4, binding_id = $5, updated_at = $6,
         pending_approvals = $7, pending_client_calls = $8, head = $9,
-        transcript_length = $13, transcript_hash = $14, transcript_digest = $15, receipts_digest = $16,
-        settled_step = $17, settled_hash = $18
+        transcript_length = $13, transcript_digest = $14, receipts_digest = $15, settled_step = $16
       WHERE r.run_id = $1 AND r.revision = $4 - 1 AND r.scope = $2 AND ${leaseAt(10)}
-        AND r.transcript_length = $19 AND r.transcript_hash = $20 AND r.transcript_digest = $21
-        AND r.receipts_digest = $22 AND r.settled_step = $23 AND r.settled_hash = $24
+        AND r.transcript_length = $17 AND r.transcript_digest = $18 AND r.receipts_digest = $19 AND r.settled_step = $20
       RETURNING r.run_id
     ), messages AS (
       INSERT INTO ${t.messages} (run_id, idx, body)
-      SELECT run.run_id, x.idx, x.body FROM run, unnest($25::integer[], $26::bytea[]) AS x (idx, body)
+      SELECT run.run_id, x.idx, x.body FROM run, unnest($21::integer[], $22::bytea[]) AS x (idx, body)
     ), gone AS (
-      DELETE FROM ${t.receipts} WHERE run_id IN (SELECT run_id FROM run) AND key = ANY($27::text[])
+      DELETE FROM ${t.receipts} WHERE run_id IN (SELECT run_id FROM run) AND key = ANY($23::text[])
     ), receipts AS (
       INSERT INTO ${t.receipts} (run_id, key, model_step, body)
-      SELECT run.run_id, x.key, x.model_step, x.body FROM run, unnest($28::text[], $29::integer[], $30::bytea[]) AS x (key, model_step, body)
+      SELECT run.run_id, x.key, x.model_step, x.body FROM run, unnest($24::text[], $25::integer[], $26::bytea[]) AS x (key, model_step, body)
       ON CONFLICT (run_id, key) DO UPDATE SET model_step = EXCLUDED.model_step, body = EXCLUDED.body
     )
     SELECT count(*)::integer AS updated FROM run`;
@@ -189,20 +185,20 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
 
   async function saveFirst(envelope: AgentRunEnvelope, plan: SavePlan, lease: AgentRunSaveOptions['lease']): Promise<StoredState> {
     const messages = plan.messageRows(0);
+    const transcriptDigest = SavePlan.transcriptDigest(emptyDigest(), messages);
     const receipts = plan.allReceipts();
     const what = `Saving run ${envelope.runId}`;
     for (let attempt = 1; ; attempt++) {
       const rows = await db.query<{ inserted: number }>(what, insertRun, [
         envelope.runId, envelope.scope, envelope.status, envelope.revision, envelope.bindingId ?? null, envelope.createdAt,
         envelope.updatedAt, envelope.pendingApprovals.length, envelope.pendingClientCalls.length, plan.head, plan.length,
-        plan.transcriptHash, SavePlan.transcriptDigest(emptyDigest(), messages), receipts.digest, plan.currentStep,
-        plan.settledHash, ...leaseParams(lease), ...messageParams(messages), ...receiptParams(receipts.rows),
+        transcriptDigest, receipts.digest, plan.currentStep, ...leaseParams(lease), ...messageParams(messages),
+        ...receiptParams(receipts.rows),
       ], true);
       if (rows[0]?.inserted === 1) {
         return {
-          transcript_length: plan.length, transcript_hash: plan.transcriptHash,
-          transcript_digest: SavePlan.transcriptDigest(emptyDigest(), messages), receipts_digest: receipts.digest,
-          settled_step: plan.currentStep, settled_hash: plan.settledHash,
+          transcript_length: plan.length, transcript_digest: transcriptDigest, receipts_digest: receipts.digest,
+          settled_step: plan.currentStep,
         };
       }
       const error = await whyMissed((text, values) => db.query(what, text, values).then((r) => ({ rows: r })), envelope, lease);
@@ -229,20 +225,19 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       const message = plan.messages[i];
       if (message !== last.messages[i] || !isFrozenJsonCopy(message)) return 'not-applicable';
     }
-    if (!plan.keepsSettled(stored)) return 'not-applicable';
+    if (!plan.keepsSettled(stored, last.unsettled)) return 'not-applicable';
     const messages = plan.messageRows(n);
     const delta = receiptDelta(plan, stored, last.unsettled);
     const next: StoredState = {
-      transcript_length: plan.length, transcript_hash: plan.transcriptHash,
-      transcript_digest: SavePlan.transcriptDigest(stored.transcript_digest, messages), receipts_digest: delta.digest,
-      settled_step: plan.currentStep, settled_hash: plan.settledHash,
+      transcript_length: plan.length, transcript_digest: SavePlan.transcriptDigest(stored.transcript_digest, messages),
+      receipts_digest: delta.digest, settled_step: plan.currentStep,
     };
     const rows = await db.query<{ updated: number }>(`Saving run ${envelope.runId}`, fastSave, [
       envelope.runId, envelope.scope, envelope.status, envelope.revision, envelope.bindingId ?? null, envelope.updatedAt,
       envelope.pendingApprovals.length, envelope.pendingClientCalls.length, plan.head, ...leaseParams(lease),
-      next.transcript_length, next.transcript_hash, next.transcript_digest, next.receipts_digest, next.settled_step, next.settled_hash,
-      stored.transcript_length, stored.transcript_hash, stored.transcript_digest, stored.receipts_digest, stored.settled_step,
-      stored.settled_hash, ...messageParams(messages), delta.gone, ...receiptParams(delta.rows),
+      next.transcript_length, next.transcript_digest, next.receipts_digest, next.settled_step,
+      stored.transcript_length, stored.transcript_digest, stored.receipts_digest, stored.settled_step,
+      ...messageParams(messages), delta.gone, ...receiptParams(delta.rows),
     ], true);
     return rows[0]?.updated === 1 ? next : null;
   }
@@ -309,8 +304,9 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
     let receipts: ReceiptRow[];
     let gone: string[] = [];
     let receiptsDigest: Buffer;
-    if (plan.keepsSettled(stored)) {
-      const delta = receiptDelta(plan, stored, new Map(stored.unsettled_keys.map((key, i) => [key, stored.unsettled_shas[i]!])));
+    const unsettled = new Map(stored.unsettled_keys.map((key, i) => [key, stored.unsettled_shas[i]!]));
+    if (plan.keepsSettled(stored, unsettled)) {
+      const delta = receiptDelta(plan, stored, unsettled);
       receipts = delta.rows;
       gone = delta.gone;
       receiptsDigest = delta.digest;
@@ -323,11 +319,11 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
 
     await client.query(writeRows, [
       runId, ...messageParams(messages), gone, ...receiptParams(receipts),
-      plan.length, plan.transcriptHash, transcriptDigest, receiptsDigest, plan.currentStep, plan.settledHash,
+      plan.length, transcriptDigest, receiptsDigest, plan.currentStep,
     ]);
     return {
-      transcript_length: plan.length, transcript_hash: plan.transcriptHash, transcript_digest: transcriptDigest,
-      receipts_digest: receiptsDigest, settled_step: plan.currentStep, settled_hash: plan.settledHash,
+      transcript_length: plan.length, transcript_digest: transcriptDigest, receipts_digest: receiptsDigest,
+      settled_step: plan.currentStep,
     };
   }
 

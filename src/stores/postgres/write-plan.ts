@@ -1,40 +1,37 @@
 /**
  * What a save must write, and how it checks what it leaves alone, without
- * encoding the whole history again: a long run's save costs hashing its
- * transcript once (one msgpack pass), not encoding and hashing every message.
+ * encoding or hashing the whole history again: a save encodes and hashes the
+ * parts the step added, and checks the rest with the set digests the run's
+ * row keeps (see digest.ts).
  *
- * The run's row keeps, besides the head:
- *   - `transcript_hash`: sha256 of the msgpack of the stored transcript. A save
- *     appends only when the envelope's first `transcript_length` messages hash
- *     to it (they are the stored messages, byte for byte); otherwise it
+ *   - `transcript_digest`: the digest of the stored transcript rows. A save
+ *     appends only when the envelope's first `transcript_length` messages have
+ *     that digest (they are the stored messages, byte for byte); otherwise it
  *     rewrites the transcript.
- *   - `settled_step` and `settled_hash`: receipts of model steps before
- *     `settled_step` never change again (the codec's rule); their hash lets a
- *     save check that the envelope agrees, and only the receipts from
- *     `settled_step` on are compared row by row (by sha256, in the database)
- *     and upserted when they changed. Otherwise it rewrites the receipts.
- *   - `transcript_digest` and `receipts_digest`: set digests of the rows (see
- *     digest.ts), updated for the rows a save writes, that a load checks so a
- *     row swapped, lost or copied in behind the store's back is refused.
+ *   - `settled_step`: receipts of model steps before it never change again
+ *     (the codec's rule). The digest of those settled rows is
+ *     `receipts_digest` with the unsettled rows' contributions taken out; a
+ *     save checks that the envelope's settled receipts have it, and compares
+ *     only the receipts from `settled_step` on row by row (by sha256), and
+ *     upserts those that changed. Otherwise it rewrites the receipts.
+ *   - `receipts_digest`: the digest of every receipt row.
+ *
+ * A load checks both digests, so a row swapped, lost or copied in behind the
+ * store's back is refused. The engine's messages and receipts are frozen
+ * copies (frozenJsonCopy): their encoding, hash and digest contribution are
+ * computed once, so checking a long run's prefix costs one XOR per row.
  */
-import { createHash } from 'node:crypto';
-import { Packr } from 'msgpackr';
 import type { AgentRunEnvelope, AgentToolReceipt } from '../../agent/types.js';
-import { encodePart, splitEnvelope } from '../codec.js';
+import { isFrozenJsonCopy } from '../../agent/json.js';
+import { encodePartOnce, splitEnvelope } from '../codec.js';
 import { emptyDigest, rowDigest, sha256, xorInto } from './digest.js';
-
-// The codec's settings: equal hashes mean equal encodings of every message or receipt.
-const packr = new Packr({ useRecords: false, moreTypes: false, mapsAsObjects: true });
-const hashOf = (value: unknown): Buffer => createHash('sha256').update(packr.pack(value)).digest();
 
 /** What a run's row says about its other rows. */
 export interface StoredState {
   transcript_length: number;
-  transcript_hash: Buffer;
   transcript_digest: Buffer;
   receipts_digest: Buffer;
   settled_step: number;
-  settled_hash: Buffer;
 }
 
 export interface Row {
@@ -47,59 +44,81 @@ export interface ReceiptRow extends Row {
   modelStep: number;
 }
 
+// Rows of the engine's frozen copies: encoded, hashed and digested once.
+const rows = new WeakMap<object, { row: Row; identity: string | number; digest: Buffer }>();
+
+/** A part's row and its digest contribution under `identity`. The returned buffers must not be changed. */
+function rowOf(identity: string | number, value: unknown): { row: Row; digest: Buffer } {
+  const frozen = isFrozenJsonCopy(value);
+  const hit = frozen ? rows.get(value as object) : undefined;
+  if (hit && hit.identity === identity) return hit;
+  const bytes = hit?.row.bytes ?? encodePartOnce(value);
+  const row = hit?.row ?? { bytes, sha: sha256(bytes) };
+  const entry = { row, identity, digest: rowDigest(identity, row.sha) };
+  if (frozen) rows.set(value as object, entry);
+  return entry;
+}
+
 export class SavePlan {
   readonly head: Buffer;
   readonly messages: readonly unknown[];
-  readonly transcriptHash: Buffer;
   /** The model step whose receipts (and later ones) are not settled yet. */
   readonly currentStep: number;
-  readonly settledHash: Buffer;
   private readonly receipts: AgentToolReceipt[];
-  private readonly encoded = new Map<string, ReceiptRow>();
 
   constructor(envelope: AgentRunEnvelope, first: boolean) {
     const context = (envelope.snapshot as { context?: { messages?: unknown } } | null)?.context;
     this.messages = Array.isArray(context?.messages) ? (context.messages as unknown[]) : [];
-    // The head, and the receipts the codec writes: all of them on a first save, else the current step's.
-    const split = splitEnvelope(envelope, this.messages.length, first);
+    // The head only: the transcript and receipt rows are planned below, from what the store holds.
+    const split = splitEnvelope(envelope, this.messages.length, first, false);
     this.head = split.head;
     this.currentStep = split.currentStep;
-    for (const r of split.receipts) this.encoded.set(r.key, { ...r, sha: sha256(r.bytes) });
     this.receipts = Object.values(envelope.receipts ?? {}).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    this.transcriptHash = hashOf(this.messages);
-    this.settledHash = this.settledHashBefore(this.currentStep);
   }
 
   get length(): number {
     return this.messages.length;
   }
 
+  /** The digest of the envelope's first `n` messages as transcript rows. */
+  private prefixDigest(n: number): Buffer {
+    const digest = emptyDigest();
+    for (let i = 0; i < n; i++) xorInto(digest, rowOf(i, this.messages[i]).digest);
+    return digest;
+  }
+
   /** Whether the stored transcript is this envelope's first messages. */
   keepsTranscript(stored: StoredState): boolean {
     const n = stored.transcript_length;
-    if (n > this.messages.length) return false;
-    const hash = n === this.messages.length ? this.transcriptHash : hashOf(this.messages.slice(0, n));
-    return hash.equals(stored.transcript_hash);
+    return n <= this.messages.length && this.prefixDigest(n).equals(stored.transcript_digest);
   }
 
   /** The message rows from `from` on, each framed. */
   messageRows(from: number): { index: number; row: Row }[] {
-    return this.messages.slice(from).map((message, i) => {
-      const bytes = encodePart(message);
-      return { index: from + i, row: { bytes, sha: sha256(bytes) } };
-    });
+    return this.messages.slice(from).map((message, i) => ({ index: from + i, row: rowOf(from + i, message).row }));
   }
 
   /** The transcript digest once `rows` are written over a transcript whose digest is `base`. */
-  static transcriptDigest(base: Buffer, rows: { index: number; row: Row }[]): Buffer {
+  static transcriptDigest(base: Buffer, written: { index: number; row: Row }[]): Buffer {
     const digest = Buffer.from(base);
-    for (const { index, row } of rows) xorInto(digest, rowDigest(index, row.sha));
+    for (const { index, row } of written) xorInto(digest, rowDigest(index, row.sha));
     return digest;
   }
 
-  /** Whether the receipts before the stored `settled_step` are this envelope's. */
-  keepsSettled(stored: StoredState): boolean {
-    return stored.settled_step <= this.currentStep && this.settledHashBefore(stored.settled_step).equals(stored.settled_hash);
+  /**
+   * Whether the receipts before the stored `settled_step` are this envelope's:
+   * their digest must be the stored `receipts_digest` without the unsettled
+   * rows (`unsettled`: key → sha256 of the stored bytes).
+   */
+  keepsSettled(stored: StoredState, unsettled: ReadonlyMap<string, Buffer>): boolean {
+    if (stored.settled_step > this.currentStep) return false;
+    const settled = Buffer.from(stored.receipts_digest);
+    for (const [key, sha] of unsettled) xorInto(settled, rowDigest(key, sha));
+    const envelope = emptyDigest();
+    for (const receipt of this.receipts) {
+      if (receipt.modelStep < stored.settled_step) xorInto(envelope, rowOf(receipt.key, receipt).digest);
+    }
+    return envelope.equals(settled);
   }
 
   /** Every receipt of step `step` or later, framed. */
@@ -109,23 +128,16 @@ export class SavePlan {
 
   /** Every receipt, framed, and the digest of them all. */
   allReceipts(): { rows: ReceiptRow[]; digest: Buffer } {
-    const rows = this.receipts.map((r) => this.row(r));
     const digest = emptyDigest();
-    for (const r of rows) xorInto(digest, rowDigest(r.key, r.sha));
-    return { rows, digest };
+    const all = this.receipts.map((r) => {
+      xorInto(digest, rowOf(r.key, r).digest);
+      return this.row(r);
+    });
+    return { rows: all, digest };
   }
 
   private row(receipt: AgentToolReceipt): ReceiptRow {
-    let row = this.encoded.get(receipt.key);
-    if (!row) {
-      const bytes = encodePart(receipt);
-      row = { key: receipt.key, modelStep: receipt.modelStep, bytes, sha: sha256(bytes) };
-      this.encoded.set(receipt.key, row);
-    }
-    return row;
-  }
-
-  private settledHashBefore(step: number): Buffer {
-    return hashOf(this.receipts.filter((r) => r.modelStep < step));
+    const { row } = rowOf(receipt.key, receipt);
+    return { key: receipt.key, modelStep: receipt.modelStep, bytes: row.bytes, sha: row.sha };
   }
 }
