@@ -3,6 +3,7 @@
  * rebuilding a run's model, tools and skills from what was recorded for it.
  */
 import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { customAlphabet } from 'nanoid';
 import type { AgentTools } from '../agent/types.js';
@@ -24,6 +25,23 @@ export interface Io {
 }
 
 export const DEFAULT_STORE = '.cairn/runs.sqlite';
+
+/** How long a leg's lease outlives a process that stopped renewing it (a crash). */
+export const DEFAULT_LEASE_TTL_MS = 10_000;
+
+/** `--lease-ttl <ms>`: at least 30 ms (the engine's floor). */
+export function leaseTtl(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_LEASE_TTL_MS;
+  if (!/^\d+$/.test(value) || Number(value) < 30 || Number(value) > 86_400_000) {
+    throw new UsageError(`--lease-ttl takes milliseconds from 30 to 86400000, got ${JSON.stringify(value)}.`);
+  }
+  return Number(value);
+}
+
+/** The lease a CLI leg holds on its run, so a second cairn process on the same run is refused (busy, exit 7). */
+export function cliLease(ops: SqliteOpsStore, ttlMs: number) {
+  return { provider: ops.leases, owner: `cairn-cli:${hostname()}:${process.pid}`, ttlMs };
+}
 
 /** Ids a shell passes back as they are: letters and digits only, never a leading dash. */
 export const safeId = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyz', 16);

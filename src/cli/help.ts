@@ -23,6 +23,7 @@ The run store defaults to .cairn/runs.sqlite under the working directory.
 `;
 
 const STORE = '  --store <path>       the SQLite run store (default .cairn/runs.sqlite)';
+const LEASE = '  --lease-ttl <ms>     how long the run\'s lease outlives a process that stops renewing it (default 10000)';
 
 export const RUN_HELP = `Usage: cairn run [prompt] --model <file> [options]
 
@@ -37,11 +38,14 @@ Options:
   --run-id <id>        the run's id (default: generated)
   --max-steps <n>      most model turns (default 20)
 ${STORE}
+${LEASE}
   --json               print the report as JSON
   --quiet              no progress on stderr
   -h, --help           show this help
 
 A resume reuses the model, tools, skills and max steps recorded for the run.
+While a leg works it holds the run's lease: another cairn run or resume of the
+same run exits 7 (busy) until the lease is released or expires.
 `;
 
 export const DEMO_HELP = `Usage: cairn demo [options]
@@ -53,6 +57,7 @@ beside the store.
 
 Options:
 ${STORE}
+${LEASE}
   --run-id <id>        the run's id (default: generated)
   --json               print the report as JSON
   --quiet              no progress on stderr
@@ -79,12 +84,14 @@ Options:
   --tools <module>     override the recorded tools module
   --skills <dir>       override the recorded skill folders (repeatable)
 ${STORE}
+${LEASE}
   --json               print the report as JSON
   --quiet              no progress on stderr
   -h, --help           show this help
 
 A resume must use the run's model, tools and skills: a change fails it (exit 1)
-and leaves the stored run as it was.
+and leaves the stored run as it was. A run another process holds exits 7
+(busy); after a crash its lease expires --lease-ttl after its last renewal.
 `;
 
 export const INSPECT_HELP = `Usage: cairn inspect <runId> [options]

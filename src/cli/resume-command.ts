@@ -9,7 +9,7 @@ import {
   atMost, checkId, flag, idEqualsJson, parse, str, strs, UsageError, type OptionSpecs,
 } from './args.js';
 import {
-  interruptSignal, materialize, openExistingStore, printJson, safeId, skillDirs, storeLocation, type Io,
+  cliLease, interruptSignal, leaseTtl, materialize, openExistingStore, printJson, safeId, skillDirs, storeLocation, type Io,
 } from './context.js';
 import { RESUME_HELP } from './help.js';
 import { createProgress, NO_PROGRESS } from './progress.js';
@@ -31,6 +31,7 @@ const RESUME_OPTIONS = {
   tools: { type: 'string' },
   skills: { type: 'string', multiple: true },
   store: { type: 'string' },
+  'lease-ttl': { type: 'string' },
   json: { type: 'boolean' },
   quiet: { type: 'boolean' },
 } as const satisfies OptionSpecs;
@@ -61,6 +62,7 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
   ].map(({ id, json, isError }) => ({ toolCallId: id, output: json as JsonValue, ...(isError ? { isError } : {}) }));
   const retryToolCallIds = strs(parsed, 'retry').map((id) => checkId('--retry', id));
   const retryFailed = flag(parsed, 'retry-failed');
+  const ttlMs = leaseTtl(str(parsed, 'lease-ttl'));
 
   const modelFlag = str(parsed, 'model');
   const modelFile = modelFlag !== undefined ? loadModelFile(modelFlag, io.cwd) : undefined;
@@ -111,6 +113,7 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
       store: ops.agentRuns,
       runId,
       scope,
+      lease: cliLease(ops, ttlMs),
       ...(approvalResponses.length > 0 ? { approvalResponses } : {}),
       ...(clientToolResults.length > 0 ? { clientToolResults } : {}),
       ...(retryToolCallIds.length > 0 ? { retryToolCallIds } : {}),

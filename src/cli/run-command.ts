@@ -11,7 +11,7 @@ import {
 import type { LanguageModel } from '../models/types.js';
 import { atMost, checkId, flag, parse, positiveInt, str, strs, UsageError, type OptionSpecs } from './args.js';
 import {
-  interruptSignal, materialize, openStoreForWrite, printJson, safeId, skillDirs, storeLocation, type Io, type StoreLocation,
+  cliLease, interruptSignal, leaseTtl, materialize, openStoreForWrite, printJson, safeId, skillDirs, storeLocation, type Io, type StoreLocation,
 } from './context.js';
 import { DEMO_LOG_NAME, DEMO_PROMPT } from './demo.js';
 import { DEMO_HELP, RUN_HELP } from './help.js';
@@ -29,12 +29,14 @@ const RUN_OPTIONS = {
   'run-id': { type: 'string' },
   'max-steps': { type: 'string' },
   store: { type: 'string' },
+  'lease-ttl': { type: 'string' },
   json: { type: 'boolean' },
   quiet: { type: 'boolean' },
 } as const satisfies OptionSpecs;
 
 const DEMO_OPTIONS = {
   store: { type: 'string' },
+  'lease-ttl': { type: 'string' },
   'run-id': { type: 'string' },
   json: { type: 'boolean' },
   quiet: { type: 'boolean' },
@@ -78,6 +80,7 @@ interface FirstLeg {
   prompt: string;
   projectDir?: string;
   location: StoreLocation;
+  leaseTtlMs: number;
   json: boolean;
   quiet: boolean;
   /** Printed after the summary (the demo's explanation). */
@@ -113,6 +116,7 @@ async function firstLeg(io: Io, leg: FirstLeg): Promise<number> {
       store: ops.agentRuns,
       runId,
       scope,
+      lease: cliLease(ops, leg.leaseTtlMs),
       abortSignal: interrupt.signal,
       onEvent: (event) => progress.onEvent(event),
       deps: { generateId: safeId },
@@ -158,6 +162,7 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
   const skills = skillDirs(strs(parsed, 'skills'), io.cwd);
   const projectDir = await checkProjectDir(str(parsed, 'project-dir'), io.cwd);
   const maxSteps = positiveInt('max-steps', str(parsed, 'max-steps'));
+  const leaseTtlMs = leaseTtl(str(parsed, 'lease-ttl'));
   const runId = runIdOf(str(parsed, 'run-id'));
   const location = storeLocation(str(parsed, 'store'), io.cwd);
   const prompt = await promptOf(parsed.positionals, io);
@@ -172,7 +177,7 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
   };
   const built = await materialize(meta, io.cwd);
   return firstLeg(io, {
-    meta, model: built.model, tools: tools?.tools, prompt, location,
+    meta, model: built.model, tools: tools?.tools, prompt, location, leaseTtlMs,
     ...(projectDir ? { projectDir } : {}),
     json: flag(parsed, 'json'), quiet: flag(parsed, 'quiet'),
   });
@@ -187,6 +192,7 @@ export async function demoCommand(argv: string[], io: Io): Promise<number> {
   atMost(parsed, 0, 'demo');
   const given = str(parsed, 'store');
   const location = storeLocation(given, io.cwd);
+  const leaseTtlMs = leaseTtl(str(parsed, 'lease-ttl'));
   const runId = runIdOf(str(parsed, 'run-id'));
   const log = join(dirname(location.path), DEMO_LOG_NAME);
   const meta: RunMeta = {
@@ -209,7 +215,7 @@ export async function demoCommand(argv: string[], io: Io): Promise<number> {
     ].join('\n');
   };
   return firstLeg(io, {
-    meta, model: built.model, tools: built.tools, prompt: DEMO_PROMPT, location,
+    meta, model: built.model, tools: built.tools, prompt: DEMO_PROMPT, location, leaseTtlMs,
     json: flag(parsed, 'json'), quiet: flag(parsed, 'quiet'), epilogue,
   });
 }

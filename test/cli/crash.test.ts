@@ -34,7 +34,8 @@ async function killedRun(): Promise<string> {
     'model.json': { turns: [{ toolCalls: [{ toolName: 'charge', args: { order: '7' } }] }, { text: 'Charged order 7.' }] },
     'tools.mjs': BLOCKING_TOOLS,
   });
-  const run = start(['run', 'Charge order 7.', '--model', 'model.json', '--tools', 'tools.mjs', '--run-id', 'order-7'], { cwd });
+  // A short lease: the killed process stops renewing it, and the next process may take the run 50 ms later.
+  const run = start(['run', 'Charge order 7.', '--model', 'model.json', '--tools', 'tools.mjs', '--run-id', 'order-7', '--lease-ttl', '50'], { cwd });
   await waitForFile(join(cwd, 'started'));
   run.child.kill('SIGKILL');
   const killed = await run.done;
@@ -80,6 +81,52 @@ describe('a run killed mid-way', () => {
     expect(report.outcome).toBe('completed');
     expect(report.messages).toContainEqual(expect.objectContaining({ role: 'tool', toolCallId: 'call_1_1', content: { charged: '7', by: 'operator' } }));
     expect(effects(cwd)).toEqual(['charged 7']);
+  });
+});
+
+/** The call marks that it started, then holds until a `release` file appears. */
+const HOLDING_TOOLS = `import { existsSync, writeFileSync } from 'node:fs';
+const started = new URL('./started', import.meta.url);
+const release = new URL('./release', import.meta.url);
+export const tools = {
+  charge: {
+    description: 'Charge an order once.',
+    parameters: { type: 'object', properties: {} },
+    execute: async () => {
+      writeFileSync(started, String(process.pid));
+      while (!existsSync(release)) await new Promise((r) => setTimeout(r, 10));
+      return { charged: true };
+    },
+  },
+};
+`;
+
+describe('two processes on one run', () => {
+  it('while one holds the run, another cairn resume exits 7 (busy) and writes nothing; the holder completes', async () => {
+    const cwd = tempDir();
+    write(cwd, {
+      'model.json': { turns: [{ toolCalls: [{ toolName: 'charge', args: {} }] }, { text: 'Charged.' }] },
+      'tools.mjs': HOLDING_TOOLS,
+    });
+    const holder = start(['run', 'Charge.', '--model', 'model.json', '--tools', 'tools.mjs', '--run-id', 'held'], { cwd });
+    await waitForFile(join(cwd, 'started'));
+    const before = json(await cairn(['inspect', 'held', '--json'], { cwd }));
+    const second = await cairn(['resume', 'held'], { cwd });
+    expect(second.code, second.stderr).toBe(7);
+    expect(second.stdout).toContain('busy');
+    expect(json(await cairn(['inspect', 'held', '--json'], { cwd }))).toEqual(before);
+    write(cwd, { release: '' });
+    const done = await holder.done;
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.stdout).toContain('Run held completed (exit 0).');
+  });
+
+  it('--lease-ttl below 30 ms is a usage error', async () => {
+    const cwd = tempDir();
+    write(cwd, { 'model.json': { turns: [{ text: 'x' }] } });
+    const bad = await cairn(['run', 'x', '--model', 'model.json', '--lease-ttl', '5'], { cwd });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--lease-ttl');
   });
 });
 

@@ -2,6 +2,7 @@
  * Runs the real `cairn` binary (node bin/cairn.js, which loads dist/) in a
  * temporary working directory. Build first: `npm run build` (npm test does).
  */
+import Database from 'better-sqlite3';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -88,6 +89,24 @@ export function write(dir: string, files: Record<string, string | object>): void
     const path = join(dir, relative);
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+  }
+}
+
+/**
+ * The stored run as rows of the store file (the run's head, transcript and receipts), read without
+ * opening a Cairn store: what "the run was left as it was" is checked against once a leg has taken
+ * (and given back) the run's lease, which is a write of its own to the leases table.
+ */
+export function storedRun(storePath: string, runId: string): unknown {
+  const db = new Database(storePath, { readonly: true, fileMustExist: true });
+  try {
+    return {
+      run: db.prepare('SELECT * FROM cairn_runs WHERE run_id = ?').all(runId),
+      messages: db.prepare('SELECT * FROM cairn_run_messages WHERE run_id = ? ORDER BY idx').all(runId),
+      receipts: db.prepare('SELECT * FROM cairn_run_receipts WHERE run_id = ? ORDER BY receipt_key').all(runId),
+    };
+  } finally {
+    db.close();
   }
 }
 

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cairn, json, snapshotDir, tempDir, write } from './helpers.js';
+import { cairn, json, snapshotDir, storedRun, tempDir, write } from './helpers.js';
 
 const LOOK_TOOLS = `export const tools = {
   look: { description: 'Look around.', parameters: { type: 'object', properties: {} }, execute: () => ({ seen: 'a tree' }) },
@@ -187,11 +187,12 @@ describe('cairn resume answers', () => {
     expect(first.code, first.stderr).toBe(3);
     expect(first.stdout).toContain("npx cairn resume c --client-result 'call_1_1=<json>'");
 
-    const before = snapshotDir(join(cwd, '.cairn'));
+    const store = join(cwd, '.cairn', 'runs.sqlite');
+    const before = storedRun(store, 'c');
     const changed = await cairn(['resume', 'c', '--model', 'other.json', '--client-result', 'call_1_1="teal"', '--json'], { cwd });
     expect(changed.code).toBe(1);
     expect(json(changed).error.code).toBe('binding_changed');
-    expect(snapshotDir(join(cwd, '.cairn'))).toEqual(before);
+    expect(storedRun(store, 'c')).toEqual(before);
 
     const answered = await cairn(['resume', 'c', '--client-result', 'call_1_1="teal"', '--json'], { cwd });
     expect(answered.code, answered.stderr).toBe(0);
