@@ -16,7 +16,7 @@ import {
 import { decodePart, joinEnvelope } from '../codec.js';
 import { decodeCursor, encodeCursor, listLimit, listStatuses, toSummary, type SummaryRow } from '../list-query.js';
 import { digestOf, sameDigest } from './digest.js';
-import { planWrite, transcriptOf } from './write-plan.js';
+import { planWrite, transcriptOf, type WriteMemory } from './write-plan.js';
 
 export interface SqliteAgentRunStore extends AgentRunStore {
   list(query?: AgentRunListQuery): Promise<AgentRunListPage>;
@@ -76,8 +76,10 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
   };
 
   let lastSaveBytes = 0;
+  /** What this object's last save of each run left in its rows (see WriteMemory); running runs only. */
+  const memories = new Map<string, WriteMemory>();
 
-  const saveTx = db.transaction((envelope: AgentRunEnvelope, options: AgentRunSaveOptions | undefined): number => {
+  const saveTx = db.transaction((envelope: AgentRunEnvelope, options: AgentRunSaveOptions | undefined) => {
     const runId = envelope.runId;
     const stored = statements.head.get(runId);
     // Checked before the revision, so a caller of another scope learns nothing about the run.
@@ -91,6 +93,7 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
       throw new AgentRunLeaseError('lease_lost', lease.key);
     }
     const plan = planWrite(envelope, stored && {
+      revision: stored.revision,
       transcriptLength: stored.transcript_length,
       transcriptDigest: blobOrNull(stored.transcript_digest),
       receiptsDigest: blobOrNull(stored.receipts_digest),
@@ -104,7 +107,7 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
         // An unreadable row: the plan rewrites every receipt.
       }
       return { bytes, value };
-    });
+    }, memories.get(runId));
     statements.upsertHead.run({
       runId,
       scope: envelope.scope,
@@ -125,7 +128,7 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
     for (const message of plan.messages) statements.putMessage.run(runId, message.index, message.bytes);
     if (plan.replaceReceipts) statements.deleteReceipts.run(runId);
     for (const receipt of plan.receipts) statements.putReceipt.run(runId, receipt.key, receipt.modelStep, receipt.bytes);
-    return plan.bytes;
+    return plan;
   });
 
   // One read transaction: the head, its transcript and its receipts are from the same commit.
@@ -183,7 +186,16 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
       checkEnvelope(envelope);
       // IMMEDIATE: the write lock is taken before the revision is read, so no
       // other connection can commit between the check and the write.
-      lastSaveBytes = saveTx.immediate(envelope, options);
+      let plan: ReturnType<typeof saveTx> | undefined;
+      try {
+        plan = saveTx.immediate(envelope, options);
+      } finally {
+        // Remembered only once committed, and only while the run is running: a run at rest
+        // (suspended, drained, ended) is not kept in memory for a resume that may never come.
+        if (plan && envelope.status === 'running') memories.set(envelope.runId, plan.memory);
+        else memories.delete(envelope.runId);
+      }
+      lastSaveBytes = plan.bytes;
     },
 
     async list(query: AgentRunListQuery = {}) {
