@@ -3,7 +3,7 @@
  * envelope at the machine's persistence points, and turns where the run
  * comes to rest into a result.
  */
-import { createActor, fromPromise, type Actor, type InspectionEvent, type SnapshotFrom } from 'xstate';
+import { createActor, fromPromise, type Actor, type SnapshotFrom } from 'xstate';
 import {
   AgentRunLeaseError, PersistenceError, RevisionConflictError, serializeError, type SerializedError,
 } from '../errors/index.js';
@@ -58,6 +58,8 @@ export class RunHost<T> implements HostState<T> {
   private lastCommitted: JsonValue | null;
   private readonly announcedCalls = new Set<string>();
   private readonly requestedClientCalls = new Set<string>();
+  /** The transcript the last save copied, and its frozen copies. */
+  private lastMessages: { source: readonly unknown[]; copies: unknown[] } | null = null;
 
   constructor(
     readonly opts: NormalizedOptions<T>,
@@ -117,7 +119,8 @@ export class RunHost<T> implements HostState<T> {
 
   /** A new run: start the actor and drive it to rest. */
   start(input: RunInput): Promise<AgentResult<T>> {
-    this.actor = createActor(this.machine(), { input, inspect: (event) => this.inspect(event) });
+    this.actor = createActor(this.machine(), { input });
+    this.watchCalls();
     return this.drive(() => this.actor.start());
   }
 
@@ -133,8 +136,8 @@ export class RunHost<T> implements HostState<T> {
     this.actor = createActor(this.machine(), {
       snapshot: stored.snapshot as never,
       input: undefined as never,
-      inspect: (event) => this.inspect(event),
     });
+    this.watchCalls();
     return this.drive(() => {
       this.actor.start();
       this.actor.send({ type: 'RESTORED' });
@@ -144,18 +147,37 @@ export class RunHost<T> implements HostState<T> {
     });
   }
 
-  /** Every call that ends is reported once, whichever of its final states it reached. */
-  private inspect(event: InspectionEvent): void {
-    if (event.type !== '@xstate.snapshot') return;
-    const id = (event.actorRef as { id?: string }).id ?? '';
-    if (!id.startsWith('call-')) return;
-    const snapshot = event.snapshot as CallSnapshot;
-    if (!this.announcedCalls.has(id)) {
-      // A call is announced when the run dispatches it; a restored leg does not announce its open calls again.
-      this.announcedCalls.add(id);
-      const c = snapshot.context;
-      this.emit({ type: 'tool-call-start', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName, args: c.args as JsonValue });
-    }
+  /**
+   * Every call is announced once when the run dispatches it (a restored leg
+   * does not announce its open calls again), and reported once when it ends,
+   * whichever of its final states it reached. The run's own snapshots say
+   * which calls its batch holds; each call's actor is then watched by a
+   * subscription of its own, so no inspector sees every actor's every event.
+   */
+  private watchCalls(): void {
+    const watched = new Set<string>();
+    this.actor.subscribe({
+      next: (snapshot) => {
+        for (const id of snapshot.context.batch) {
+          if (watched.has(id)) continue;
+          const child = snapshot.children[id as keyof typeof snapshot.children] as Actor<typeof toolCallMachine> | undefined;
+          if (!child) continue;
+          watched.add(id);
+          if (!this.announcedCalls.has(id)) {
+            this.announcedCalls.add(id);
+            const c = child.getSnapshot().context;
+            this.emit({ type: 'tool-call-start', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName, args: c.args as JsonValue });
+          }
+          // A call that already ended completes the observer at once, inside subscribe.
+          child.subscribe({ complete: () => this.reportEnd(id, child.getSnapshot()), error: () => undefined });
+        }
+      },
+      // The run's failures are handled where the leg waits for rest.
+      error: () => undefined,
+    });
+  }
+
+  private reportEnd(id: string, snapshot: CallSnapshot): void {
     if (snapshot.status !== 'done' || this.reportedCalls.has(id)) return;
     this.reportedCalls.add(id);
     const out = snapshot.output!;
@@ -417,14 +439,30 @@ export class RunHost<T> implements HostState<T> {
    * The run actor's persisted snapshot as plain JSON. The transcript only grows
    * and its messages are never edited, so each message is copied once
    * (frozen) and shared by later saves: a save copies what the step added,
-   * not the whole history.
+   * not the whole history. The machine persists a context whose transcript is
+   * set aside, because XState walks every value of a context looking for actor
+   * references, and the transcript (plain messages) holds none.
    */
   private persistedSnapshot(): JsonValue {
-    const persisted = this.actor.getPersistedSnapshot() as unknown as { context: { messages: unknown[] } };
-    const messages = persisted.context.messages;
-    const copy = toJson<{ context: { messages: unknown[] } }>({ ...persisted, context: { ...persisted.context, messages: [] } });
-    copy.context.messages = messages.map((message) => frozenJsonCopy(message));
+    const snapshot = this.actor.getSnapshot();
+    const messages = snapshot.context.messages as unknown[];
+    const persisted = this.actor.logic.getPersistedSnapshot(
+      { ...snapshot, context: { ...snapshot.context, messages: [] } } as typeof snapshot,
+    ) as unknown as { context: { messages: unknown[] } };
+    const copy = toJson<{ context: { messages: unknown[] } }>(persisted);
+    copy.context.messages = this.frozenMessages(messages);
     return copy as unknown as JsonValue;
+  }
+
+  /** Frozen copies of the transcript's messages; the copies of the last save's prefix are reused without a lookup. */
+  private frozenMessages(messages: readonly unknown[]): unknown[] {
+    const last = this.lastMessages;
+    let same = 0;
+    if (last) while (same < messages.length && same < last.source.length && messages[same] === last.source[same]) same++;
+    const copies = last ? last.copies.slice(0, same) : [];
+    for (let i = same; i < messages.length; i++) copies.push(frozenJsonCopy(messages[i]));
+    this.lastMessages = { source: messages, copies };
+    return copies.slice();
   }
 
   private async write(): Promise<void> {
