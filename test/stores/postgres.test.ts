@@ -68,6 +68,11 @@ async function envelopesOfRun(runId: string, steps = 3): Promise<AgentRunEnvelop
 }
 
 /** A pool whose clients count the bytea bytes they send (parameters and array parameters). */
+/** What the store passes to client.query: the text, or a config with the text (and a name, for a prepared statement). */
+type Query = string | { text: string; values?: unknown[]; name?: string };
+const textOf = (q: Query) => (typeof q === 'string' ? q : q.text);
+const valuesOf = (q: Query, values?: unknown[]) => (typeof q === 'string' ? values : q.values ?? values) ?? [];
+
 function measuringPool(url: string): { pool: pg.Pool; bytes(): number } {
   const pool = new pg.Pool({ connectionString: url });
   pool.on('error', () => undefined);
@@ -78,12 +83,12 @@ function measuringPool(url: string): { pool: pg.Pool; bytes(): number } {
     const client = await connect();
     if (!patched.has(client)) {
       patched.add(client);
-      const query = client.query.bind(client) as (text: string, values?: unknown[]) => Promise<unknown>;
-      (client as { query: unknown }).query = (text: string, values?: unknown[]) => {
-        for (const value of values ?? []) {
+      const query = client.query.bind(client) as (query: Query, values?: unknown[]) => Promise<unknown>;
+      (client as { query: unknown }).query = (q: Query, values?: unknown[]) => {
+        for (const value of valuesOf(q, values)) {
           for (const item of Array.isArray(value) ? value : [value]) if (Buffer.isBuffer(item)) bytes += item.length;
         }
-        return query(text, values);
+        return query(q, values);
       };
     }
     return client;
@@ -446,12 +451,12 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
       const client = await connect();
       if (!patched.has(client)) {
         patched.add(client);
-        const query = client.query.bind(client) as (text: string, values?: unknown[]) => Promise<unknown>;
-        (client as { query: unknown }).query = async (text: string, values?: unknown[]) => {
-          if (/INSERT INTO .*cairn_run_messages/.test(text) && ++appends === 4) {
+        const query = client.query.bind(client) as (query: Query, values?: unknown[]) => Promise<unknown>;
+        (client as { query: unknown }).query = async (q: Query, values?: unknown[]) => {
+          if (/INSERT INTO .*cairn_run_messages/.test(textOf(q)) && ++appends === 4) {
             await query('SELECT pg_terminate_backend(pg_backend_pid())');
           }
-          return query(text, values);
+          return query(q, values);
         };
       }
       return client;
@@ -493,10 +498,10 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
       const client = await connect();
       if (!patched.has(client)) {
         patched.add(client);
-        const query = client.query.bind(client) as (text: string, values?: unknown[]) => Promise<unknown>;
-        (client as { query: unknown }).query = (text: string, values?: unknown[]) => {
-          statements.push(text.trim().split(/\s+/)[0]!.toUpperCase());
-          return query(text, values);
+        const query = client.query.bind(client) as (query: Query, values?: unknown[]) => Promise<unknown>;
+        (client as { query: unknown }).query = (q: Query, values?: unknown[]) => {
+          statements.push(textOf(q).trim().split(/\s+/)[0]!.toUpperCase());
+          return query(q, values);
         };
       }
       return client;

@@ -29,7 +29,7 @@ import {
 } from '../list-query.js';
 import { emptyDigest, rowDigest, sameDigest, sha256, xorInto } from './digest.js';
 import type { OpsTables } from './migrations.js';
-import type { Db } from './sql.js';
+import { statementName, type Db } from './sql.js';
 import { SavePlan, type ReceiptRow, type Row, type StoredState } from './write-plan.js';
 
 /** An AgentRunStore with list and prune. */
@@ -155,6 +155,9 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       ON CONFLICT (run_id, key) DO UPDATE SET model_step = EXCLUDED.model_step, body = EXCLUDED.body
     )
     SELECT count(*)::integer AS updated FROM run`;
+  // The save statements are prepared once per connection: the engine's saves
+  // then cost the server a bind and an execution, not a parse and a plan.
+  const names = { insertRun: statementName(insertRun), fastSave: statementName(fastSave), updateRun: statementName(updateRun), writeRows: statementName(writeRows) };
   const afterMiss = `
     SELECT (SELECT revision FROM ${t.runs} WHERE run_id = $1) AS revision,
            (SELECT scope FROM ${t.runs} WHERE run_id = $1) AS scope,
@@ -194,7 +197,7 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
         envelope.updatedAt, envelope.pendingApprovals.length, envelope.pendingClientCalls.length, plan.head, plan.length,
         transcriptDigest, receipts.digest, plan.currentStep, ...leaseParams(lease), ...messageParams(messages),
         ...receiptParams(receipts.rows),
-      ], true);
+      ], true, names.insertRun);
       if (rows[0]?.inserted === 1) {
         return {
           transcript_length: plan.length, transcript_digest: transcriptDigest, receipts_digest: receipts.digest,
@@ -238,7 +241,7 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       next.transcript_length, next.transcript_digest, next.receipts_digest, next.settled_step,
       stored.transcript_length, stored.transcript_digest, stored.receipts_digest, stored.settled_step,
       ...messageParams(messages), delta.gone, ...receiptParams(delta.rows),
-    ], true);
+    ], true, names.fastSave);
     return rows[0]?.updated === 1 ? next : null;
   }
 
@@ -268,10 +271,10 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
     const { runId } = envelope;
     return db.transaction(`Saving run ${runId}`, 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
       for (let attempt = 1; ; attempt++) {
-        const updated = await client.query<CasRow>(updateRun, [
+        const updated = await client.query<CasRow>({ name: names.updateRun, text: updateRun, values: [
           runId, envelope.scope, envelope.status, envelope.revision, envelope.bindingId ?? null, envelope.updatedAt,
           envelope.pendingApprovals.length, envelope.pendingClientCalls.length, plan.head, ...leaseParams(lease),
-        ]);
+        ] });
         const stored = updated.rows[0];
         if (stored) return write(client, runId, plan, stored);
         const error = await whyMissed((text, values) => client.query(text, values), envelope, lease);
@@ -317,10 +320,10 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       receiptsDigest = all.digest;
     }
 
-    await client.query(writeRows, [
+    await client.query({ name: names.writeRows, text: writeRows, values: [
       runId, ...messageParams(messages), gone, ...receiptParams(receipts),
       plan.length, transcriptDigest, receiptsDigest, plan.currentStep,
-    ]);
+    ] });
     return {
       transcript_length: plan.length, transcript_digest: transcriptDigest, receipts_digest: receiptsDigest,
       settled_step: plan.currentStep,

@@ -3,6 +3,7 @@
  * on one checked-out client, and every driver failure turned into a typed
  * PersistenceError that keeps the driver's error as its cause.
  */
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { CairnError, InvalidOptionsError, PersistenceError } from '../../errors/index.js';
@@ -101,13 +102,14 @@ export class Db {
   /**
    * One statement, outside a transaction (atomic on its own). For a `write`,
    * a connection lost while the statement ran leaves its outcome unknown, and
-   * the error says so.
+   * the error says so. With a `name` (see {@link statementName}), each
+   * connection prepares the statement once and then only binds and runs it.
    */
-  async query<R extends object>(what: string, text: string, values: unknown[] = [], write = false): Promise<R[]> {
+  async query<R extends object>(what: string, text: string, values: unknown[] = [], write = false, name?: string): Promise<R[]> {
     const client = await this.connect(what);
     let broken: Error | undefined;
     try {
-      return (await client.query(text, values)).rows as R[];
+      return (await client.query(name ? { name, text, values } : { text, values })).rows as R[];
     } catch (error) {
       if (!lostConnection(error)) throw this.fail(what, error);
       broken = toError(error);
@@ -169,6 +171,15 @@ export class Db {
     this.closed = true;
     await this.pool.end();
   }
+}
+
+/**
+ * The name a statement is prepared under on each connection: derived from its
+ * text, so two stores over different schemas sharing one pool never reuse
+ * each other's statements.
+ */
+export function statementName(text: string): string {
+  return `cairn_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
 }
 
 /** A failure of the connection rather than an answer from the server: class 08, class 57 or no SQLSTATE. */
