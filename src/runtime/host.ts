@@ -290,6 +290,8 @@ export class RunHost<T> implements HostState<T> {
   }
 
   private async finish(): Promise<AgentResult<T>> {
+    // No save of this leg may land after its result is returned.
+    await this.queue.idle();
     if (this.machineError !== undefined) {
       return this.failedResult(serializeError(this.machineError));
     }
@@ -469,6 +471,9 @@ export class RunHost<T> implements HostState<T> {
     // Let the transition that asked for this save finish, so the snapshot shows the state that asked.
     await Promise.resolve();
     if (this.closed) return;
+    // A save asked for before the lease was lost or a write failed must not start after it: nothing more is written.
+    if (this.leaseLost && this.lease) throw new AgentRunLeaseError('lease_lost', this.lease.key);
+    if (this.storeFailure) throw new PersistenceError(this.storeFailure.message);
     await this.commit(this.envelope());
   }
 
@@ -492,7 +497,8 @@ export class RunHost<T> implements HostState<T> {
         this.lastCommitted = envelope.snapshot;
       }
     } catch (error) {
-      const failure = AgentRunLeaseError.isInstance(error) ? error : new PersistenceError(
+      // A lease error, or a store's own PersistenceError (it names the run already), goes on as it is.
+      const failure = AgentRunLeaseError.isInstance(error) || PersistenceError.isInstance(error) ? error : new PersistenceError(
         RevisionConflictError.isInstance(error)
           ? `Another executor saved run ${this.runId} first; this one stops.`
           : `Saving run ${this.runId} failed: ${serializeError(error).message}`,

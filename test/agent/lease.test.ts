@@ -79,6 +79,71 @@ describe('leases', () => {
     expect(JSON.stringify(await store.load('r1'))).toBe(before);
   });
 
+  it('a leg that loses its lease during a save returns only once that save settled, and starts none after', async () => {
+    const clock = manualClock();
+    const inner = createInMemoryLeaseProvider({ clock });
+    let lose = false;
+    let lost!: () => void;
+    const lostSeen = new Promise<void>((resolve) => (lost = resolve));
+    const provider = {
+      ...inner,
+      acquire: inner.acquire.bind(inner),
+      release: inner.release.bind(inner),
+      inspect: inner.inspect.bind(inner),
+      requestDrain: inner.requestDrain.bind(inner),
+      async renew(lease: Parameters<typeof inner.renew>[0], ttlMs: number) {
+        if (!lose) return inner.renew(lease, ttlMs);
+        lost();
+        return null;
+      },
+    };
+    const backing = createInMemoryAgentRunStore([], { clock });
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let started = 0;
+    let settled = 0;
+    const store = {
+      load: backing.load.bind(backing),
+      async save(envelope: Parameters<typeof backing.save>[0], options?: Parameters<typeof backing.save>[1]) {
+        started++;
+        try {
+          if (started === 1) {
+            // The first save hangs while the lease is lost under it.
+            lose = true;
+            await gate;
+          }
+          await backing.save(envelope, options);
+        } finally {
+          settled++;
+        }
+      },
+    };
+    let returned = false;
+    const leg = runAgent({
+      model: createMockModel({ responses: [{ toolCalls: [{ toolName: 'look', args: {} }] }, { text: 'done' }] }),
+      prompt: 'x',
+      session: { store, runId: 'r1', scope: 'tenant-a' },
+      lease: { provider, owner: 'me', ttlMs: 60 },
+      deps: { clock },
+      tools: { look: { parameters: { type: 'object' }, execute: () => 'seen' } },
+    }).then((result) => {
+      returned = true;
+      return result;
+    });
+    await lostSeen;
+    // The run knows its lease is gone, but its save is still in flight: the leg must not return yet.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(returned).toBe(false);
+    open();
+    const result = await leg;
+    expect(result.status).toBe('failed');
+    if (result.status === 'failed') expect(result.error.code).toBe('lease_lost');
+    expect(settled).toBe(started);
+    const savesAtReturn = started;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(started).toBe(savesAtReturn);
+  });
+
   it('a drain stops the run at its next model-step boundary; a resume on another executor goes on', async () => {
     const clock = manualClock();
     // Tells the tool when a renewal has carried the drain request to the run (no timing guesses).

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  createInMemoryAgentRunStore, resumeAgent, runAgent, type AgentRunEnvelope, type AgentRunStore,
+  createInMemoryAgentRunStore, PersistenceError, resumeAgent, runAgent, type AgentRunEnvelope, type AgentRunStore,
 } from 'cairn/agent';
 import { createMockModel } from 'cairn/testing';
 
@@ -194,5 +194,32 @@ describe('when the store fails', () => {
     expect(exhausted.status).toBe('stopped');
     if (exhausted.status === 'stopped') expect(exhausted.reason).toBe('verification-attempts-exhausted');
     expect(verifications).toBe(1);
+  });
+});
+
+describe('the error a failed save reports', () => {
+  it('names the run once: a store that throws a PersistenceError of its own is passed on as it is', async () => {
+    const inner = createInMemoryAgentRunStore();
+    const store: AgentRunStore = {
+      load: (id) => inner.load(id),
+      async save() {
+        throw new PersistenceError('Saving run r-1 failed: connection terminated.');
+      },
+    };
+    const result = await runAgent({ model: createMockModel({ responses: [{ text: 'x' }] }), prompt: 'x', session: { store, runId: 'r-1', scope: 's' } });
+    expect(result.status).toBe('failed');
+    if (result.status === 'failed') {
+      expect(result.error).toEqual({ name: 'PersistenceError', code: 'persistence_failed', message: 'Saving run r-1 failed: connection terminated.' });
+    }
+  });
+
+  it('wraps any other store error once, naming the run', async () => {
+    const result = await runAgent({
+      model: createMockModel({ responses: [{ text: 'x' }] }),
+      prompt: 'x',
+      session: { store: failingAt(createInMemoryAgentRunStore(), 1), runId: 'r-2', scope: 's' },
+    });
+    if (result.status !== 'failed') throw new Error(result.status);
+    expect(result.error.message).toBe('Saving run r-2 failed: disk full');
   });
 });
