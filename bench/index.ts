@@ -11,10 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { runAgent, type AgentRunEnvelope, type AgentRunStore } from 'cairn/agent';
+import type { AgentRunEnvelope, AgentRunStore } from 'cairn/agent';
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createPostgresOpsStore } from 'cairn/ops/postgres';
-import { createMockModel, type MockTurn } from 'cairn/testing';
+import { toolLoop } from './tool-loop.js';
 import { encodePart, splitEnvelope } from '../src/stores/codec.js';
 
 const STEPS = 100;
@@ -70,19 +70,6 @@ function countingBytes(inner: AgentRunStore) {
   return { store, saves: () => saves, bytesBySave };
 }
 
-function toolLoop(store: AgentRunStore, runId: string, steps: number) {
-  const turn = (request: { messages: { role: string }[] }): MockTurn => {
-    const done = request.messages.filter((m) => m.role === 'tool').length;
-    return done < steps ? { toolCalls: [{ toolName: 'step', args: { n: done }, toolCallId: `c${done}` }] } : { text: 'done' };
-  };
-  return runAgent({
-    model: createMockModel({ strict: false, responses: [turn] }),
-    prompt: 'Loop.',
-    maxSteps: steps + 2,
-    session: { store, runId, scope: 'bench' },
-    tools: { step: { parameters: { type: 'object' }, execute: (args: { n: number }) => ({ ok: true, n: args.n, pad: 'x'.repeat(200) }) } },
-  });
-}
 
 /** TIMED_LOOPS loops of STEPS steps, each a new run, after WARMUP_LOOPS untimed ones: their time and saves per loop. */
 async function measureLoop(store: AgentRunStore, label: string) {

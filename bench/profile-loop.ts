@@ -6,31 +6,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInMemoryAgentRunStore, runAgent, type AgentRunStore } from 'cairn/agent';
+import { createInMemoryAgentRunStore, type AgentRunStore } from 'cairn/agent';
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
-import { createMockModel, type MockTurn } from 'cairn/testing';
+import { toolLoop } from './tool-loop.js';
 
 const steps = Number(process.argv[2] ?? 100);
 
-function loop(store: AgentRunStore | null, runId: string) {
-  const turn = (request: { messages: { role: string }[] }): MockTurn => {
-    const done = request.messages.filter((m) => m.role === 'tool').length;
-    return done < steps ? { toolCalls: [{ toolName: 'step', args: { n: done }, toolCallId: `c${done}` }] } : { text: 'done' };
-  };
-  return runAgent({
-    model: createMockModel({ strict: false, responses: [turn] }),
-    prompt: 'Loop.',
-    maxSteps: steps + 2,
-    ...(store ? { session: { store, runId, scope: 'bench' } } : {}),
-    tools: { step: { parameters: { type: 'object' }, execute: (args: { n: number }) => ({ ok: true, n: args.n, pad: 'x'.repeat(200) }) } },
-  });
-}
 
 async function time(label: string, make: () => AgentRunStore | null) {
   for (let i = 0; i < 3; i++) {
     const store = make();
     const t = performance.now();
-    const r = await loop(store, `p-${label}-${i}`);
+    const r = await toolLoop(store, `p-${label}-${i}`, steps);
     const ms = performance.now() - t;
     if (r.status !== 'completed') throw new Error(r.status);
     console.log(`${label}: ${(ms / steps).toFixed(3)} ms/step`);

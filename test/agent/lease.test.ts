@@ -7,7 +7,7 @@ import {
   agentRunLeaseKey, createInMemoryAgentRunStore, createInMemoryLeaseProvider, resumeAgent, runAgent,
 } from 'cairn/agent';
 import { createMockModel, type MockTurn } from 'cairn/testing';
-import { drainSignallingProvider } from '../support/drain-provider.js';
+import { drainSignallingProvider, withRenew } from '../support/drain-provider.js';
 
 function manualClock(start = 1_000_000) {
   let now = start;
@@ -81,22 +81,14 @@ describe('leases', () => {
 
   it('a leg that loses its lease during a save returns only once that save settled, and starts none after', async () => {
     const clock = manualClock();
-    const inner = createInMemoryLeaseProvider({ clock });
     let lose = false;
     let lost!: () => void;
     const lostSeen = new Promise<void>((resolve) => (lost = resolve));
-    const provider = {
-      ...inner,
-      acquire: inner.acquire.bind(inner),
-      release: inner.release.bind(inner),
-      inspect: inner.inspect.bind(inner),
-      requestDrain: inner.requestDrain.bind(inner),
-      async renew(lease: Parameters<typeof inner.renew>[0], ttlMs: number) {
-        if (!lose) return inner.renew(lease, ttlMs);
-        lost();
-        return null;
-      },
-    };
+    const provider = withRenew(clock, async (renew, lease, ttlMs) => {
+      if (!lose) return renew(lease, ttlMs);
+      lost();
+      return null;
+    });
     const backing = createInMemoryAgentRunStore([], { clock });
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));

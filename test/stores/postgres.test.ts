@@ -67,16 +67,18 @@ async function envelopesOfRun(runId: string, steps = 3): Promise<AgentRunEnvelop
   return store.saved;
 }
 
-/** A pool whose clients count the bytea bytes they send (parameters and array parameters). */
 /** What the store passes to client.query: the text, or a config with the text (and a name, for a prepared statement). */
 type Query = string | { text: string; values?: unknown[]; name?: string };
 const textOf = (q: Query) => (typeof q === 'string' ? q : q.text);
 const valuesOf = (q: Query, values?: unknown[]) => (typeof q === 'string' ? values : q.values ?? values) ?? [];
 
-function measuringPool(url: string): { pool: pg.Pool; bytes(): number } {
+/**
+ * A pool whose clients pass every query through `intercept` first (it may run
+ * queries of its own with `query`, such as killing the client's backend).
+ */
+function interceptingPool(url: string, intercept: (q: Query, values: unknown[] | undefined, query: (q: Query, values?: unknown[]) => Promise<unknown>) => void | Promise<void>): pg.Pool {
   const pool = new pg.Pool({ connectionString: url });
   pool.on('error', () => undefined);
-  let bytes = 0;
   const patched = new WeakSet<object>();
   const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
   (pool as { connect: unknown }).connect = async () => {
@@ -84,15 +86,24 @@ function measuringPool(url: string): { pool: pg.Pool; bytes(): number } {
     if (!patched.has(client)) {
       patched.add(client);
       const query = client.query.bind(client) as (query: Query, values?: unknown[]) => Promise<unknown>;
-      (client as { query: unknown }).query = (q: Query, values?: unknown[]) => {
-        for (const value of valuesOf(q, values)) {
-          for (const item of Array.isArray(value) ? value : [value]) if (Buffer.isBuffer(item)) bytes += item.length;
-        }
+      (client as { query: unknown }).query = async (q: Query, values?: unknown[]) => {
+        await intercept(q, values, query);
         return query(q, values);
       };
     }
     return client;
   };
+  return pool;
+}
+
+/** A pool whose clients count the bytea bytes they send (parameters and array parameters). */
+function measuringPool(url: string): { pool: pg.Pool; bytes(): number } {
+  let bytes = 0;
+  const pool = interceptingPool(url, (q, values) => {
+    for (const value of valuesOf(q, values)) {
+      for (const item of Array.isArray(value) ? value : [value]) if (Buffer.isBuffer(item)) bytes += item.length;
+    }
+  });
   return { pool, bytes: () => bytes };
 }
 
@@ -442,25 +453,12 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
     // The pool's clients kill their own backend when the chosen save appends to the transcript: the fourth
     // append, the second step's `executing` receipt (with its turn), so the effect of that step never ran.
     let appends = 0;
-    const pool = new pg.Pool({ connectionString: env.url });
-    pool.on('error', () => undefined);
-    pools.push(pool);
-    const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
-    const patched = new WeakSet<object>();
-    (pool as { connect: unknown }).connect = async () => {
-      const client = await connect();
-      if (!patched.has(client)) {
-        patched.add(client);
-        const query = client.query.bind(client) as (query: Query, values?: unknown[]) => Promise<unknown>;
-        (client as { query: unknown }).query = async (q: Query, values?: unknown[]) => {
-          if (/INSERT INTO .*cairn_run_messages/.test(textOf(q)) && ++appends === 4) {
-            await query('SELECT pg_terminate_backend(pg_backend_pid())');
-          }
-          return query(q, values);
-        };
+    const pool = interceptingPool(env.url, async (q, _values, query) => {
+      if (/INSERT INTO .*cairn_run_messages/.test(textOf(q)) && ++appends === 4) {
+        await query('SELECT pg_terminate_backend(pg_backend_pid())');
       }
-      return client;
-    };
+    });
+    pools.push(pool);
     const store = recording(createPostgresOpsStore({ pool }, { schema }).agentRuns);
     const echo = echoTool();
     const model = () => createMockModel({
@@ -489,23 +487,8 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
 
   it('a running run\'s later saves are one statement each, and a write by another store object in between sends the next one the checked way', async () => {
     const statements: string[] = [];
-    const pool = new pg.Pool({ connectionString: env.url });
-    pool.on('error', () => undefined);
+    const pool = interceptingPool(env.url, (q) => void statements.push(textOf(q).trim().split(/\s+/)[0]!.toUpperCase()));
     pools.push(pool);
-    const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
-    const patched = new WeakSet<object>();
-    (pool as { connect: unknown }).connect = async () => {
-      const client = await connect();
-      if (!patched.has(client)) {
-        patched.add(client);
-        const query = client.query.bind(client) as (query: Query, values?: unknown[]) => Promise<unknown>;
-        (client as { query: unknown }).query = (q: Query, values?: unknown[]) => {
-          statements.push(textOf(q).trim().split(/\s+/)[0]!.toUpperCase());
-          return query(q, values);
-        };
-      }
-      return client;
-    };
     const store = recording(createPostgresOpsStore({ pool }, { schema }).agentRuns);
     const echo = echoTool();
     const result = await runAgent({

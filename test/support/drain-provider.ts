@@ -1,25 +1,35 @@
 /**
- * An in-memory lease provider that tells the test when a renewal has carried a
- * drain request to the run holding the lease: a drain test waits on that, not
- * on a timer.
+ * In-memory lease providers for tests that need to see (or decide) what a
+ * renewal returns: a drain test waits for the renewal that carried the drain,
+ * not on a timer; a lost-lease test makes renewals fail when it chooses.
  */
 import { createInMemoryLeaseProvider } from 'cairn/agent';
 
-export function drainSignallingProvider(clock: { now(): number }) {
+type InMemoryLeaseProvider = ReturnType<typeof createInMemoryLeaseProvider>;
+type Renew = InMemoryLeaseProvider['renew'];
+
+/** The in-memory provider with `renew` replaced; the replacement gets the original to call. */
+export function withRenew(clock: { now(): number }, renew: (inner: Renew, ...args: Parameters<Renew>) => ReturnType<Renew>) {
   const inner = createInMemoryLeaseProvider({ clock });
-  let delivered!: () => void;
-  const drainDelivered = new Promise<void>((resolve) => (delivered = resolve));
-  const provider = {
+  const original = inner.renew.bind(inner);
+  return {
     ...inner,
     acquire: inner.acquire.bind(inner),
     release: inner.release.bind(inner),
     inspect: inner.inspect.bind(inner),
     requestDrain: inner.requestDrain.bind(inner),
-    async renew(lease: Parameters<typeof inner.renew>[0], ttlMs: number) {
-      const renewal = await inner.renew(lease, ttlMs);
-      if (renewal?.drain) delivered();
-      return renewal;
-    },
+    renew: (...args: Parameters<Renew>) => renew(original, ...args),
   };
+}
+
+/** A provider whose `drainDelivered` resolves once a renewal has carried a drain request to the holder. */
+export function drainSignallingProvider(clock: { now(): number }) {
+  let delivered!: () => void;
+  const drainDelivered = new Promise<void>((resolve) => (delivered = resolve));
+  const provider = withRenew(clock, async (renew, lease, ttlMs) => {
+    const renewal = await renew(lease, ttlMs);
+    if (renewal?.drain) delivered();
+    return renewal;
+  });
   return { provider, drainDelivered };
 }
