@@ -55,7 +55,14 @@ function checkBudget(budget: unknown): void {
  * budget's admission and the guarded model. Shape errors become a refusal.
  */
 async function prepare<T>(options: HeadlessCommon<T> & { model: LanguageModel; tools?: AgentTools }, runId: string, usageBefore: () => Promise<Usage>): Promise<Prepared<T>> {
-  const sources = resolveSkillSources(options.skills);
+  let sources: ReturnType<typeof resolveSkillSources> = [];
+  let badSkills: unknown;
+  try {
+    sources = resolveSkillSources(options.skills);
+  } catch (error) {
+    // A malformed skills option is a refusal like any other bad option (the leg does not reject for it).
+    badSkills = new InvalidOptionsError(error instanceof Error ? error.message : String(error));
+  }
   if (sources.length > 0) assertNoSkillToolCollision(options.tools);
   const skills = sources.length > 0 ? await createSkillTools(sources) : undefined;
   const deps = options.deps ?? {};
@@ -72,6 +79,7 @@ async function prepare<T>(options: HeadlessCommon<T> & { model: LanguageModel; t
     onEvent: options.onEvent,
   };
   try {
+    if (badSkills !== undefined) throw badSkills;
     if (options.onEvent !== undefined && typeof options.onEvent !== 'function') throw new InvalidOptionsError('onEvent must be a function.');
     if (deps.priceProvider !== undefined && typeof deps.priceProvider !== 'function') throw new InvalidOptionsError('deps.priceProvider must be a function.');
     checkBudget(options.budget);
@@ -156,8 +164,8 @@ async function finish<T>(
   if (result.status === 'stopped' && result.reason === 'drained') {
     try {
       const stored = await store.load(prepared.runId, { scope: prepared.scope });
-      drainedPending = stored ? storedPending(stored) : [];
       if (!stored) throw new Error('not found');
+      drainedPending = storedPending(stored);
     } catch {
       drainedPending = [];
       warnings.push({ code: 'pending-unreadable', message: 'The drained run could not be read back, so what it waits for is not listed; inspectRun shows it.' });

@@ -547,3 +547,14 @@ describe('project instructions and skills in a run', () => {
     expect(other.error?.code).toBe('binding_changed');
   });
 });
+
+describe('malformed headless options', () => {
+  it('a skills value that is neither a path nor a source is a refusal (failed report), not a rejection', async () => {
+    const store = createInMemoryAgentRunStore();
+    const report = await runHeadless({
+      model: createMockModel({ responses: [{ text: 'x' }] }), prompt: 'x', store, runId: 'r', skills: 42 as never,
+    });
+    expect(report).toMatchObject({ outcome: 'failed', error: { code: 'invalid_options' } });
+    expect(await store.load('r')).toBeUndefined();
+  });
+});
