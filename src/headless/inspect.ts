@@ -7,7 +7,7 @@ import { interruptedCalls } from '../agent/interrupted.js';
 import { resultBase } from '../agent/result.js';
 import type { AgentResult, AgentRunEnvelope, AgentRunStore } from '../agent/types.js';
 import type { RunContext } from '../../machines/index.js';
-import { bundledPriceProvider, priceUsage } from './prices.js';
+import { bundledPriceProvider, priceOrNull } from './prices.js';
 import {
   approvalAction, clientAction, reportOf, storedPhase, unknownEffectAction,
 } from './report.js';
@@ -34,7 +34,7 @@ export async function costOf(
   model: { provider: string; modelId: string },
   usage: { inputTokens: number; outputTokens: number; totalTokens: number },
 ): Promise<{ usd: number; complete: boolean }> {
-  const usd = await priceUsage(provider, model, usage);
+  const usd = await priceOrNull(provider, model, usage);
   return usd === null ? { usd: 0, complete: false } : { usd, complete: true };
 }
 

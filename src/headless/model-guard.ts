@@ -8,7 +8,7 @@ import { transientCause } from '../models/transient.js';
 import {
   addUsage, emptyUsage, type LanguageModel, type ModelRequest, type ModelResponse, type ModelStreamPart, type Usage,
 } from '../models/types.js';
-import { priceUsage } from './prices.js';
+import { priceOrNull } from './prices.js';
 import type { BreakerState, BreakerStore, HeadlessBudget, PriceProvider } from './types.js';
 
 export const DEFAULT_BREAKER_THRESHOLD = 5;
@@ -49,7 +49,7 @@ export function guardModel(inner: LanguageModel, options: GuardOptions): Guarded
       throw new BudgetError('budget_exceeded', `The run used ${used.totalTokens} tokens of its budget of ${budget.tokens}; no further model call starts.`);
     }
     if (budget.usd !== undefined && options.priced) {
-      const usd = await priceUsage(options.priceProvider, inner, used);
+      const usd = await priceOrNull(options.priceProvider, inner, used);
       if (usd !== null && usd >= budget.usd) {
         throw new BudgetError('budget_exceeded', `The run spent $${usd.toFixed(6)} of its budget of $${budget.usd}; no further model call starts.`);
       }

@@ -47,7 +47,7 @@ export const bundledPriceProvider: PriceProvider = ({ provider, modelId, usage }
   return (usage.inputTokens * price.inputPerMTok + usage.outputTokens * price.outputPerMTok) / 1_000_000;
 };
 
-/** USD for `usage`, or null when the provider has no price for the model (or returned something that is not a finite amount ≥ 0). */
+/** USD for `usage`, or null when the provider has no price for the model (or returned something that is not a finite amount ≥ 0). Rejects when the provider throws (the doctor reports that). */
 export async function priceUsage(
   provider: PriceProvider,
   model: { provider: string; modelId: string },
@@ -55,4 +55,13 @@ export async function priceUsage(
 ): Promise<number | null> {
   const usd = await provider({ provider: model.provider, modelId: model.modelId, usage: { ...usage } });
   return typeof usd === 'number' && Number.isFinite(usd) && usd >= 0 ? usd : null;
+}
+
+/** Like {@link priceUsage}, for a run: a price provider that throws (a pricing service that is down) prices nothing, and the run goes on. */
+export function priceOrNull(
+  provider: PriceProvider,
+  model: { provider: string; modelId: string },
+  usage: Usage,
+): Promise<number | null> {
+  return priceUsage(provider, model, usage).catch(() => null);
 }

@@ -11,7 +11,7 @@ import { BudgetError, InvalidOptionsError } from '../errors/index.js';
 import { emptyUsage, type LanguageModel, type Usage } from '../models/types.js';
 import { costOf, DEFAULT_HEADLESS_SCOPE, storedPending } from './inspect.js';
 import { DEFAULT_BREAKER_COOLDOWN_MS, DEFAULT_BREAKER_THRESHOLD, guardModel } from './model-guard.js';
-import { bundledPriceProvider, priceUsage } from './prices.js';
+import { bundledPriceProvider, priceOrNull } from './prices.js';
 import { loadProjectInstructions } from './project-instructions.js';
 import { reportOf } from './report.js';
 import { assertNoSkillToolCollision, createSkillTools, resolveSkillSources } from './skills.js';
@@ -86,7 +86,7 @@ async function prepare<T>(options: HeadlessCommon<T> & { model: LanguageModel; t
     const model = options.model;
     if (!model || typeof model.doGenerate !== 'function') return prepared; // the engine refuses it with its own message
     const budget = options.budget;
-    const priced = (await priceUsage(prepared.priceProvider, model, emptyUsage())) !== null;
+    const priced = (await priceOrNull(prepared.priceProvider, model, emptyUsage())) !== null;
     if (budget?.usd !== undefined && !priced) {
       const name = `${model.provider}:${model.modelId}`;
       if (budget.unknownPrice === 'reject') {

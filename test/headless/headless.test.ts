@@ -359,6 +359,14 @@ describe('cost and budgets', () => {
     expect(report.cost.usd).toBeCloseTo(0.002, 9);
   });
 
+  it('a price provider that throws leaves the cost incomplete; the run itself is not touched', async () => {
+    const report = await runHeadless({
+      model: acme([{ text: 'hi' }]), prompt: 'x', store: createInMemoryAgentRunStore(),
+      deps: { priceProvider: () => { throw new Error('pricing service down'); } },
+    });
+    expect(report).toMatchObject({ outcome: 'completed', cost: { usd: 0, complete: false } });
+  });
+
   it('a USD budget with an unpriced model warns and runs; unknownPrice reject refuses it before any write', async () => {
     const warned = await runHeadless({ model: acme([{ text: 'hi' }]), prompt: 'x', store: createInMemoryAgentRunStore(), budget: { usd: 1 } });
     expect(warned.outcome).toBe('completed');
