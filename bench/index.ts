@@ -15,7 +15,7 @@ import type { AgentRunEnvelope, AgentRunStore } from 'cairn/agent';
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createPostgresOpsStore } from 'cairn/ops/postgres';
 import { toolLoop } from './tool-loop.js';
-import { encodePart, splitEnvelope } from '../src/stores/codec.js';
+import { splitEnvelope } from '../src/stores/codec.js';
 
 const STEPS = 100;
 /**

@@ -23,7 +23,7 @@ export interface InspectRunOptions {
 }
 
 /** `provider:modelId` as the binding records it. */
-export function modelOfBinding(binding: string): { provider: string; modelId: string } {
+function modelOfBinding(binding: string): { provider: string; modelId: string } {
   const at = binding.indexOf(':');
   return at < 0 ? { provider: '', modelId: binding } : { provider: binding.slice(0, at), modelId: binding.slice(at + 1) };
 }
@@ -52,7 +52,7 @@ export function storedPending(envelope: AgentRunEnvelope): PendingAction[] {
 }
 
 /** The report of a stored envelope. */
-export async function reportOfStored(envelope: AgentRunEnvelope, priceProvider: PriceProvider): Promise<HeadlessReport<unknown>> {
+async function reportOfStored(envelope: AgentRunEnvelope, priceProvider: PriceProvider): Promise<HeadlessReport<unknown>> {
   const context = (envelope.snapshot as unknown as { context: RunContext }).context;
   const base = resultBase(envelope.runId, context, []);
   const cost = await costOf(priceProvider, modelOfBinding(envelope.binding.model), base.usage);

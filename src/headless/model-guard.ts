@@ -26,13 +26,8 @@ export interface GuardOptions {
   now: () => number;
 }
 
-/** The guarded model and the usage its calls reported during this leg. */
-export interface GuardedModel {
-  model: LanguageModel;
-  legUsage(): Usage;
-}
-
-export function guardModel(inner: LanguageModel, options: GuardOptions): GuardedModel {
+/** The leg's model behind the breaker and the budget; it keeps the inner model's provider and id. */
+export function guardModel(inner: LanguageModel, options: GuardOptions): LanguageModel {
   let leg = emptyUsage();
   const key = `${inner.provider}:${inner.modelId}`;
   const { budget, breakerStore } = options;
@@ -106,5 +101,5 @@ export function guardModel(inner: LanguageModel, options: GuardOptions): Guarded
       await settle(null, began);
     };
   }
-  return { model, legUsage: () => ({ ...leg }) };
+  return model;
 }

@@ -80,7 +80,7 @@ export function phaseOf(phase: 'loop' | 'finalize' | null | undefined): Headless
   return phase === 'finalize' ? 'finalizing' : 'running';
 }
 
-export function retryOf(retry: { cause: string; phase: 'loop' | 'finalize' }): HeadlessRetry {
+function retryOf(retry: { cause: string; phase: 'loop' | 'finalize' }): HeadlessRetry {
   const cause: HeadlessRetry['cause'] = retry.cause === 'stream-broke'
     ? 'model-stream'
     : retry.cause === 'serialization-conflict' ? 'budget-admission' : 'model-call';
@@ -103,7 +103,7 @@ export const unknownEffectAction = (r: AgentToolReceipt): PendingAction => ({
 });
 
 /** An engine warning as a report warning. */
-export function fromAgentWarning(w: AgentWarning): HeadlessWarning {
+function fromAgentWarning(w: AgentWarning): HeadlessWarning {
   const code = w.setting === 'approvalResponses' || w.setting === 'clientToolResults' ? 'answer-ignored' : w.setting;
   return { code, message: w.message, ...(w.toolCallId !== undefined ? { toolCallId: w.toolCallId } : {}) };
 }

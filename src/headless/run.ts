@@ -31,7 +31,8 @@ interface Prepared<T> {
   warnings: HeadlessWarning[];
   /** Set when the leg is refused before anything is read or written. */
   refusal?: unknown;
-  guard?: ReturnType<typeof guardModel>;
+  /** The leg's model behind the breaker and the budget. */
+  guarded?: LanguageModel;
   onEvent: ((event: AgentEvent<T>) => void) | undefined;
 }
 
@@ -98,7 +99,7 @@ async function prepare<T>(options: HeadlessCommon<T> & { model: LanguageModel; t
       });
     }
     const clock = deps.clock;
-    prepared.guard = guardModel(model, {
+    prepared.guarded = guardModel(model, {
       budget,
       priced,
       priceProvider: prepared.priceProvider,
@@ -230,7 +231,7 @@ export async function runHeadless<T = string>(options: HeadlessRunOptions<T>): P
 
   const agentOptions = {
     ...engineOptions(options),
-    model: prepared.guard?.model ?? options.model,
+    model: prepared.guarded ?? options.model,
     tools: prepared.tools,
     ...(systemParts.length > 0 ? { system: systemParts.join('\n\n') } : {}),
     ...(messages.length > 0 ? { messages } : {}),
@@ -269,7 +270,7 @@ export async function resumeHeadless<T = string>(options: HeadlessResumeOptions<
   if (prepared.refusal !== undefined) return finish(refusal<T>(prepared.runId, prepared.refusal), prepared, undefined, options.store);
   const agentOptions = {
     ...engineOptions(options),
-    model: prepared.guard?.model ?? options.model,
+    model: prepared.guarded ?? options.model,
     tools: prepared.tools,
     session: { store: options.store, runId, scope },
     ...(options.lease ? { lease: options.lease } : {}),

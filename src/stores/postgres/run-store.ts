@@ -39,8 +39,6 @@ export interface PostgresAgentRunStore extends AgentRunStore {
 }
 
 const TERMINAL: readonly AgentRunStatus[] = ['completed', 'failed', 'stopped'];
-/** Rows per INSERT: far below the protocol's 65535 parameters. */
-const BATCH = 1000;
 
 interface LoadRow {
   scope: string;

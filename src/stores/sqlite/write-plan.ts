@@ -16,7 +16,7 @@
 import type { AgentRunEnvelope, AgentToolReceipt } from '../../agent/types.js';
 import { isFrozenJsonCopy } from '../../agent/json.js';
 import { encodePartOnce, splitEnvelope } from '../codec.js';
-import { EMPTY_DIGEST, digestOf, rowDigest, sameDigest, xorInto } from './digest.js';
+import { EMPTY_DIGEST, rowDigest, sameDigest, xorInto } from './digest.js';
 
 export interface StoredHead {
   revision: number;
