@@ -88,7 +88,7 @@ export function openDatabase(options: OpenOptions): Database.Database {
   try {
     // WAL: readers never block the writer and the writer never blocks readers.
     // The mode is stored in the file; asking again is a no-op.
-    db.pragma('journal_mode = WAL');
+    enterWal(db, Date.now() + options.busyTimeoutMs);
     db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
     db.pragma('foreign_keys = ON');
     db.pragma(`busy_timeout = ${Math.floor(options.busyTimeoutMs)}`);
@@ -97,6 +97,27 @@ export function openDatabase(options: OpenOptions): Database.Database {
   } catch (error) {
     db.close();
     throw error;
+  }
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Switches a new file to WAL. Two processes opening the same new file at once
+ * may both read it and then both ask for the exclusive lock the switch needs;
+ * SQLite then answers one of them SQLITE_BUSY at once, without waiting (its
+ * busy timeout cannot break that deadlock). The loser tries again, briefly
+ * blocking (opening is synchronous), until the busy timeout has passed.
+ */
+function enterWal(db: Database.Database, deadline: number): void {
+  for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+    }
+    Atomics.wait(pause, 0, 0, wait);
   }
 }
 
