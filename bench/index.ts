@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import type { AgentRunEnvelope, AgentRunStore } from 'cairn/agent';
+import { createInMemoryAgentRunStore, type AgentRunEnvelope, type AgentRunStore } from 'cairn/agent';
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createPostgresOpsStore } from 'cairn/ops/postgres';
 import { toolLoop } from './tool-loop.js';
@@ -37,6 +37,14 @@ interface Row {
   rawCommitsPerSec: number;
   perCommitRatio: number;
   perStepRatio: number;
+  /** ms per step of the store's saves alone: one loop's envelopes saved again into a fresh run, no engine. */
+  savesAloneMs: number;
+}
+
+/** Where a step's time goes, measured in the same run: the engine alone, and the engine building every envelope. */
+interface Split {
+  engineMs: number;
+  envelopesMs: number;
 }
 
 /** Counts the saves, and nothing else: the timed loops pay for no measuring of their own. */
@@ -85,6 +93,54 @@ async function measureLoop(store: AgentRunStore, label: string) {
   }
   const seconds = (performance.now() - started) / 1000 / TIMED_LOOPS;
   return { seconds, saves: counted.saves() / TIMED_LOOPS };
+}
+
+/** ms per step of TIMED_LOOPS loops, after WARMUP_LOOPS, on a store made per loop (null: no session). */
+async function msPerStep(make: () => AgentRunStore | null, label: string): Promise<number> {
+  for (let i = 0; i < WARMUP_LOOPS; i++) await toolLoop(make(), `split-${label}-warmup-${i}`, STEPS);
+  const started = performance.now();
+  for (let i = 0; i < TIMED_LOOPS; i++) {
+    const result = await toolLoop(make(), `split-${label}-${i}`, STEPS);
+    if (result.status !== 'completed') throw new Error(`${label}: the loop ended ${result.status}`);
+  }
+  return (performance.now() - started) / TIMED_LOOPS / STEPS;
+}
+
+/** The engine alone (no session), and the engine with an in-memory store that keeps nothing (every envelope built, none stored). */
+async function splitStep(): Promise<Split> {
+  const discard = (): AgentRunStore => ({ load: async () => undefined, save: async () => undefined });
+  return { engineMs: await msPerStep(() => null, 'engine'), envelopesMs: await msPerStep(discard, 'envelopes') };
+}
+
+/** The envelopes one loop saves, in order (an untimed loop on an in-memory store). */
+async function recordEnvelopes(): Promise<AgentRunEnvelope[]> {
+  const inner = createInMemoryAgentRunStore();
+  const envelopes: AgentRunEnvelope[] = [];
+  const store: AgentRunStore = {
+    load: (id, o) => inner.load(id, o),
+    save(envelope, options) {
+      envelopes.push(envelope);
+      return inner.save(envelope, options);
+    },
+  };
+  const result = await toolLoop(store, 'recorded', STEPS);
+  if (result.status !== 'completed') throw new Error(`recording: the loop ended ${result.status}`);
+  return envelopes;
+}
+
+/**
+ * The store's saves with no engine: the recorded envelopes saved again, under
+ * a new run id per pass, into `store`. What a step would cost if the engine
+ * and the envelopes were free: the store's own encoding, planning and commits.
+ */
+async function savesAlone(store: AgentRunStore, envelopes: AgentRunEnvelope[], label: string): Promise<number> {
+  const pass = async (runId: string) => {
+    for (const envelope of envelopes) await store.save({ ...envelope, runId });
+  };
+  for (let i = 0; i < WARMUP_LOOPS; i++) await pass(`alone-${label}-warmup-${i}-${Date.now()}`);
+  const started = performance.now();
+  for (let i = 0; i < TIMED_LOOPS; i++) await pass(`alone-${label}-${i}-${Date.now()}`);
+  return (performance.now() - started) / TIMED_LOOPS / STEPS;
 }
 
 /** Raw commits: one ~2 KB row upserted per transaction, with the ops store's settings (WAL, synchronous=FULL), in the same directory. */
@@ -136,7 +192,7 @@ async function rawPostgres(url: string): Promise<number> {
   }
 }
 
-function row(store: string, loop: { seconds: number; saves: number }, raw: number): Row {
+function row(store: string, loop: { seconds: number; saves: number }, raw: number, savesAloneMs: number): Row {
   const stepsPerSec = STEPS / loop.seconds;
   const commitsPerStep = loop.saves / STEPS;
   const cairnCommitsPerSec = loop.saves / loop.seconds;
@@ -150,6 +206,7 @@ function row(store: string, loop: { seconds: number; saves: number }, raw: numbe
     perCommitRatio: raw / cairnCommitsPerSec,
     // Cairn's cost per step against the raw cost of the two commits a step is allowed.
     perStepRatio: raw / (ALLOWED_COMMITS_PER_STEP * stepsPerSec),
+    savesAloneMs,
   };
 }
 
@@ -175,12 +232,15 @@ async function bytesGrowth(): Promise<{ at10: number; at200: number }> {
 
 async function main() {
   const rows: Row[] = [];
+  const split = await splitStep();
+  const envelopes = await recordEnvelopes();
   const dir = mkdtempSync(join(tmpdir(), 'cairn-bench-'));
   try {
     const ops = createSqliteOpsStore({ path: join(dir, 'runs.sqlite') });
     const loop = await measureLoop(ops.agentRuns, 'sqlite');
+    const alone = await savesAlone(ops.agentRuns, envelopes, 'sqlite');
     ops.close();
-    rows.push(row('sqlite (synchronous=FULL)', loop, rawSqlite(join(dir, 'raw.sqlite'))));
+    rows.push(row('sqlite (synchronous=FULL)', loop, rawSqlite(join(dir, 'raw.sqlite')), alone));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -190,12 +250,13 @@ async function main() {
     const ops = createPostgresOpsStore({ connectionString: url }, { schema });
     await ops.setup();
     const loop = await measureLoop(ops.agentRuns, 'pg');
+    const alone = await savesAlone(ops.agentRuns, envelopes, 'pg');
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     await ops.close();
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin.end();
-    rows.push(row('postgres', loop, await rawPostgres(url)));
+    rows.push(row('postgres', loop, await rawPostgres(url), alone));
   } catch (error) {
     console.log(`postgres: skipped (${(error as Error).message})`);
   }
@@ -206,6 +267,13 @@ async function main() {
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of rows) {
     console.log(`| ${r.store} | ${f(r.stepsPerSec)} | ${f(r.commitsPerStep, 2)} | ${f(r.cairnCommitsPerSec)} | ${f(r.rawCommitsPerSec)} | ${f(r.perCommitRatio, 2)}x | ${f(r.perStepRatio, 2)}x |`);
+  }
+  console.log(`\nWhere a step's time goes (ms per step, same run). engine: no session; + envelopes: every envelope built, none stored; store saves alone: one loop's envelopes saved again with no engine running; floor: the per-step ratio if the engine and the envelopes cost nothing\n`);
+  console.log(`| store | step | engine | + envelopes | store saves alone | ${ALLOWED_COMMITS_PER_STEP} raw commits | floor ratio |`);
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const r of rows) {
+    const rawMs = (ALLOWED_COMMITS_PER_STEP * 1000) / r.rawCommitsPerSec;
+    console.log(`| ${r.store} | ${f(1000 / r.stepsPerSec, 3)} | ${f(split.engineMs, 3)} | ${f(split.envelopesMs, 3)} | ${f(r.savesAloneMs, 3)} | ${f(rawMs, 3)} | ${f(r.savesAloneMs / rawMs, 2)}x |`);
   }
   console.log(`\nBytes written by one step's saves: step 10 ${bytes.at10} B, step 200 ${bytes.at200} B, ratio ${f(bytes.at200 / bytes.at10, 2)} (target ≤ 1.5)`);
   console.log(`Per-commit ratio: Cairn's time per commit over the raw time per commit. Per-step ratio: Cairn's time per step over the raw time of ${ALLOWED_COMMITS_PER_STEP} commits (target ≤ 1.5).`);

@@ -93,8 +93,10 @@ export class RunHost<T> implements HostState<T> {
   }
 
   effectSignal(own: AbortSignal): AbortSignal {
-    const signals = [own, this.signal];
     const deadline = this.context().deadlineAt;
+    // With no signal of the caller's and no deadline, nothing but the actor's own signal can abort: no combined signal to build.
+    if (deadline === null && !this.opts.raw.abortSignal) return own;
+    const signals = [own, this.signal];
     if (deadline !== null) signals.push(AbortSignal.timeout(Math.max(0, deadline - this.opts.now())));
     return AbortSignal.any(signals);
   }
