@@ -1,4 +1,5 @@
 export { runAgent, resumeAgent, streamAgent, resumeStreamAgent, agentRunLeaseKey } from './run-agent.js';
+export { reconcileAgentRun, type AgentRunReconciliation, type ReconcileAgentRunOptions } from './reconcile.js';
 export {
   createInMemoryAgentRunStore, type InMemoryAgentRunStore, type InMemoryAgentRunStoreOptions,
 } from '../stores/in-memory.js';

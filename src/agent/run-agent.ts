@@ -29,7 +29,7 @@ type Emit<T> = (event: AgentEvent<T>) => void;
 // One executor per run within this process, per store object.
 const executing = new WeakMap<AgentRunStore, Set<string>>();
 
-function claim(store: AgentRunStore, runId: string): () => void {
+export function claim(store: AgentRunStore, runId: string): () => void {
   let runs = executing.get(store);
   if (!runs) executing.set(store, (runs = new Set()));
   if (runs.has(runId)) throw new RunBusyError(runId);
