@@ -10,9 +10,10 @@
 import { nanoid } from 'nanoid';
 import { AgentRunLeaseError, InvalidOptionsError, RunIdentityError } from '../errors/index.js';
 import { DEFAULT_LEASE_TTL_MS } from '../runtime/host.js';
+import { keepLease, type LeaseKeeper } from '../runtime/lease-keeper.js';
 import { checkEnvelope } from './envelope.js';
 import { agentRunLeaseKey, claim } from './run-agent.js';
-import type { AgentRunStatus, AgentSession, AgentWarning, Lease, LeaseOptions } from './types.js';
+import type { AgentRunStatus, AgentSession, AgentWarning, LeaseOptions } from './types.js';
 
 export interface ReconcileAgentRunOptions {
   /** The stored run: `{ store, runId, scope }`, as for resumeAgent. */
@@ -76,7 +77,7 @@ export async function reconcileAgentRun(options: ReconcileAgentRunOptions): Prom
       const ttl = leaseOptions.ttlMs ?? DEFAULT_LEASE_TTL_MS;
       const lease = await leaseOptions.provider.acquire(key, owner, ttl);
       if (!lease) throw new AgentRunLeaseError('lease_held', key);
-      keeper = keepLease(leaseOptions, lease, ttl);
+      keeper = keepLease(leaseOptions.provider, lease, ttl);
     }
     const loaded = await session.store.load(session.runId, { scope: session.scope });
     if (loaded === undefined) throw new RunIdentityError('run_not_found', session.runId);
@@ -84,8 +85,8 @@ export async function reconcileAgentRun(options: ReconcileAgentRunOptions): Prom
     if (!STATUSES.has(stored.status)) {
       throw new InvalidOptionsError(`Stored record of run ${session.runId} has no known status.`, 'invalid_envelope');
     }
-    // Nothing to settle yet. Once there is, each save carries keeper.lease and is preceded by keeper.check().
-    keeper?.check();
+    // Nothing to settle yet. Once there is, each save carries keeper.lease and none starts once the lease is lost.
+    if (keeper?.lost) throw new AgentRunLeaseError('lease_lost', keeper.lease.key);
     return { runId: session.runId, status: stored.status, warnings: [] };
   } finally {
     if (keeper) {
@@ -128,44 +129,4 @@ function checkOptions(options: ReconcileAgentRunOptions): void {
       throw new InvalidOptionsError(`${name} is not available in Cairn yet: reconcileAgentRun has nothing of it to settle.`);
     }
   }
-}
-
-interface LeaseKeeper {
-  /** The lease as last renewed. */
-  readonly lease: Lease;
-  /** Throws AgentRunLeaseError (`lease_lost`) once a renewal found the lease gone or failed. */
-  check(): void;
-  stop(): void;
-}
-
-/**
- * Renews the lease every ttl / 3, as a run leg does. A renewal that returns
- * null or throws marks the lease lost; a drain request is ignored (the call
- * ends soon and gives the lease back anyway).
- */
-function keepLease(options: LeaseOptions, first: Lease, ttl: number): LeaseKeeper {
-  let lease = first;
-  let lost = false;
-  let renewing = false;
-  const timer = setInterval(() => {
-    if (renewing || lost) return;
-    renewing = true;
-    options.provider.renew(lease, ttl).then(
-      (renewal) => {
-        if (renewal) lease = renewal.lease;
-        else lost = true;
-      },
-      () => (lost = true),
-    ).finally(() => (renewing = false));
-  }, Math.max(10, Math.floor(ttl / 3)));
-  timer.unref?.();
-  return {
-    get lease() {
-      return lease;
-    },
-    check() {
-      if (lost) throw new AgentRunLeaseError('lease_lost', lease.key);
-    },
-    stop: () => clearInterval(timer),
-  };
 }

@@ -22,6 +22,7 @@ import type {
 import type { HostState } from './host-state.js';
 import { runActors } from './run-actors.js';
 import { SaveQueue } from './save-queue.js';
+import { keepLease } from './lease-keeper.js';
 import { provideToolCallMachine } from './tool-actors.js';
 
 type RunSnapshot = SnapshotFrom<typeof runMachine>;
@@ -228,22 +229,14 @@ export class RunHost<T> implements HostState<T> {
   private renewLease(): () => void {
     const options = this.opts.raw.lease;
     if (!options || !this.lease) return () => undefined;
-    const ttl = options.ttlMs ?? DEFAULT_LEASE_TTL_MS;
-    let renewing = false;
-    const timer = setInterval(() => {
-      if (renewing || this.leaseLost || !this.lease) return;
-      renewing = true;
-      options.provider.renew(this.lease, ttl).then(
-        (renewal) => {
-          if (!renewal) return this.loseLease();
-          this.lease = renewal.lease;
-          if (renewal.drain && this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'DRAIN' });
-        },
-        () => this.loseLease(),
-      ).finally(() => (renewing = false));
-    }, Math.max(10, Math.floor(ttl / 3)));
-    timer.unref?.();
-    return () => clearInterval(timer);
+    const keeper = keepLease(options.provider, this.lease, options.ttlMs ?? DEFAULT_LEASE_TTL_MS, {
+      renewed: (lease) => (this.lease = lease),
+      lost: () => this.loseLease(),
+      drain: () => {
+        if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'DRAIN' });
+      },
+    });
+    return () => keeper.stop();
   }
 
   private loseLease(): void {
