@@ -530,6 +530,49 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
     expect(await open().agentRuns.load('one-statement-2')).toEqual(JSON.parse(JSON.stringify(envelopes[4])));
   });
 
+  it('a one-statement save that leaves out a receipt of the current step deletes its row, and the next one puts it back', async () => {
+    const texts: string[] = [];
+    const pool = interceptingPool(env.url, (q) => void texts.push(textOf(q)));
+    const firstWords = () => texts.map((text) => text.trim().split(/\s+/)[0]!.toUpperCase());
+    pools.push(pool);
+    // The engine's envelopes themselves, which share the frozen copies of old messages (the one-statement way's case).
+    const envelopes: AgentRunEnvelope[] = [];
+    const inner = createInMemoryAgentRunStore();
+    await runAgent({
+      model: createMockModel({ responses: [0, 1, 2].map((n) => ({ toolCalls: [{ toolName: 'echo', args: { n } }] })) }),
+      prompt: 'Echo.',
+      tools: { echo: echoTool() },
+      session: { store: { load: (id) => inner.load(id), save: async (e) => { envelopes.push(e); await inner.save(e); } }, runId: 'gone-1', scope: 'tenant-a' },
+      maxSteps: 3,
+    });
+    const current = (e: AgentRunEnvelope) => Math.max(0, stepOf(e) - 1);
+    // A save after the first whose next save is of the same step and still has a receipt of that step.
+    const k = envelopes.findIndex((e, i) => i > 0 && envelopes[i + 1] !== undefined && envelopes[i + 1]!.status === 'running'
+      && current(envelopes[i + 1]!) === current(e) && Object.values(envelopes[i + 1]!.receipts).some((r) => r.modelStep >= current(e)));
+    expect(k).toBeGreaterThan(0);
+    const store = createPostgresOpsStore({ pool }, { schema }).agentRuns;
+    for (const envelope of envelopes.slice(0, k + 1)) await store.save(envelope);
+    const next = envelopes[k + 1]!;
+    const dropped = Object.values(next.receipts).find((r) => r.modelStep >= current(next))!;
+    const without = { ...next, receipts: Object.fromEntries(Object.entries(next.receipts).filter(([key]) => key !== dropped.key)) };
+    texts.length = 0;
+    await store.save(without);
+    expect(firstWords()).toEqual(['WITH']);
+    expect(texts[0]).toMatch(/DELETE FROM [^;]*cairn_run_receipts/);
+    const receiptRows = async () => (await env.sql<{ key: string }>(
+      `SELECT key FROM "${schema}".cairn_run_receipts WHERE run_id = 'gone-1' ORDER BY key COLLATE "C"`)).map((r) => r.key);
+    expect(await receiptRows()).toEqual(Object.keys(without.receipts).sort());
+    expect(await open().agentRuns.load('gone-1')).toEqual(JSON.parse(JSON.stringify(without)));
+    // The next save has the receipt again: one statement, and the row is back.
+    const after = { ...next, revision: next.revision + 1 };
+    await store.save(after);
+    expect(firstWords()).toEqual(['WITH', 'WITH']);
+    // The engine's saves take nothing out: their statement has no DELETE.
+    expect(texts[1]).not.toMatch(/DELETE/);
+    expect(await receiptRows()).toEqual(Object.keys(next.receipts).sort());
+    expect(await open().agentRuns.load('gone-1')).toEqual(JSON.parse(JSON.stringify(after)));
+  });
+
   it('leases live on the database clock: expiry, fencing tokens, renew, drain, release', async () => {
     const leases = ops.leases;
     const ttl = 400;

@@ -133,8 +133,12 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
   // also checks every column about the other rows against what that save left,
   // and the rows are written only if it matched. No row changed means it did
   // not match (another writer, a lost lease, a conflict): the save then goes
-  // the two-statement way, which finds out why.
-  const fastSave = `
+  // the two-statement way, which finds out why. Two forms: the engine's saves
+  // leave every stored receipt in place, and a DELETE in the statement, even
+  // one that deletes nothing, scanned all the run's receipt rows (the key list
+  // was a filter, not an index condition), a cost that grew with every step;
+  // so the DELETE is there only when the save has receipt rows to take out.
+  const fastSaveText = (withGone: boolean) => `
     WITH run AS (
       UPDATE ${t.runs} AS r SET status = $3, revision = $4, binding_id = $5, updated_at = $6,
         pending_approvals = $7, pending_client_calls = $8, head = $9,
@@ -145,17 +149,19 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
     ), messages AS (
       INSERT INTO ${t.messages} (run_id, idx, body)
       SELECT run.run_id, x.idx, x.body FROM run, unnest($21::integer[], $22::bytea[]) AS x (idx, body)
-    ), gone AS (
-      DELETE FROM ${t.receipts} WHERE run_id IN (SELECT run_id FROM run) AND key = ANY($23::text[])
     ), receipts AS (
       INSERT INTO ${t.receipts} (run_id, key, model_step, body)
-      SELECT run.run_id, x.key, x.model_step, x.body FROM run, unnest($24::text[], $25::integer[], $26::bytea[]) AS x (key, model_step, body)
+      SELECT run.run_id, x.key, x.model_step, x.body FROM run, unnest($23::text[], $24::integer[], $25::bytea[]) AS x (key, model_step, body)
       ON CONFLICT (run_id, key) DO UPDATE SET model_step = EXCLUDED.model_step, body = EXCLUDED.body
-    )
+    )${withGone ? `, gone AS (
+      DELETE FROM ${t.receipts} WHERE run_id = $1 AND key = ANY($26::text[]) AND EXISTS (SELECT FROM run)
+    )` : ''}
     SELECT count(*)::integer AS updated FROM run`;
+  const fastSave = fastSaveText(false);
+  const fastSaveGone = fastSaveText(true);
   // The save statements are prepared once per connection: the engine's saves
   // then cost the server a bind and an execution, not a parse and a plan.
-  const names = { insertRun: statementName(insertRun), fastSave: statementName(fastSave), updateRun: statementName(updateRun), writeRows: statementName(writeRows) };
+  const names = { insertRun: statementName(insertRun), fastSave: statementName(fastSave), fastSaveGone: statementName(fastSaveGone), updateRun: statementName(updateRun), writeRows: statementName(writeRows) };
   const afterMiss = `
     SELECT (SELECT revision FROM ${t.runs} WHERE run_id = $1) AS revision,
            (SELECT scope FROM ${t.runs} WHERE run_id = $1) AS scope,
@@ -233,13 +239,17 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       transcript_length: plan.length, transcript_digest: SavePlan.transcriptDigest(stored.transcript_digest, messages),
       receipts_digest: delta.digest, settled_step: plan.currentStep,
     };
-    const rows = await db.query<{ updated: number }>(`Saving run ${envelope.runId}`, fastSave, [
+    const values = [
       envelope.runId, envelope.scope, envelope.status, envelope.revision, envelope.bindingId ?? null, envelope.updatedAt,
       envelope.pendingApprovals.length, envelope.pendingClientCalls.length, plan.head, ...leaseParams(lease),
       next.transcript_length, next.transcript_digest, next.receipts_digest, next.settled_step,
       stored.transcript_length, stored.transcript_digest, stored.receipts_digest, stored.settled_step,
-      ...messageParams(messages), delta.gone, ...receiptParams(delta.rows),
-    ], true, names.fastSave);
+      ...messageParams(messages), ...receiptParams(delta.rows),
+    ];
+    const gone = delta.gone.length > 0;
+    if (gone) values.push(delta.gone);
+    const rows = await db.query<{ updated: number }>(`Saving run ${envelope.runId}`, gone ? fastSaveGone : fastSave, values, true,
+      gone ? names.fastSaveGone : names.fastSave);
     return rows[0]?.updated === 1 ? next : null;
   }
 
