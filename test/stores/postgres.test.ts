@@ -573,6 +573,62 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
     expect(await open().agentRuns.load('gone-1')).toEqual(JSON.parse(JSON.stringify(after)));
   });
 
+  it('a one-statement save checks settled receipts that are not the previous save\'s own objects by their digest, and stores them exactly', async () => {
+    const texts: string[] = [];
+    const pool = interceptingPool(env.url, (q) => void texts.push(textOf(q)));
+    pools.push(pool);
+    const firstWords = () => texts.map((text) => text.trim().split(/\s+/)[0]!.toUpperCase());
+    const envelopes: AgentRunEnvelope[] = [];
+    const inner = createInMemoryAgentRunStore();
+    await runAgent({
+      model: createMockModel({ responses: [0, 1, 2, 3, 4].map((n) => ({ toolCalls: [{ toolName: 'echo', args: { n } }] })) }),
+      prompt: 'Echo.',
+      tools: { echo: echoTool() },
+      session: { store: { load: (id) => inner.load(id), save: async (e) => { envelopes.push(e); await inner.save(e); } }, runId: 'settled-1', scope: 'tenant-a' },
+      maxSteps: 5,
+    });
+    const current = (e: AgentRunEnvelope) => Math.max(0, stepOf(e) - 1);
+    const settledOf = (e: AgentRunEnvelope) => Object.values(e.receipts).filter((r) => r.modelStep < current(e));
+    // Four running saves in a row, each with a settled receipt, the first of them after the run's first save.
+    const k = envelopes.findIndex((e, i) => i > 0 && envelopes.slice(i, i + 4).length === 4
+      && envelopes.slice(i, i + 4).every((x) => x.status === 'running' && settledOf(x).length > 0));
+    expect(k).toBeGreaterThan(0);
+    const store = createPostgresOpsStore({ pool }, { schema }).agentRuns;
+    for (const envelope of envelopes.slice(0, k)) await store.save(envelope);
+    const loaded = async () => open().agentRuns.load('settled-1');
+
+    // A settled receipt that is an equal copy, not the engine's object: the digest says it is the stored one.
+    const a = envelopes[k]!;
+    const copied = settledOf(a)[0]!;
+    const withCopy = { ...a, receipts: { ...a.receipts, [copied.key]: structuredClone(copied) } };
+    texts.length = 0;
+    await store.save(withCopy);
+    expect(firstWords()).toEqual(['WITH']);
+    expect(await loaded()).toEqual(JSON.parse(JSON.stringify(withCopy)));
+
+    // A settled receipt changed: the one statement does not apply; the checked way rewrites the receipts.
+    const b = envelopes[k + 1]!;
+    const changed = settledOf(b)[0]!;
+    const withChange = { ...b, receipts: { ...b.receipts, [changed.key]: { ...changed, toolName: 'changed' } } };
+    texts.length = 0;
+    await store.save(withChange);
+    expect(firstWords()).toContain('BEGIN');
+    expect(await loaded()).toEqual(JSON.parse(JSON.stringify(withChange)));
+
+    // A settled receipt left out, after a save that had it: refused by the digest as well, and stored exactly.
+    const c = envelopes[k + 2]!;
+    const left = settledOf(c)[0]!;
+    const withoutSettled = { ...c, receipts: Object.fromEntries(Object.entries(c.receipts).filter(([key]) => key !== left.key)) };
+    texts.length = 0;
+    await store.save(withoutSettled);
+    expect(firstWords()).toContain('BEGIN');
+    expect(await loaded()).toEqual(JSON.parse(JSON.stringify(withoutSettled)));
+
+    // And the engine's own next envelope goes on.
+    await store.save(envelopes[k + 3]!);
+    expect(await loaded()).toEqual(JSON.parse(JSON.stringify(envelopes[k + 3])));
+  });
+
   it('leases live on the database clock: expiry, fencing tokens, renew, drain, release', async () => {
     const leases = ops.leases;
     const ttl = 400;

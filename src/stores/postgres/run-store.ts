@@ -21,6 +21,7 @@ import {
 } from '../../errors/index.js';
 import type {
   AgentRunEnvelope, AgentRunListPage, AgentRunListQuery, AgentRunSaveOptions, AgentRunStatus, AgentRunStore,
+  AgentToolReceipt,
 } from '../../agent/types.js';
 import { isFrozenJsonCopy } from '../../agent/json.js';
 import { joinEnvelope } from '../codec.js';
@@ -30,7 +31,7 @@ import {
 import { emptyDigest, rowDigest, sameDigest, sha256, xorInto } from './digest.js';
 import type { OpsTables } from './migrations.js';
 import { statementName, type Db } from './sql.js';
-import { SavePlan, type ReceiptRow, type Row, type StoredState } from './write-plan.js';
+import { SavePlan, type MessageRow, type ReceiptRow, type StoredReceiptRow, type StoredState } from './write-plan.js';
 
 /** An AgentRunStore with list and prune. */
 export interface PostgresAgentRunStore extends AgentRunStore {
@@ -54,7 +55,7 @@ interface LoadRow {
 }
 
 /** Row values as the array parameters the write statements unnest. */
-function messageParams(rows: { index: number; row: Row }[]): [number[], Buffer[]] {
+function messageParams(rows: MessageRow[]): [number[], Buffer[]] {
   return [rows.map((m) => m.index), rows.map((m) => m.row.bytes)];
 }
 
@@ -62,14 +63,31 @@ function receiptParams(rows: ReceiptRow[]): [string[], number[], Buffer[]] {
   return [rows.map((r) => r.key), rows.map((r) => r.modelStep), rows.map((r) => r.bytes)];
 }
 
+/** What a save found to be the previous save's frozen copies (see remember). */
+interface Frozen {
+  messages: number;
+  receiptsBefore: number;
+}
+
+const NOTHING_FROZEN: Frozen = { messages: 0, receiptsBefore: -Infinity };
+
 /** What a save of this store object left in a run's rows. */
 interface Written {
   revision: number;
   state: StoredState;
-  /** The unsettled receipt rows (model step >= settled_step): key → sha256 of the bytes. */
-  unsettled: ReadonlyMap<string, Buffer>;
+  /** The unsettled receipt rows (model step >= settled_step), by key. */
+  unsettled: ReadonlyMap<string, StoredReceiptRow>;
   /** The transcript that save wrote, as the envelope's message objects. */
   messages: readonly unknown[];
+  /** How many of `messages`, from the first, are the engine's frozen copies. */
+  frozenMessages: number;
+  /**
+   * The receipts that save wrote, as the envelope's receipt objects in its
+   * order, when every one was a frozen copy (else null), and how many of them
+   * are of a model step before settled_step.
+   */
+  receipts: readonly AgentToolReceipt[] | null;
+  settledReceipts: number;
 }
 
 interface CasRow extends StoredState {
@@ -180,14 +198,35 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
   /** What this store object's last save of a run left in its rows, by run id (running runs only). */
   const written = new Map<string, Written>();
 
-  /** Remembers what a save left, or forgets the run when what it left is not known or the run ended. */
-  function remember(envelope: AgentRunEnvelope, plan: SavePlan, state: StoredState | null): void {
+  /**
+   * Remembers what a save left, or forgets the run when what it left is not
+   * known or the run ended. `frozen` is what the save found to be the frozen
+   * copies of the previous save: the envelope's first `messages`, and its
+   * receipts of a model step before `receiptsBefore`.
+   */
+  function remember(envelope: AgentRunEnvelope, plan: SavePlan, state: StoredState | null, frozen: Frozen): void {
     if (state === null || TERMINAL.includes(envelope.status)) {
       written.delete(envelope.runId);
       return;
     }
-    const unsettled = new Map(plan.receiptsFrom(plan.currentStep).map((r) => [r.key, r.sha] as const));
-    written.set(envelope.runId, { revision: envelope.revision, state, unsettled, messages: plan.messages.slice() });
+    const unsettled = new Map<string, StoredReceiptRow>();
+    for (const r of plan.receiptsFrom(plan.currentStep)) unsettled.set(r.key, { sha: r.sha, digest: r.digest });
+    const messages = plan.messages.slice();
+    let frozenMessages = frozen.messages;
+    while (frozenMessages < messages.length && isFrozenJsonCopy(messages[frozenMessages])) frozenMessages++;
+    // plan.receipts is the plan's own array; the receipt objects in it are checked to be frozen copies, which never change.
+    let receipts: readonly AgentToolReceipt[] | null = plan.receipts;
+    let settledReceipts = 0;
+    for (const receipt of plan.receipts) {
+      if (receipt.modelStep >= frozen.receiptsBefore && !isFrozenJsonCopy(receipt)) {
+        receipts = null;
+        break;
+      }
+      if (receipt.modelStep < plan.currentStep) settledReceipts++;
+    }
+    written.set(envelope.runId, {
+      revision: envelope.revision, state, unsettled, messages, frozenMessages, receipts, settledReceipts,
+    });
   }
 
   async function saveFirst(envelope: AgentRunEnvelope, plan: SavePlan, lease: AgentRunSaveOptions['lease']): Promise<StoredState> {
@@ -219,20 +258,23 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
    * The one-statement save, when this store object wrote revision n - 1 and the
    * envelope's transcript starts with the very messages that save wrote (the
    * engine's frozen copies: the same objects cannot hold other content).
-   * Returns what the rows hold after it, or null when the statement changed
-   * nothing.
+   * Returns what the rows hold after it (and what it found to be that save's
+   * frozen copies), or null when the statement changed nothing.
    */
-  async function saveFast(envelope: AgentRunEnvelope, plan: SavePlan, lease: AgentRunSaveOptions['lease']): Promise<StoredState | null | 'not-applicable'> {
+  async function saveFast(envelope: AgentRunEnvelope, plan: SavePlan, lease: AgentRunSaveOptions['lease']): Promise<{ state: StoredState; frozen: Frozen } | null | 'not-applicable'> {
     const last = written.get(envelope.runId);
     if (!last || last.revision !== envelope.revision - 1) return 'not-applicable';
     const stored = last.state;
     const n = stored.transcript_length;
     if (n > plan.messages.length) return 'not-applicable';
+    // The same objects as that save's messages (which that save found frozen, or which are checked here).
     for (let i = 0; i < n; i++) {
       const message = plan.messages[i];
-      if (message !== last.messages[i] || !isFrozenJsonCopy(message)) return 'not-applicable';
+      if (message !== last.messages[i] || (i >= last.frozenMessages && !isFrozenJsonCopy(message))) return 'not-applicable';
     }
-    if (!plan.keepsSettled(stored, last.unsettled)) return 'not-applicable';
+    // The settled receipts: the very frozen objects that save wrote, or else the same by digest.
+    const same = last.receipts !== null && plan.sameSettled(stored.settled_step, last.receipts, last.settledReceipts);
+    if (!same && !plan.keepsSettled(stored, last.unsettled)) return 'not-applicable';
     const messages = plan.messageRows(n);
     const delta = receiptDelta(plan, stored, last.unsettled);
     const next: StoredState = {
@@ -250,28 +292,29 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
     if (gone) values.push(delta.gone);
     const rows = await db.query<{ updated: number }>(`Saving run ${envelope.runId}`, gone ? fastSaveGone : fastSave, values, true,
       gone ? names.fastSaveGone : names.fastSave);
-    return rows[0]?.updated === 1 ? next : null;
+    const frozen = { messages: n, receiptsBefore: same ? stored.settled_step : -Infinity };
+    return rows[0]?.updated === 1 ? { state: next, frozen } : null;
   }
 
   /**
    * The receipts a save writes when the stored settled receipts are the
    * envelope's: the unsettled ones that changed, and the unsettled rows the
-   * envelope no longer has. `before` maps the stored unsettled rows to the
-   * sha256 of their bytes.
+   * envelope no longer has. `unsettled` holds the stored unsettled rows (the
+   * sha256 of their bytes, and their digest contribution).
    */
-  function receiptDelta(plan: SavePlan, stored: StoredState, unsettled: ReadonlyMap<string, Buffer>) {
+  function receiptDelta(plan: SavePlan, stored: StoredState, unsettled: ReadonlyMap<string, StoredReceiptRow>) {
     const digest = Buffer.from(stored.receipts_digest);
     const before = new Map(unsettled);
     const rows: ReceiptRow[] = [];
     for (const receipt of plan.receiptsFrom(stored.settled_step)) {
       const old = before.get(receipt.key);
       before.delete(receipt.key);
-      if (old?.equals(receipt.sha)) continue;
-      if (old) xorInto(digest, rowDigest(receipt.key, old));
-      xorInto(digest, rowDigest(receipt.key, receipt.sha));
+      if (old?.sha.equals(receipt.sha)) continue;
+      if (old) xorInto(digest, old.digest);
+      xorInto(digest, receipt.digest);
       rows.push(receipt);
     }
-    for (const [key, sha] of before) xorInto(digest, rowDigest(key, sha));
+    for (const row of before.values()) xorInto(digest, row.digest);
     return { rows, gone: [...before.keys()], digest };
   }
 
@@ -301,7 +344,7 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
    * this envelope's, that part is rewritten whole instead.
    */
   async function write(client: PoolClient, runId: string, plan: SavePlan, stored: CasRow): Promise<StoredState> {
-    let messages: { index: number; row: Row }[];
+    let messages: MessageRow[];
     let transcriptDigest: Buffer;
     if (plan.keepsTranscript(stored)) {
       messages = plan.messageRows(stored.transcript_length);
@@ -315,7 +358,10 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
     let receipts: ReceiptRow[];
     let gone: string[] = [];
     let receiptsDigest: Buffer;
-    const unsettled = new Map(stored.unsettled_keys.map((key, i) => [key, stored.unsettled_shas[i]!]));
+    const unsettled = new Map(stored.unsettled_keys.map((key, i) => {
+      const sha = stored.unsettled_shas[i]!;
+      return [key, { sha, digest: rowDigest(key, sha) }] as const;
+    }));
     if (plan.keepsSettled(stored, unsettled)) {
       const delta = receiptDelta(plan, stored, unsettled);
       receipts = delta.rows;
@@ -382,14 +428,16 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       const plan = new SavePlan(envelope, envelope.revision === 1);
       const lease = options?.lease;
       let state: StoredState | null = null;
+      let frozen = NOTHING_FROZEN;
       try {
         if (envelope.revision === 1) state = await saveFirst(envelope, plan, lease);
         else {
           const fast = await saveFast(envelope, plan, lease);
-          state = fast !== null && fast !== 'not-applicable' ? fast : await saveNext(envelope, plan, lease);
+          if (fast !== null && fast !== 'not-applicable') ({ state, frozen } = fast);
+          else state = await saveNext(envelope, plan, lease);
         }
       } finally {
-        remember(envelope, plan, state);
+        remember(envelope, plan, state, frozen);
       }
     },
 

@@ -39,9 +39,24 @@ export interface Row {
   sha: Buffer;
 }
 
+/** A transcript row to write, with its digest contribution. */
+export interface MessageRow {
+  index: number;
+  row: Row;
+  digest: Buffer;
+}
+
 export interface ReceiptRow extends Row {
   key: string;
   modelStep: number;
+  /** The row's digest contribution. */
+  digest: Buffer;
+}
+
+/** A stored receipt row as a save knows it without its bytes: the sha256 of the bytes and the row's digest contribution. */
+export interface StoredReceiptRow {
+  sha: Buffer;
+  digest: Buffer;
 }
 
 // Rows of the engine's frozen copies: encoded, hashed and digested once.
@@ -59,12 +74,15 @@ function rowOf(identity: string | number, value: unknown): { row: Row; digest: B
   return entry;
 }
 
+const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
 export class SavePlan {
   readonly head: Buffer;
   readonly messages: readonly unknown[];
   /** The model step whose receipts (and later ones) are not settled yet. */
   readonly currentStep: number;
-  private readonly receipts: AgentToolReceipt[];
+  /** The envelope's receipts, in no particular order (a digest is a XOR; rows written are sorted by key). */
+  readonly receipts: readonly AgentToolReceipt[];
 
   constructor(envelope: AgentRunEnvelope, first: boolean) {
     const context = (envelope.snapshot as { context?: { messages?: unknown } } | null)?.context;
@@ -73,7 +91,7 @@ export class SavePlan {
     const split = splitEnvelope(envelope, this.messages.length, first, false);
     this.head = split.head;
     this.currentStep = split.currentStep;
-    this.receipts = Object.values(envelope.receipts ?? {}).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    this.receipts = Object.values(envelope.receipts ?? {});
   }
 
   get length(): number {
@@ -94,26 +112,31 @@ export class SavePlan {
   }
 
   /** The message rows from `from` on, each framed. */
-  messageRows(from: number): { index: number; row: Row }[] {
-    return this.messages.slice(from).map((message, i) => ({ index: from + i, row: rowOf(from + i, message).row }));
+  messageRows(from: number): MessageRow[] {
+    const written: MessageRow[] = [];
+    for (let i = from; i < this.messages.length; i++) {
+      const { row, digest } = rowOf(i, this.messages[i]);
+      written.push({ index: i, row, digest });
+    }
+    return written;
   }
 
   /** The transcript digest once `rows` are written over a transcript whose digest is `base`. */
-  static transcriptDigest(base: Buffer, written: { index: number; row: Row }[]): Buffer {
+  static transcriptDigest(base: Buffer, written: readonly MessageRow[]): Buffer {
     const digest = Buffer.from(base);
-    for (const { index, row } of written) xorInto(digest, rowDigest(index, row.sha));
+    for (const row of written) xorInto(digest, row.digest);
     return digest;
   }
 
   /**
    * Whether the receipts before the stored `settled_step` are this envelope's:
    * their digest must be the stored `receipts_digest` without the unsettled
-   * rows (`unsettled`: key → sha256 of the stored bytes).
+   * rows (`unsettled`: the stored rows from `settled_step` on, by key).
    */
-  keepsSettled(stored: StoredState, unsettled: ReadonlyMap<string, Buffer>): boolean {
+  keepsSettled(stored: StoredState, unsettled: ReadonlyMap<string, StoredReceiptRow>): boolean {
     if (stored.settled_step > this.currentStep) return false;
     const settled = Buffer.from(stored.receipts_digest);
-    for (const [key, sha] of unsettled) xorInto(settled, rowDigest(key, sha));
+    for (const row of unsettled.values()) xorInto(settled, row.digest);
     const envelope = emptyDigest();
     for (const receipt of this.receipts) {
       if (receipt.modelStep < stored.settled_step) xorInto(envelope, rowOf(receipt.key, receipt).digest);
@@ -121,23 +144,47 @@ export class SavePlan {
     return envelope.equals(settled);
   }
 
-  /** Every receipt of step `step` or later, framed. */
-  receiptsFrom(step: number): ReceiptRow[] {
-    return this.receipts.filter((r) => r.modelStep >= step).map((r) => this.row(r));
+  /**
+   * Whether the receipts before `step` are the receipt objects of `previous`
+   * before that step, in the same order (the engine keeps its receipts in the
+   * order it made them), and `count` of them, and those are the engine's
+   * frozen copies: then they hold what `previous`'s save stored, and no digest
+   * needs computing. False says nothing: check with keepsSettled.
+   */
+  sameSettled(step: number, previous: readonly AgentToolReceipt[], count: number): boolean {
+    if (step > this.currentStep) return false;
+    let j = 0;
+    let seen = 0;
+    for (const receipt of this.receipts) {
+      if (receipt.modelStep >= step) continue;
+      while (j < previous.length && previous[j]!.modelStep >= step) j++;
+      if (previous[j] !== receipt) return false;
+      j++;
+      seen++;
+    }
+    return seen === count;
   }
 
-  /** Every receipt, framed, and the digest of them all. */
+  /** Every receipt of step `step` or later, framed, by key. */
+  receiptsFrom(step: number): ReceiptRow[] {
+    const from: ReceiptRow[] = [];
+    for (const receipt of this.receipts) if (receipt.modelStep >= step) from.push(this.row(receipt));
+    return from.sort(byKey);
+  }
+
+  /** Every receipt, framed, by key, and the digest of them all. */
   allReceipts(): { rows: ReceiptRow[]; digest: Buffer } {
     const digest = emptyDigest();
     const all = this.receipts.map((r) => {
-      xorInto(digest, rowOf(r.key, r).digest);
-      return this.row(r);
+      const row = this.row(r);
+      xorInto(digest, row.digest);
+      return row;
     });
-    return { rows: all, digest };
+    return { rows: all.sort(byKey), digest };
   }
 
   private row(receipt: AgentToolReceipt): ReceiptRow {
-    const { row } = rowOf(receipt.key, receipt);
-    return { key: receipt.key, modelStep: receipt.modelStep, bytes: row.bytes, sha: row.sha };
+    const { row, digest } = rowOf(receipt.key, receipt);
+    return { key: receipt.key, modelStep: receipt.modelStep, bytes: row.bytes, sha: row.sha, digest };
   }
 }
