@@ -68,6 +68,12 @@ export const runMachine = setup({
     drainedInFinalization: ({ context }) => context.drainedIn === 'finalize',
     startsInFinalization: ({ context }) => context.toolNames.length === 0 && context.outputMode !== 'none',
     anyActive: ({ context }) => phasesOf(context).includes('active'),
+    // A call's snapshot changed where the run is concerned: its phase is not the one the run holds.
+    callPhaseChanged: ({ context, event }) => {
+      const id = event.type.slice('xstate.snapshot.'.length);
+      return context.batch.includes(id)
+        && context.phases[id] !== callPhase((event as unknown as { snapshot: CallSnapshot }).snapshot);
+    },
     anySuspended: ({ context }) => phasesOf(context).includes('suspended'),
     anyUnknown: ({ context }) => phasesOf(context).includes('unknown'),
     allEnded: ({ context }) => phasesOf(context).every((phase) => phase === 'ended'),
@@ -222,7 +228,7 @@ export const runMachine = setup({
   // whatever state the run is in when it arrives. (The host sends RESUME only
   // once the run is at rest in `suspended` or `reconciling`.)
   on: {
-    'xstate.snapshot.*': { actions: 'noteCallSnapshot' },
+    'xstate.snapshot.*': { guard: 'callPhaseChanged', actions: 'noteCallSnapshot' },
     'xstate.done.actor.*': { actions: 'noteCallDone' },
     STORE_FAILED: { target: '.failed', actions: assign({ error: ({ event }) => event.error }) },
     CANCEL: { target: '.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
