@@ -94,23 +94,10 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
     throw new InvalidOptionsError(`output.name "${outputToolName}" collides with a tool of the same name.`);
   }
   const session = options.session;
-  if (session !== undefined) {
-    if (!session.store || typeof session.store.load !== 'function' || typeof session.store.save !== 'function') {
-      throw new InvalidOptionsError('session.store must implement load and save.');
-    }
-    if (typeof session.runId !== 'string' || session.runId === '') throw new InvalidOptionsError('session.runId must be a non-empty string.');
-    if (typeof session.scope !== 'string') throw new InvalidOptionsError('session.scope must be a string.');
-  }
+  if (session !== undefined) checkSession(session);
   if (options.lease !== undefined) {
-    const provider = options.lease?.provider;
-    if (!provider || typeof provider.acquire !== 'function' || typeof provider.renew !== 'function' || typeof provider.release !== 'function') {
-      throw new InvalidOptionsError('lease.provider must implement the LeaseProvider contract (acquire, renew, release).');
-    }
+    checkLease(options.lease);
     if (!session) throw new InvalidOptionsError('lease needs a session: the lease is held on the session\'s run.');
-    const ttl = options.lease.ttlMs;
-    if (ttl !== undefined && (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl < 30)) {
-      throw new InvalidOptionsError('lease.ttlMs must be a number of milliseconds, at least 30.');
-    }
   }
   if (options.deadline !== undefined && (typeof options.deadline !== 'number' || !Number.isFinite(options.deadline))) {
     throw new InvalidOptionsError('deadline must be an absolute time in milliseconds.');
@@ -239,3 +226,27 @@ export function initialMessages(options: AgentOptions<unknown>): Message[] {
 }
 
 export type { JsonValue };
+
+/** The shape of `session`: a store with load and save, a non-empty run id, a scope. */
+export function checkSession(session: AgentOptions<unknown>['session']): void {
+  if (!session || !session.store || typeof session.store.load !== 'function' || typeof session.store.save !== 'function') {
+    throw new InvalidOptionsError('session.store must implement load and save.');
+  }
+  if (typeof session.runId !== 'string' || session.runId === '') throw new InvalidOptionsError('session.runId must be a non-empty string.');
+  if (typeof session.scope !== 'string') throw new InvalidOptionsError('session.scope must be a string.');
+}
+
+/** The shape of `lease`: a provider with the LeaseProvider methods, a non-empty owner if one is given, a ttl of at least 30 ms. */
+export function checkLease(lease: AgentOptions<unknown>['lease']): void {
+  const provider = lease?.provider;
+  if (!provider || typeof provider.acquire !== 'function' || typeof provider.renew !== 'function' || typeof provider.release !== 'function') {
+    throw new InvalidOptionsError('lease.provider must implement the LeaseProvider contract (acquire, renew, release).');
+  }
+  const { owner, ttlMs } = lease!;
+  if (owner !== undefined && (typeof owner !== 'string' || owner === '')) {
+    throw new InvalidOptionsError('lease.owner must be a non-empty string.');
+  }
+  if (ttlMs !== undefined && (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs < 30)) {
+    throw new InvalidOptionsError('lease.ttlMs must be a number of milliseconds, at least 30.');
+  }
+}

@@ -12,6 +12,7 @@ import { AgentRunLeaseError, InvalidOptionsError, RunIdentityError } from '../er
 import { DEFAULT_LEASE_TTL_MS } from '../runtime/host.js';
 import { keepLease, type LeaseKeeper } from '../runtime/lease-keeper.js';
 import { checkEnvelope } from './envelope.js';
+import { checkLease, checkSession } from './options.js';
 import { agentRunLeaseKey, claim } from './run-agent.js';
 import type { AgentRunStatus, AgentSession, AgentWarning, LeaseOptions } from './types.js';
 
@@ -104,24 +105,8 @@ function checkOptions(options: ReconcileAgentRunOptions): void {
   if (session === null || typeof session !== 'object') {
     throw new InvalidOptionsError('reconcileAgentRun needs session { store, runId, scope }.');
   }
-  if (!session.store || typeof session.store.load !== 'function' || typeof session.store.save !== 'function') {
-    throw new InvalidOptionsError('session.store must implement load and save.');
-  }
-  if (typeof session.runId !== 'string' || session.runId === '') throw new InvalidOptionsError('session.runId must be a non-empty string.');
-  if (typeof session.scope !== 'string') throw new InvalidOptionsError('session.scope must be a string.');
-  if (options.lease !== undefined) {
-    const provider = options.lease?.provider;
-    if (!provider || typeof provider.acquire !== 'function' || typeof provider.renew !== 'function' || typeof provider.release !== 'function') {
-      throw new InvalidOptionsError('lease.provider must implement the LeaseProvider contract (acquire, renew, release).');
-    }
-    const { owner, ttlMs } = options.lease;
-    if (owner !== undefined && (typeof owner !== 'string' || owner === '')) {
-      throw new InvalidOptionsError('lease.owner must be a non-empty string.');
-    }
-    if (ttlMs !== undefined && (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs < 30)) {
-      throw new InvalidOptionsError('lease.ttlMs must be a number of milliseconds, at least 30.');
-    }
-  }
+  checkSession(session);
+  if (options.lease !== undefined) checkLease(options.lease);
   const generateId = options.deps?.generateId;
   if (generateId !== undefined && typeof generateId !== 'function') throw new InvalidOptionsError('deps.generateId must be a function.');
   for (const name of NOT_YET) {

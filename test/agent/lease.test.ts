@@ -37,6 +37,24 @@ describe('leases', () => {
     expect(await provider.acquire(key, 'worker-2', 10_000)).not.toBeNull();
   });
 
+  it('a malformed lease (no provider methods, an empty owner, a ttl under 30 ms) is refused before the lease or the run is touched', async () => {
+    const clock = manualClock();
+    const provider = createInMemoryLeaseProvider({ clock });
+    const store = createInMemoryAgentRunStore([], { clock, leases: provider });
+    const key = agentRunLeaseKey({ runId: 'r1', scope: 'tenant-a' });
+    const leases = [
+      { lease: { provider: {} as never }, message: 'lease.provider must implement the LeaseProvider contract (acquire, renew, release).' },
+      { lease: { provider, owner: '' }, message: 'lease.owner must be a non-empty string.' },
+      { lease: { provider, ttlMs: 10 }, message: 'lease.ttlMs must be a number of milliseconds, at least 30.' },
+    ];
+    for (const { lease, message } of leases) {
+      const result = await runAgent({ model: createMockModel({ responses: [{ text: 'hi' }] }), prompt: 'x', session: session(store), lease, deps: { clock } });
+      expect(result).toMatchObject({ status: 'failed', error: { code: 'invalid_options', message } });
+    }
+    expect(await provider.inspect(key)).toBeNull();
+    expect(await store.load('r1')).toBeUndefined();
+  });
+
   it('a held lease refuses a second executor with lease_held before anything is read or written', async () => {
     const clock = manualClock();
     const provider = createInMemoryLeaseProvider({ clock });
