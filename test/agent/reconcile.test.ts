@@ -63,6 +63,22 @@ const RUN_ID = 'r1';
 const key = agentRunLeaseKey({ runId: RUN_ID, scope: SCOPE });
 const params = { type: 'object' as const };
 
+/** A runAgent leg on the run that stops inside its tool until `finish()`; `inTool` resolves once it is there. */
+function legInTool(store: AgentRunStore, extra: Partial<AgentOptions<string>> = {}) {
+  let entered!: () => void;
+  const inTool = new Promise<void>((resolve) => (entered = resolve));
+  let finish!: () => void;
+  const paused = new Promise<void>((resolve) => (finish = resolve));
+  const leg = runAgent({
+    model: createMockModel({ responses: [{ toolCalls: [{ toolName: 'slow', args: {} }] }, { text: 'done' }] }),
+    prompt: 'x',
+    session: { store, runId: RUN_ID, scope: SCOPE },
+    tools: { slow: { parameters: params, execute: async () => (entered(), await paused, 'ok') } },
+    ...extra,
+  });
+  return { leg, inTool, finish };
+}
+
 /** A run that suspends on one approval and completes once it is approved. */
 function approvalRun(store: AgentRunStore, clock: { now(): number }) {
   const published: string[] = [];
@@ -164,18 +180,7 @@ describe.each(backends)('reconcileAgentRun with leases (%s)', (_name, open) => {
 
   it('rejects with lease_held while a runAgent leg works on the run, and the leg goes on undisturbed', async () => {
     const { store, leases, clock } = open();
-    let entered!: () => void;
-    const inTool = new Promise<void>((resolve) => (entered = resolve));
-    let finish!: () => void;
-    const paused = new Promise<void>((resolve) => (finish = resolve));
-    const leg = runAgent({
-      model: createMockModel({ responses: [{ toolCalls: [{ toolName: 'slow', args: {} }] }, { text: 'done' }] }),
-      prompt: 'x',
-      session: { store, runId: RUN_ID, scope: SCOPE },
-      lease: { provider: leases, owner: 'worker-1', ttlMs: 60_000 },
-      deps: { clock },
-      tools: { slow: { parameters: params, execute: async () => (entered(), await paused, 'ok') } },
-    });
+    const { leg, inTool, finish } = legInTool(store, { lease: { provider: leases, owner: 'worker-1', ttlMs: 60_000 }, deps: { clock } });
     await inTool;
     // Another process: its own store handle, so only the lease keeps it out.
     const elsewhere = watched(store);
@@ -351,16 +356,7 @@ describe('reconcileAgentRun refusals', () => {
 
   it('rejects with run_busy while this process executes the run through the same store object', async () => {
     const store = createInMemoryAgentRunStore();
-    let entered!: () => void;
-    const inTool = new Promise<void>((resolve) => (entered = resolve));
-    let finish!: () => void;
-    const paused = new Promise<void>((resolve) => (finish = resolve));
-    const leg = runAgent({
-      model: createMockModel({ responses: [{ toolCalls: [{ toolName: 'slow', args: {} }] }, { text: 'done' }] }),
-      prompt: 'x',
-      session: { store, runId: RUN_ID, scope: SCOPE },
-      tools: { slow: { parameters: params, execute: async () => (entered(), await paused, 'ok') } },
-    });
+    const { leg, inTool, finish } = legInTool(store);
     await inTool;
     await expect(reconcileAgentRun({ session: { store, runId: RUN_ID, scope: SCOPE } })).rejects.toMatchObject({ name: 'RunBusyError', code: 'run_busy' });
     finish();

@@ -67,6 +67,24 @@ async function envelopesOfRun(runId: string, steps = 3): Promise<AgentRunEnvelop
   return store.saved;
 }
 
+/**
+ * The envelopes themselves (not copies) that a run of `steps` echo steps saves:
+ * consecutive ones share the engine's frozen copies of old messages, the case
+ * of the one-statement save.
+ */
+async function engineEnvelopes(runId: string, steps = 3): Promise<AgentRunEnvelope[]> {
+  const envelopes: AgentRunEnvelope[] = [];
+  const inner = createInMemoryAgentRunStore();
+  await runAgent({
+    model: createMockModel({ responses: Array.from({ length: steps }, (_, n) => ({ toolCalls: [{ toolName: 'echo', args: { n } }] })) }),
+    prompt: 'Echo.',
+    tools: { echo: echoTool() },
+    session: { store: { load: (id) => inner.load(id), save: async (e) => { envelopes.push(e); await inner.save(e); } }, runId, scope: 'tenant-a' },
+    maxSteps: steps,
+  });
+  return envelopes;
+}
+
 /** What the store passes to client.query: the text, or a config with the text (and a name, for a prepared statement). */
 type Query = string | { text: string; values?: unknown[]; name?: string };
 const textOf = (q: Query) => (typeof q === 'string' ? q : q.text);
@@ -507,16 +525,7 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
 
     // Another store object saves the next revision of a run this one wrote: this one's next save misses, goes the
     // checked way and is refused as a conflict; the save after that, of the right revision, is stored exactly.
-    // The envelopes themselves, not copies: consecutive ones share the engine's frozen copies of old messages.
-    const envelopes: AgentRunEnvelope[] = [];
-    const inner = createInMemoryAgentRunStore();
-    await runAgent({
-      model: createMockModel({ responses: [0, 1, 2].map((n) => ({ toolCalls: [{ toolName: 'echo', args: { n } }] })) }),
-      prompt: 'Echo.',
-      tools: { echo: echoTool() },
-      session: { store: { load: (id) => inner.load(id), save: async (e) => { envelopes.push(e); await inner.save(e); } }, runId: 'one-statement-2', scope: 'tenant-a' },
-      maxSteps: 3,
-    });
+    const envelopes = await engineEnvelopes('one-statement-2');
     expect(envelopes.length).toBeGreaterThan(4);
     statements.length = 0;
     const ours = createPostgresOpsStore({ pool }, { schema }).agentRuns;
@@ -535,16 +544,7 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
     const pool = interceptingPool(env.url, (q) => void texts.push(textOf(q)));
     const firstWords = () => texts.map((text) => text.trim().split(/\s+/)[0]!.toUpperCase());
     pools.push(pool);
-    // The engine's envelopes themselves, which share the frozen copies of old messages (the one-statement way's case).
-    const envelopes: AgentRunEnvelope[] = [];
-    const inner = createInMemoryAgentRunStore();
-    await runAgent({
-      model: createMockModel({ responses: [0, 1, 2].map((n) => ({ toolCalls: [{ toolName: 'echo', args: { n } }] })) }),
-      prompt: 'Echo.',
-      tools: { echo: echoTool() },
-      session: { store: { load: (id) => inner.load(id), save: async (e) => { envelopes.push(e); await inner.save(e); } }, runId: 'gone-1', scope: 'tenant-a' },
-      maxSteps: 3,
-    });
+    const envelopes = await engineEnvelopes('gone-1');
     const current = (e: AgentRunEnvelope) => Math.max(0, stepOf(e) - 1);
     // A save after the first whose next save is of the same step and still has a receipt of that step.
     const k = envelopes.findIndex((e, i) => i > 0 && envelopes[i + 1] !== undefined && envelopes[i + 1]!.status === 'running'
@@ -578,15 +578,7 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
     const pool = interceptingPool(env.url, (q) => void texts.push(textOf(q)));
     pools.push(pool);
     const firstWords = () => texts.map((text) => text.trim().split(/\s+/)[0]!.toUpperCase());
-    const envelopes: AgentRunEnvelope[] = [];
-    const inner = createInMemoryAgentRunStore();
-    await runAgent({
-      model: createMockModel({ responses: [0, 1, 2, 3, 4].map((n) => ({ toolCalls: [{ toolName: 'echo', args: { n } }] })) }),
-      prompt: 'Echo.',
-      tools: { echo: echoTool() },
-      session: { store: { load: (id) => inner.load(id), save: async (e) => { envelopes.push(e); await inner.save(e); } }, runId: 'settled-1', scope: 'tenant-a' },
-      maxSteps: 5,
-    });
+    const envelopes = await engineEnvelopes('settled-1', 5);
     const current = (e: AgentRunEnvelope) => Math.max(0, stepOf(e) - 1);
     const settledOf = (e: AgentRunEnvelope) => Object.values(e.receipts).filter((r) => r.modelStep < current(e));
     // Four running saves in a row, each with a settled receipt, the first of them after the run's first save.
