@@ -63,14 +63,6 @@ function receiptParams(rows: ReceiptRow[]): [string[], number[], Buffer[]] {
   return [rows.map((r) => r.key), rows.map((r) => r.modelStep), rows.map((r) => r.bytes)];
 }
 
-/** What a save found to be the previous save's frozen copies (see remember). */
-interface Frozen {
-  messages: number;
-  receiptsBefore: number;
-}
-
-const NOTHING_FROZEN: Frozen = { messages: 0, receiptsBefore: -Infinity };
-
 /** What a save of this store object left in a run's rows. */
 interface Written {
   revision: number;
@@ -79,8 +71,6 @@ interface Written {
   unsettled: ReadonlyMap<string, StoredReceiptRow>;
   /** The transcript that save wrote, as the envelope's message objects. */
   messages: readonly unknown[];
-  /** How many of `messages`, from the first, are the engine's frozen copies. */
-  frozenMessages: number;
   /**
    * The receipts that save wrote, as the envelope's receipt objects in its
    * order, when every one was a frozen copy (else null), and how many of them
@@ -198,35 +188,18 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
   /** What this store object's last save of a run left in its rows, by run id (running runs only). */
   const written = new Map<string, Written>();
 
-  /**
-   * Remembers what a save left, or forgets the run when what it left is not
-   * known or the run ended. `frozen` is what the save found to be the frozen
-   * copies of the previous save: the envelope's first `messages`, and its
-   * receipts of a model step before `receiptsBefore`.
-   */
-  function remember(envelope: AgentRunEnvelope, plan: SavePlan, state: StoredState | null, frozen: Frozen): void {
+  /** Remembers what a save left, or forgets the run when what it left is not known or the run ended. */
+  function remember(envelope: AgentRunEnvelope, plan: SavePlan, state: StoredState | null): void {
     if (state === null || TERMINAL.includes(envelope.status)) {
       written.delete(envelope.runId);
       return;
     }
     const unsettled = new Map<string, StoredReceiptRow>();
     for (const r of plan.receiptsFrom(plan.currentStep)) unsettled.set(r.key, { sha: r.sha, digest: r.digest });
-    const messages = plan.messages.slice();
-    let frozenMessages = frozen.messages;
-    while (frozenMessages < messages.length && isFrozenJsonCopy(messages[frozenMessages])) frozenMessages++;
-    // plan.receipts is the plan's own array; the receipt objects in it are checked to be frozen copies, which never change.
-    let receipts: readonly AgentToolReceipt[] | null = plan.receipts;
-    let settledReceipts = 0;
-    for (const receipt of plan.receipts) {
-      if (receipt.modelStep >= frozen.receiptsBefore && !isFrozenJsonCopy(receipt)) {
-        receipts = null;
-        break;
-      }
-      if (receipt.modelStep < plan.currentStep) settledReceipts++;
-    }
-    written.set(envelope.runId, {
-      revision: envelope.revision, state, unsettled, messages, frozenMessages, receipts, settledReceipts,
-    });
+    // plan.receipts is the plan's own array; kept only when every receipt in it is a frozen copy, which never changes.
+    const receipts = plan.receipts.every(isFrozenJsonCopy) ? plan.receipts : null;
+    const settledReceipts = plan.receipts.filter((r) => r.modelStep < plan.currentStep).length;
+    written.set(envelope.runId, { revision: envelope.revision, state, unsettled, messages: plan.messages.slice(), receipts, settledReceipts });
   }
 
   async function saveFirst(envelope: AgentRunEnvelope, plan: SavePlan, lease: AgentRunSaveOptions['lease']): Promise<StoredState> {
@@ -258,19 +231,18 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
    * The one-statement save, when this store object wrote revision n - 1 and the
    * envelope's transcript starts with the very messages that save wrote (the
    * engine's frozen copies: the same objects cannot hold other content).
-   * Returns what the rows hold after it (and what it found to be that save's
-   * frozen copies), or null when the statement changed nothing.
+   * Returns what the rows hold after it, or null when the statement changed
+   * nothing.
    */
-  async function saveFast(envelope: AgentRunEnvelope, plan: SavePlan, lease: AgentRunSaveOptions['lease']): Promise<{ state: StoredState; frozen: Frozen } | null | 'not-applicable'> {
+  async function saveFast(envelope: AgentRunEnvelope, plan: SavePlan, lease: AgentRunSaveOptions['lease']): Promise<StoredState | null | 'not-applicable'> {
     const last = written.get(envelope.runId);
     if (!last || last.revision !== envelope.revision - 1) return 'not-applicable';
     const stored = last.state;
     const n = stored.transcript_length;
     if (n > plan.messages.length) return 'not-applicable';
-    // The same objects as that save's messages (which that save found frozen, or which are checked here).
     for (let i = 0; i < n; i++) {
       const message = plan.messages[i];
-      if (message !== last.messages[i] || (i >= last.frozenMessages && !isFrozenJsonCopy(message))) return 'not-applicable';
+      if (message !== last.messages[i] || !isFrozenJsonCopy(message)) return 'not-applicable';
     }
     // The settled receipts: the very frozen objects that save wrote, or else the same by digest.
     const same = last.receipts !== null && plan.sameSettled(stored.settled_step, last.receipts, last.settledReceipts);
@@ -292,8 +264,7 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
     if (gone) values.push(delta.gone);
     const rows = await db.query<{ updated: number }>(`Saving run ${envelope.runId}`, gone ? fastSaveGone : fastSave, values, true,
       gone ? names.fastSaveGone : names.fastSave);
-    const frozen = { messages: n, receiptsBefore: same ? stored.settled_step : -Infinity };
-    return rows[0]?.updated === 1 ? { state: next, frozen } : null;
+    return rows[0]?.updated === 1 ? next : null;
   }
 
   /**
@@ -428,16 +399,14 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       const plan = new SavePlan(envelope, envelope.revision === 1);
       const lease = options?.lease;
       let state: StoredState | null = null;
-      let frozen = NOTHING_FROZEN;
       try {
         if (envelope.revision === 1) state = await saveFirst(envelope, plan, lease);
         else {
           const fast = await saveFast(envelope, plan, lease);
-          if (fast !== null && fast !== 'not-applicable') ({ state, frozen } = fast);
-          else state = await saveNext(envelope, plan, lease);
+          state = fast !== null && fast !== 'not-applicable' ? fast : await saveNext(envelope, plan, lease);
         }
       } finally {
-        remember(envelope, plan, state, frozen);
+        remember(envelope, plan, state);
       }
     },
 
