@@ -79,37 +79,29 @@ function countingBytes(inner: AgentRunStore) {
 }
 
 
-/** TIMED_LOOPS loops of STEPS steps, each a new run, after WARMUP_LOOPS untimed ones: their time and saves per loop. */
-async function measureLoop(store: AgentRunStore, label: string) {
-  for (let i = 0; i < WARMUP_LOOPS; i++) {
-    const result = await toolLoop(store, `bench-${label}-warmup-${i}-${Date.now()}`, STEPS);
+/**
+ * TIMED_LOOPS loops of STEPS steps, each a new run, after WARMUP_LOOPS untimed
+ * ones, on `store` (null: no session, the engine alone): their time and saves
+ * per loop.
+ */
+async function measureLoop(store: AgentRunStore | null, label: string) {
+  const run = async (on: AgentRunStore | null, name: string) => {
+    const result = await toolLoop(on, `bench-${label}-${name}-${Date.now()}`, STEPS);
     if (result.status !== 'completed') throw new Error(`${label}: the loop ended ${result.status}`);
-  }
-  const counted = countingSaves(store);
+  };
+  for (let i = 0; i < WARMUP_LOOPS; i++) await run(store, `warmup-${i}`);
+  const counted = store ? countingSaves(store) : null;
   const started = performance.now();
-  for (let i = 0; i < TIMED_LOOPS; i++) {
-    const result = await toolLoop(counted.store, `bench-${label}-${i}-${Date.now()}`, STEPS);
-    if (result.status !== 'completed') throw new Error(`${label}: the loop ended ${result.status}`);
-  }
+  for (let i = 0; i < TIMED_LOOPS; i++) await run(counted?.store ?? null, String(i));
   const seconds = (performance.now() - started) / 1000 / TIMED_LOOPS;
-  return { seconds, saves: counted.saves() / TIMED_LOOPS };
-}
-
-/** ms per step of TIMED_LOOPS loops, after WARMUP_LOOPS, on a store made per loop (null: no session). */
-async function msPerStep(make: () => AgentRunStore | null, label: string): Promise<number> {
-  for (let i = 0; i < WARMUP_LOOPS; i++) await toolLoop(make(), `split-${label}-warmup-${i}`, STEPS);
-  const started = performance.now();
-  for (let i = 0; i < TIMED_LOOPS; i++) {
-    const result = await toolLoop(make(), `split-${label}-${i}`, STEPS);
-    if (result.status !== 'completed') throw new Error(`${label}: the loop ended ${result.status}`);
-  }
-  return (performance.now() - started) / TIMED_LOOPS / STEPS;
+  return { seconds, saves: (counted?.saves() ?? 0) / TIMED_LOOPS };
 }
 
 /** The engine alone (no session), and the engine with an in-memory store that keeps nothing (every envelope built, none stored). */
 async function splitStep(): Promise<Split> {
-  const discard = (): AgentRunStore => ({ load: async () => undefined, save: async () => undefined });
-  return { engineMs: await msPerStep(() => null, 'engine'), envelopesMs: await msPerStep(discard, 'envelopes') };
+  const discard: AgentRunStore = { load: async () => undefined, save: async () => undefined };
+  const ms = (loop: { seconds: number }) => (loop.seconds * 1000) / STEPS;
+  return { engineMs: ms(await measureLoop(null, 'engine')), envelopesMs: ms(await measureLoop(discard, 'envelopes')) };
 }
 
 /** The envelopes one loop saves, in order (an untimed loop on an in-memory store). */
