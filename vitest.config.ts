@@ -6,7 +6,10 @@ const src = fileURLToPath(new URL('./src/', import.meta.url));
 export default defineConfig({
   resolve: {
     // Tests import the package by its public subpaths (cairn/agent, ...) and get the TypeScript sources.
-    alias: [{ find: /^cairn\/([a-z/-]+)$/, replacement: `${src}$1/index.ts` }],
+    alias: [
+      { find: /^cairn\/(openai|anthropic|google|openai-compatible)$/, replacement: `${src}providers/$1/index.ts` },
+      { find: /^cairn\/([a-z/-]+)$/, replacement: `${src}$1/index.ts` },
+    ],
   },
   test: {
     include: ['test/**/*.test.ts'],

@@ -10,7 +10,7 @@ import { and, assign, enqueueActions, fromPromise, not, setup, type SnapshotFrom
 import { toolCallMachine } from './tool-call.js';
 import type {
   CallPhase, ErrorData, Json, ModelCallOutput, OutputCheck, PolicyOutput, RunContext, RunEvent, RunInput,
-  ToolCallOutput, Turn, VerifierOutput,
+  ToolCallOutput, Turn, UsageTotals, VerifierOutput,
 } from './types.js';
 
 export const RUN_MACHINE_VERSION = 1;
@@ -40,9 +40,25 @@ export function callPhase(snapshot: CallSnapshot): CallPhase {
 const phasesOf = (context: RunContext) => context.batch.map((id) => context.phases[id] ?? 'active');
 
 function assistantMessage(turn: Turn): Json {
-  return turn.toolCalls.length > 0
-    ? { role: 'assistant', content: turn.text, toolCalls: turn.toolCalls as unknown as Json }
-    : { role: 'assistant', content: turn.text };
+  return {
+    role: 'assistant',
+    content: turn.text,
+    ...(turn.toolCalls.length > 0 ? { toolCalls: turn.toolCalls as unknown as Json } : {}),
+    ...(turn.reasoning && turn.reasoning.length > 0 ? { reasoning: turn.reasoning } : {}),
+    ...(turn.providerMetadata ? { providerMetadata: turn.providerMetadata } : {}),
+  };
+}
+
+const OPTIONAL_USAGE = ['cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens'] as const;
+
+function addUsage(a: UsageTotals, b: UsageTotals): UsageTotals {
+  const out: UsageTotals = {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+  };
+  for (const key of OPTIONAL_USAGE) if (a[key] !== undefined || b[key] !== undefined) out[key] = (a[key] ?? 0) + (b[key] ?? 0);
+  return out;
 }
 
 const userMessage = (content: string): Json => ({ role: 'user', content });
@@ -83,7 +99,7 @@ export const runMachine = setup({
       const output = (event as unknown as { output?: ModelCallOutput }).output;
       return output?.kind === 'turn' && output.turn.toolCalls.length > 0;
     },
-    refused: ({ context }) => context.lastTurn?.finishReason === 'content-filter',
+    refused: ({ context }) => context.lastTurn?.finishReason === 'content-filter' || context.lastTurn?.finishReason === 'refusal',
     cutOff: ({ context }) => context.lastTurn?.finishReason === 'length',
     structured: ({ context }) => context.outputMode !== 'none',
     verifies: ({ context }) => context.verify,
@@ -105,11 +121,8 @@ export const runMachine = setup({
         lastTurn: turn,
         step: context.step + 1,
         messages: [...context.messages, assistantMessage(turn)],
-        usage: {
-          inputTokens: context.usage.inputTokens + turn.usage.inputTokens,
-          outputTokens: context.usage.outputTokens + turn.usage.outputTokens,
-          totalTokens: context.usage.totalTokens + turn.usage.totalTokens,
-        },
+        usage: addUsage(context.usage, turn.usage),
+        ...(output.models !== undefined ? { models: output.models } : {}),
       };
     }),
     // One tool-call actor per call, with an id that is stable across restores.

@@ -4,7 +4,7 @@
  */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'error' | 'other';
+export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'refusal' | 'error' | 'other';
 
 /** How a call ended. `completed` is the successful end; results carry no outcome for it. */
 export type CallOutcome =
@@ -101,6 +101,8 @@ export interface TurnToolCall {
   toolCallId: string;
   toolName: string;
   args: Json;
+  /** What the provider needs back with the call (a thought signature, for example). */
+  providerMetadata?: { [provider: string]: Json };
 }
 
 /** A model turn as the run records it. */
@@ -112,12 +114,23 @@ export interface Turn {
   toolCalls: TurnToolCall[];
   finishReason: FinishReason;
   usage: UsageTotals;
+  /** The turn's reasoning parts, as the provider returned them (kept so every later request sends them back). */
+  reasoning?: Json[];
+  /** What the provider attached to the turn as a whole. */
+  providerMetadata?: { [provider: string]: Json };
+  /** The model that answered: `provider:modelId`. */
+  model?: string;
+  /** The provider's response id and the model id it reported. */
+  response?: { id?: string; modelId?: string };
 }
 
 export interface UsageTotals {
   inputTokens: number;
   outputTokens: number;
   totalTokens: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
 }
 
 export interface ErrorData {
@@ -164,6 +177,12 @@ export interface RunContext extends RunInput {
   drainRequested: boolean;
   /** Where a drained run goes on from. */
   drainedIn: 'loop' | 'finalize' | null;
+  /**
+   * The model fail-over record (which model the run calls now, each fail-over
+   * so far), or null while the run has never failed over. Absent in snapshots
+   * written before fail-over existed, which read as null.
+   */
+  models?: Json | null;
 }
 
 export interface CallAnswer {
@@ -184,7 +203,8 @@ export type RunEvent =
   | { type: 'CANCEL' };
 
 export type ModelCallOutput =
-  | { kind: 'turn'; turn: Turn }
+  /** `models`: the fail-over record after this call, when the call failed over. */
+  | { kind: 'turn'; turn: Turn; models?: Json }
   | { kind: 'aborted' }
   | { kind: 'deadline'; error: ErrorData };
 

@@ -18,6 +18,9 @@ export type CairnErrorCode =
   | 'record_version_unsupported'
   | 'persistence_failed'
   | 'model_call_failed'
+  | 'api_call_failed'
+  | 'api_key_missing'
+  | 'invalid_response'
   | 'mock_model_unexpected_call'
   | 'tool_not_allowed'
   | 'deadline_exceeded'
@@ -175,6 +178,60 @@ export class ModelCallError extends CairnError {
   readonly statusCode: number | undefined;
 }
 
+/**
+ * A provider's HTTP API answered with an error, or could not be reached. The
+ * transient classification (and so the retries, the breaker and the model
+ * fail-over) reads `statusCode` and `isRetryable`. Nothing in it carries the
+ * API key: the request's headers are not kept, the URL is kept without its
+ * query, and `responseBody` is a short excerpt with secrets redacted.
+ */
+export class APICallError extends ModelCallError {
+  /** The provider, as the model names it (`openai`, `anthropic`, ...). */
+  readonly provider: string;
+  /** The endpoint, without query string. */
+  readonly url: string;
+  /** How long the provider asked the caller to wait (from `retry-after-ms` or `retry-after`), in ms. */
+  readonly retryAfterMs: number | undefined;
+  /** The provider's id of the failed request (`x-request-id`, `request-id`, ...), for its support desk. */
+  readonly requestId: string | undefined;
+  /** At most 2,000 characters of the answer's body, secrets redacted. */
+  readonly responseBody: string | undefined;
+
+  constructor(options: {
+    message: string;
+    provider: string;
+    url: string;
+    statusCode?: number;
+    isRetryable: boolean;
+    retryAfterMs?: number;
+    requestId?: string;
+    responseBody?: string;
+    cause?: unknown;
+    code?: 'api_call_failed' | 'invalid_response';
+  }) {
+    super(redactSecrets(options.message), {
+      cause: options.cause,
+      isRetryable: options.isRetryable,
+      statusCode: options.statusCode,
+      code: options.code ?? 'api_call_failed',
+    });
+    this.name = 'APICallError';
+    this.provider = options.provider;
+    this.url = options.url.split('?')[0]!;
+    this.retryAfterMs = options.retryAfterMs;
+    this.requestId = options.requestId;
+    this.responseBody = options.responseBody === undefined ? undefined : redactSecrets(options.responseBody.slice(0, 2000));
+  }
+}
+
+/** A provider model has no API key: none was passed and its environment variable is not set. Raised at the first call. */
+export class MissingAPIKeyError extends CairnError {
+  constructor(readonly provider: string, readonly envVar: string) {
+    super('api_key_missing', `No API key for ${provider}: pass apiKey, or set ${envVar}.`, { fault: 'user' });
+    this.name = 'MissingAPIKeyError';
+  }
+}
+
 /** Options or an envelope that do not have the required shape. */
 export class InvalidOptionsError extends CairnError {
   constructor(message: string, code: 'invalid_options' | 'invalid_envelope' | 'tool_context_invalid' = 'invalid_options') {
@@ -207,11 +264,30 @@ const SECRET_PATTERNS: RegExp[] = [
   /\bBearer\s+[A-Za-z0-9._~+/=-]{8,}/gi,
   /\b(api[_-]?key|token|secret|password)\s*[:=]\s*["']?[^\s"',;]{4,}/gi,
   /\bAKIA[0-9A-Z]{16}\b/g,
+  // Google API keys.
+  /\bAIza[0-9A-Za-z_-]{30,}/g,
 ];
 
-/** Replaces things that look like credentials with `[redacted]`. */
+/**
+ * Secret values this process knows of (the API keys providers were created
+ * with), kept on globalThis so every copy of the package redacts them.
+ */
+const KNOWN_SECRETS: Set<string> = ((globalThis as Record<symbol, unknown>)[Symbol.for('cairn.secrets')] ??= new Set<string>()) as Set<string>;
+
+/**
+ * Marks a value as secret: {@link redactSecrets} replaces it wherever it
+ * appears, whatever it looks like. Providers register the keys they are given
+ * or read from the environment. Values shorter than 6 characters are ignored
+ * (they would redact ordinary words).
+ */
+export function registerSecret(value: string | undefined | null): void {
+  if (typeof value === 'string' && value.trim().length >= 6) KNOWN_SECRETS.add(value.trim());
+}
+
+/** Replaces things that look like credentials, and every registered secret, with `[redacted]`. */
 export function redactSecrets(text: string): string {
   let out = text;
+  for (const secret of KNOWN_SECRETS) if (out.includes(secret)) out = out.split(secret).join('[redacted]');
   for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, '[redacted]');
   return out;
 }
