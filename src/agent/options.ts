@@ -5,7 +5,9 @@
 import { nanoid } from 'nanoid';
 import { InvalidOptionsError } from '../errors/index.js';
 import { EFFORT_LEVELS } from '../models/profiles.js';
-import type { ModelSettings, ToolChoice } from '../models/types.js';
+import { DEFAULT_MAX_RETRIES } from '../models/retry.js';
+import { modelKey, toCairnModel } from '../models/resolve.js';
+import type { LanguageModel, ModelSettings, ProviderOptions, ToolChoice } from '../models/types.js';
 import { digestOf } from './digest.js';
 import { check, isStandardSchema, wireSchema } from './schema.js';
 import type {
@@ -29,6 +31,13 @@ export interface NormalizedOptions<T> {
   outputMode: 'none' | 'json' | 'tool';
   outputToolName: string;
   tools: Record<string, AgentTool>;
+  /** The run's model, as a Cairn model (an AI SDK model adapted). */
+  model: LanguageModel;
+  /** The model and its fallbacks, in order: the candidates of every call. */
+  models: LanguageModel[];
+  maxRetries: number;
+  modelTimeoutMs: number | undefined;
+  providerOptions: ProviderOptions | undefined;
   /** Sent with every model call; undefined when the run set none. */
   settings: ModelSettings | undefined;
   toolChoice: ToolChoice;
@@ -49,10 +58,8 @@ function positiveInt(name: string, value: unknown, fallback: number): number {
 /** Shape checks that throw InvalidOptionsError. Nothing has been read or written yet. */
 export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>): NormalizedOptions<T> {
   if (options === null || typeof options !== 'object') throw new InvalidOptionsError('Options must be an object.');
-  const model = options.model;
-  if (!model || typeof model.doGenerate !== 'function') {
-    throw new InvalidOptionsError('model must implement the Cairn model spec (doGenerate).');
-  }
+  const models = checkModels(options);
+  const model = models[0]!;
   for (const legacy of ['verifyStep', 'doneWhen', 'falseFinishGuard']) {
     if ((options as unknown as Record<string, unknown>)[legacy] !== undefined) {
       throw new InvalidOptionsError(`${legacy} is a legacy completion hook the native engine does not run; use verify instead.`);
@@ -103,6 +110,10 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
     throw new InvalidOptionsError('deadline must be an absolute time in milliseconds.');
   }
   const settings = checkSettings(options, tools);
+  const maxRetries = nonNegativeInt('maxRetries', options.maxRetries, DEFAULT_MAX_RETRIES);
+  const modelTimeoutMs = options.modelTimeoutMs === undefined ? undefined : positiveInt('modelTimeoutMs', options.modelTimeoutMs, 0);
+  const providerOptions = checkProviderOptions(options.providerOptions);
+  checkDeps(options.deps);
   const generateId = options.deps?.generateId ?? (() => nanoid());
   const maxSteps = positiveInt('maxSteps', options.maxSteps, DEFAULT_MAX_STEPS);
   const maxOutputAttempts = positiveInt('maxOutputAttempts', options.maxOutputAttempts, DEFAULT_MAX_OUTPUT_ATTEMPTS);
@@ -118,20 +129,77 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
     outputMode,
     outputToolName,
     tools,
+    model,
+    models,
+    maxRetries,
+    modelTimeoutMs,
+    providerOptions,
     settings,
     toolChoice: options.toolChoice ?? 'auto',
     toolContexts: {},
     now: clock ? () => clock.now() : () => Date.now(),
     generateId,
-    binding: bindingOf(options, { maxSteps, maxOutputAttempts, maxVerifyAttempts, outputMode }),
+    binding: bindingOf(options, models, { maxSteps, maxOutputAttempts, maxVerifyAttempts, outputMode }),
   };
+}
+
+function nonNegativeInt(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw new InvalidOptionsError(`${name} must be a whole number of at least 0, got ${JSON.stringify(value)}.`);
+  }
+  return value;
+}
+
+/** The model and its fallbacks as Cairn models; anything that is not a model is refused here, before anything runs. */
+function checkModels(options: AgentOptions<unknown> | AgentOptions<any>): LanguageModel[] {
+  if (options.model === undefined || options.model === null) throw new InvalidOptionsError('model is required.');
+  const models = [toCairnModel(options.model, 'model')];
+  const fallbacks = options.fallbackModels;
+  if (fallbacks !== undefined) {
+    if (!Array.isArray(fallbacks)) throw new InvalidOptionsError('fallbackModels must be an array of models.');
+    fallbacks.forEach((fallback, index) => models.push(toCairnModel(fallback, `fallbackModels[${index}]`)));
+  }
+  return models;
+}
+
+function plainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function checkProviderOptions(value: unknown): ProviderOptions | undefined {
+  if (value === undefined) return undefined;
+  if (!plainObject(value) || !Object.values(value).every(plainObject)) {
+    throw new InvalidOptionsError('providerOptions must be an object of objects, one per provider name: { openai: { ... } }.');
+  }
+  try {
+    return JSON.parse(JSON.stringify(value)) as ProviderOptions;
+  } catch {
+    throw new InvalidOptionsError('providerOptions must be plain JSON.');
+  }
+}
+
+function checkDeps(deps: AgentOptions<unknown>['deps']): void {
+  if (deps === undefined) return;
+  const store = deps.breakerStore;
+  if (store !== undefined && (!store || typeof store.get !== 'function' || typeof store.set !== 'function')) {
+    throw new InvalidOptionsError('deps.breakerStore must have get(key) and set(key, state).');
+  }
+  const breaker = deps.breaker;
+  if (breaker !== undefined) {
+    if (!plainObject(breaker)) throw new InvalidOptionsError('deps.breaker must be { threshold?, cooldownMs? }.');
+    if (breaker.threshold !== undefined) positiveInt('deps.breaker.threshold', breaker.threshold, 0);
+    if (breaker.cooldownMs !== undefined) positiveInt('deps.breaker.cooldownMs', breaker.cooldownMs, 0);
+  }
+  if (deps.sleep !== undefined && typeof deps.sleep !== 'function') throw new InvalidOptionsError('deps.sleep must be a function.');
 }
 
 const EFFORTS: readonly string[] = EFFORT_LEVELS;
 
 /** Sampling settings and the default tool choice: checked here, sent with every call. */
 function checkSettings(options: AgentOptions<unknown> | AgentOptions<any>, tools: Record<string, AgentTool>): ModelSettings | undefined {
-  const { temperature, topP, effort, promptCaching, toolChoice } = options;
+  const { temperature, topP, effort, promptCaching, toolChoice, maxOutputTokens } = options;
+  if (maxOutputTokens !== undefined) positiveInt('maxOutputTokens', maxOutputTokens, 0);
   if (temperature !== undefined && (typeof temperature !== 'number' || !Number.isFinite(temperature) || temperature < 0)) {
     throw new InvalidOptionsError(`temperature must be a number of at least 0, got ${JSON.stringify(temperature)}.`);
   }
@@ -153,6 +221,7 @@ function checkSettings(options: AgentOptions<unknown> | AgentOptions<any>, tools
     ...(topP !== undefined ? { topP } : {}),
     ...(effort !== undefined ? { effort } : {}),
     ...(promptCaching !== undefined ? { promptCaching } : {}),
+    ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}),
   };
   return Object.keys(settings).length > 0 ? settings : undefined;
 }
@@ -163,6 +232,7 @@ function checkSettings(options: AgentOptions<unknown> | AgentOptions<any>, tools
  */
 export function bindingOf(
   options: AgentOptions<unknown> | AgentOptions<any>,
+  models: readonly LanguageModel[],
   limits: { maxSteps: number; maxOutputAttempts: number; maxVerifyAttempts: number; outputMode: string },
 ): AgentRunBinding {
   const tools = Object.entries(options.tools ?? {})
@@ -181,16 +251,18 @@ export function bindingOf(
     : null;
   return {
     bindingId: options.bindingId ?? null,
-    model: `${options.model.provider}:${options.model.modelId}`,
+    model: modelKey(models[0]!),
     tools: digestOf(tools),
     output,
     limits: digestOf({ ...limits, verify: typeof options.verify === 'function' }),
+    ...(models.length > 1 ? { fallback: models.slice(1).map(modelKey).join(',') } : {}),
   };
 }
 
-/** Keys whose fingerprints differ. */
+/** Keys whose fingerprints differ (a key only one side has counts). */
 export function bindingChanges(stored: AgentRunBinding, current: AgentRunBinding): string[] {
-  return (Object.keys(current) as (keyof AgentRunBinding)[]).filter((key) => stored[key] !== current[key]);
+  const keys = new Set([...Object.keys(stored), ...Object.keys(current)] as (keyof AgentRunBinding)[]);
+  return [...keys].filter((key) => stored[key] !== current[key]);
 }
 
 /** Validates each tool's toolsContext entry. Values stay in memory: they are never serialized. */

@@ -4,8 +4,10 @@
  */
 import type { SerializedError } from '../errors/index.js';
 import type {
-  FinishReason, LanguageModel, ModelMessage, ModelSettings, ModelToolCall, ToolChoice, Usage,
+  FinishReason, LanguageModel, ModelMessage, ModelSettings, ModelToolCall, ProviderOptions, ToolChoice, Usage,
 } from '../models/types.js';
+import type { BreakerStore } from '../models/breaker-store.js';
+import type { BreakerSettings } from '../models/breaker.js';
 import type { JsonValue } from './json.js';
 import type { CallOutcome } from '../../machines/types.js';
 
@@ -148,16 +150,81 @@ export interface ClientToolResult {
   isError?: boolean;
 }
 
-/** Injected seams, for deterministic runs and tests. */
+/** Injected seams, for deterministic runs and tests, and the shared circuit breaker. */
 export interface AgentDeps {
   /** @default Date.now */
   clock?: { now(): number };
   /** @default nanoid */
   generateId?: () => string;
+  /**
+   * Where the circuit breaker of the model calls keeps its state, keyed by
+   * `provider:modelId`. Without one there is no breaker. Share one store (the
+   * `breakers` member of an ops store) to share the breaker between workers.
+   */
+  breakerStore?: BreakerStore;
+  /** @default { threshold: 5, cooldownMs: 60000 } */
+  breaker?: BreakerSettings;
+  /** How a retry waits (a test seam). @default a timer that an abort ends */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+/**
+ * A model object a run takes: a Cairn model, or a Vercel AI SDK language model
+ * (specification `v2`, `v3` or `v4`), adapted on its own.
+ */
+export type AgentModel = LanguageModel | {
+  readonly specificationVersion: 'v2' | 'v3' | 'v4';
+  readonly provider: string;
+  readonly modelId: string;
+  doGenerate(options: any): PromiseLike<unknown>;
+  doStream(options: any): PromiseLike<unknown>;
+};
+
+/** A model as the fail-over record names it. */
+export interface ModelRef {
+  provider: string;
+  modelId: string;
+  /** The wire, when the provider has several (`responses`, `chat`, ...). */
+  protocol?: string;
+}
+
+/** One fail-over of a model call to the next candidate. */
+export interface ModelFailover {
+  /** Which candidate of the call failed: 1 for the first one it tried. */
+  attempt: number;
+  failed: ModelRef;
+  next: ModelRef;
+  /** The model step of the call. */
+  modelStep: number;
+  phase: 'loop' | 'finalize';
+  /** Why it failed (redacted), with its transient cause. */
+  error: SerializedError & { cause?: string };
+}
+
+/** `AgentRunEnvelope.models`: the model the run calls now and every fail-over so far. */
+export interface AgentRunModels {
+  /** The version of the fail-over rules the run follows. */
+  policy: 1;
+  selected: ModelRef;
+  failovers: ModelFailover[];
 }
 
 export interface AgentOptions<T = string> {
-  model: LanguageModel;
+  model: AgentModel;
+  /**
+   * Models a call fails over to, in order, when the model before them fails
+   * with a transient error before its first content (see docs/models.md).
+   * Part of the binding: a resume must pass the same list.
+   */
+  fallbackModels?: AgentModel[];
+  /** More attempts of one model call on the same model after a retryable failure. @default 2 */
+  maxRetries?: number;
+  /** Most milliseconds one model attempt may take; past it the attempt fails as a transport timeout. @default none */
+  modelTimeoutMs?: number;
+  /** Most tokens the model may produce in one turn. @default the provider's */
+  maxOutputTokens?: number;
+  /** Options for one provider, under its name (`{ openai: { ... } }`), sent with every call, unchanged. */
+  providerOptions?: ProviderOptions;
   prompt?: string;
   messages?: Message[];
   /** A system message placed before the conversation. `instructions` is the same thing. */
@@ -285,6 +352,8 @@ export type AgentEvent<T = string> =
   | { type: 'run-start'; runId: string; resumed: boolean }
   | { type: 'step-start'; step: number; phase: 'loop' | 'finalize' }
   | { type: 'text-delta'; step: number; delta: string }
+  /** What a reasoning model shows of its thinking, as it streams. */
+  | { type: 'reasoning-delta'; step: number; delta: string }
   | { type: 'tool-call-start'; step: number; toolCallId: string; toolName: string; args: JsonValue }
   | { type: 'tool-call-end'; step: number; toolCallId: string; toolName: string; output: JsonValue | string; isError: boolean; outcome?: ToolCallOutcome }
   | { type: 'tool-output'; step: number; toolCallId: string; toolName: string; rawResult: unknown }
@@ -324,6 +393,8 @@ export interface AgentRunBinding {
   tools: string;
   output: string | null;
   limits: string;
+  /** The fallback models, `provider:modelId` in order; absent for a run without them. */
+  fallback?: string;
 }
 
 /** `drained`: stopped at a model-step boundary on request; any executor's resume goes on. */
@@ -356,6 +427,8 @@ export interface AgentRunEnvelope {
    * `retryFailed` goes on from it.
    */
   retry?: { cause: string; phase: 'loop' | 'finalize'; error: SerializedError };
+  /** The model fail-over record; present for a run with fallbackModels. */
+  models?: AgentRunModels;
   createdAt: number;
   updatedAt: number;
 }
@@ -457,4 +530,4 @@ export interface LeaseOptions {
   ttlMs?: number;
 }
 
-export type { FinishReason, LanguageModel, ModelSettings, ModelToolCall, Usage, ToolChoice };
+export type { FinishReason, LanguageModel, ModelSettings, ModelToolCall, ProviderOptions, Usage, ToolChoice };

@@ -10,4 +10,4 @@ export * from './doctor.js';
 export { runHeadless, resumeHeadless } from './run.js';
 export { inspectRun, DEFAULT_HEADLESS_SCOPE, type InspectRunOptions } from './inspect.js';
 export { exitCodeFor, HEADLESS_EXIT_CODES } from './report.js';
-export { DEFAULT_BREAKER_THRESHOLD, DEFAULT_BREAKER_COOLDOWN_MS } from './model-guard.js';
+export { DEFAULT_BREAKER_THRESHOLD, DEFAULT_BREAKER_COOLDOWN_MS } from '../models/breaker.js';

@@ -6,11 +6,12 @@
  */
 import { nanoid } from 'nanoid';
 import { refusal, resumeStreamAgent, streamAgent } from '../agent/run-agent.js';
-import type { AgentEvent, AgentOptions, AgentResult, AgentTools, Message, ResumeOptions } from '../agent/types.js';
+import type { AgentDeps, AgentEvent, AgentModel, AgentOptions, AgentResult, AgentTools, Message, ResumeOptions } from '../agent/types.js';
 import { BudgetError, InvalidOptionsError } from '../errors/index.js';
 import { emptyUsage, type LanguageModel, type Usage } from '../models/types.js';
 import { costOf, DEFAULT_HEADLESS_SCOPE, storedPending } from './inspect.js';
-import { DEFAULT_BREAKER_COOLDOWN_MS, DEFAULT_BREAKER_THRESHOLD, guardModel } from './model-guard.js';
+import { guardModel } from './model-guard.js';
+import { toCairnModel } from '../models/resolve.js';
 import { bundledPriceProvider, priceOrNull } from './prices.js';
 import { loadProjectInstructions } from './project-instructions.js';
 import { reportOf } from './report.js';
@@ -31,7 +32,9 @@ interface Prepared<T> {
   warnings: HeadlessWarning[];
   /** Set when the leg is refused before anything is read or written. */
   refusal?: unknown;
-  /** The leg's model behind the breaker and the budget. */
+  /** The leg's model as a Cairn model. */
+  model?: LanguageModel;
+  /** The leg's model behind the budget. */
   guarded?: LanguageModel;
   onEvent: ((event: AgentEvent<T>) => void) | undefined;
 }
@@ -55,7 +58,7 @@ function checkBudget(budget: unknown): void {
  * What both legs share: skill tools (rejecting on a name collision), the
  * budget's admission and the guarded model. Shape errors become a refusal.
  */
-async function prepare<T>(options: HeadlessCommon<T> & { model: LanguageModel; tools?: AgentTools }, runId: string, usageBefore: () => Promise<Usage>): Promise<Prepared<T>> {
+async function prepare<T>(options: HeadlessCommon<T> & { model: AgentModel; tools?: AgentTools }, runId: string, usageBefore: () => Promise<Usage>): Promise<Prepared<T>> {
   let sources: ReturnType<typeof resolveSkillSources> = [];
   let badSkills: unknown;
   try {
@@ -84,8 +87,13 @@ async function prepare<T>(options: HeadlessCommon<T> & { model: LanguageModel; t
     if (options.onEvent !== undefined && typeof options.onEvent !== 'function') throw new InvalidOptionsError('onEvent must be a function.');
     if (deps.priceProvider !== undefined && typeof deps.priceProvider !== 'function') throw new InvalidOptionsError('deps.priceProvider must be a function.');
     checkBudget(options.budget);
-    const model = options.model;
-    if (!model || typeof model.doGenerate !== 'function') return prepared; // the engine refuses it with its own message
+    let model: LanguageModel;
+    try {
+      model = toCairnModel(options.model);
+    } catch {
+      return prepared; // the engine refuses it with its own message
+    }
+    prepared.model = model;
     const budget = options.budget;
     const priced = (await priceOrNull(prepared.priceProvider, model, emptyUsage())) !== null;
     if (budget?.usd !== undefined && !priced) {
@@ -104,11 +112,6 @@ async function prepare<T>(options: HeadlessCommon<T> & { model: LanguageModel; t
       priced,
       priceProvider: prepared.priceProvider,
       usageBefore: budget ? await usageBefore() : emptyUsage(),
-      breakerStore: deps.breakerStore,
-      breaker: {
-        threshold: deps.breaker?.threshold ?? DEFAULT_BREAKER_THRESHOLD,
-        cooldownMs: deps.breaker?.cooldownMs ?? DEFAULT_BREAKER_COOLDOWN_MS,
-      },
       now: clock ? () => clock.now() : () => Date.now(),
     });
   } catch (error) {
@@ -126,7 +129,12 @@ function engineOptions<O extends object>(options: O): Record<string, unknown> {
 
 function engineDeps(options: HeadlessCommon<unknown>) {
   const deps = options.deps;
-  return deps ? { ...(deps.clock ? { clock: deps.clock } : {}), ...(deps.generateId ? { generateId: deps.generateId } : {}) } : undefined;
+  if (!deps) return undefined;
+  const out: AgentDeps = {};
+  for (const key of ['clock', 'generateId', 'breakerStore', 'breaker', 'sleep'] as const) {
+    if (deps[key] !== undefined) (out as Record<string, unknown>)[key] = deps[key];
+  }
+  return out;
 }
 
 /** Runs the stream, handing each event to onEvent; a throwing onEvent aborts the leg, which then rejects. */
@@ -157,7 +165,7 @@ async function drive<T>(
 async function finish<T>(
   result: AgentResult<T>,
   prepared: Prepared<T>,
-  model: LanguageModel | undefined,
+  model: Pick<LanguageModel, 'provider' | 'modelId'> | undefined,
   store: HeadlessCommon<T>['store'],
 ): Promise<HeadlessReport<T>> {
   const warnings = [...prepared.warnings];
@@ -245,7 +253,7 @@ export async function runHeadless<T = string>(options: HeadlessRunOptions<T>): P
     prepared.onEvent,
     options.abortSignal,
   );
-  return finish(result, prepared, options.model, options.store);
+  return finish(result, prepared, prepared.model, options.store);
 }
 
 /**
@@ -281,5 +289,5 @@ export async function resumeHeadless<T = string>(options: HeadlessResumeOptions<
     prepared.onEvent,
     options.abortSignal,
   );
-  return finish(result, prepared, options.model, options.store);
+  return finish(result, prepared, prepared.model, options.store);
 }

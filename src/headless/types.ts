@@ -31,19 +31,9 @@ export type PriceProvider = (query: PriceQuery) => number | null | undefined | P
 
 // ---------------------------------------------------------------- breaker
 
-/** The shared state of one model's circuit breaker. */
-export interface BreakerState {
-  /** Transient failures in a row. */
-  failures: number;
-  /** While `Date.now()` (on `deps.clock`) is below this, calls fail at once with code `breaker_open`. */
-  cooldownUntil?: number;
-}
-
-/** Where workers keep breaker state, keyed by `provider:modelId`. Both methods may be async. */
-export interface BreakerStore {
-  get(key: string): BreakerState | undefined | null | Promise<BreakerState | undefined | null>;
-  set(key: string, state: BreakerState): void | Promise<void>;
-}
+/** The circuit breaker's state and store now live in the model layer (cairn/models); headless passes `deps.breakerStore` on. */
+export type { BreakerState, BreakerStore } from '../models/breaker-store.js';
+import type { BreakerStore } from '../models/breaker-store.js';
 
 export interface HeadlessDeps extends AgentDeps {
   /** Prices each call. @default the bundled price table */

@@ -23,17 +23,21 @@ export function transientCause(error: unknown, midStream: boolean): TransientCau
     if (status === 429 || status === 529) return 'rate-limited';
     if (status === 408) return 'timeout';
     if (status >= 500) return 'provider-error';
-    return null;
+    // A status the provider marked retryable (409, for example).
+    if (field(error, 'isRetryable') === true) return 'provider-error';
+    return midStream ? 'stream-broke' : null;
   }
-  const code = field(error, 'code') ?? field(field(error, 'cause'), 'code');
-  if (typeof code === 'string') {
+  const cause = field(error, 'cause');
+  for (const code of [field(error, 'code'), field(cause, 'code')]) {
+    if (typeof code !== 'string') continue;
     if (NETWORK_CODES.has(code)) return 'network';
     if (SERIALIZATION_CODES.has(code)) return 'serialization-conflict';
     if (code === 'breaker_open') return 'breaker-open';
   }
-  const name = field(error, 'name');
-  if (name === 'TimeoutError') return 'timeout';
-  if (name === 'TypeError' && /fetch failed|network/i.test(String(field(error, 'message')))) return 'network';
-  if (field(error, 'isRetryable') === true) return 'provider-error';
-  return midStream ? 'stream-broke' : null;
+  if (field(error, 'name') === 'TimeoutError' || field(cause, 'name') === 'TimeoutError') return 'timeout';
+  if (field(error, 'name') === 'TypeError' && /fetch failed|network|terminated/i.test(String(field(error, 'message')))) return 'network';
+  if (midStream) return 'stream-broke';
+  // A provider error with no status that a retry may cure: the connection failed or the answer broke off.
+  if (field(error, 'isRetryable') === true) return field(error, 'name') === 'APICallError' ? 'network' : 'provider-error';
+  return null;
 }

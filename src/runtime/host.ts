@@ -16,7 +16,7 @@ import { frozenJsonCopy, toJson } from '../agent/json.js';
 import { resultBase } from '../agent/result.js';
 import type { NormalizedOptions } from '../agent/options.js';
 import type {
-  AgentEvent, AgentResult, AgentRunEnvelope, AgentRunStatus, AgentToolReceipt, AgentWarning, JsonValue, Lease,
+  AgentEvent, AgentResult, AgentRunEnvelope, AgentRunModels, AgentRunStatus, AgentToolReceipt, AgentWarning, JsonValue, Lease,
   PendingApproval, PendingClientCall, StopReason,
 } from '../agent/types.js';
 import type { HostState } from './host-state.js';
@@ -24,6 +24,7 @@ import { runActors } from './run-actors.js';
 import { SaveQueue } from './save-queue.js';
 import { keepLease } from './lease-keeper.js';
 import { provideToolCallMachine } from './tool-actors.js';
+import { initialModels } from './model-call.js';
 
 type RunSnapshot = SnapshotFrom<typeof runMachine>;
 type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
@@ -427,9 +428,17 @@ export class RunHost<T> implements HostState<T> {
       pendingApprovals: pending.approvals,
       pendingClientCalls: pending.clientCalls,
       ...(result ? { result: toJson<AgentResult<unknown>>(result) } : {}),
+      ...this.modelsRecord(snapshot.context),
       createdAt: this.createdAt,
       updatedAt: this.opts.now(),
     };
+  }
+
+  /** `models` for a run with fallbacks (or one that failed over): read from the run's context. */
+  private modelsRecord(context: RunContext): { models?: AgentRunModels } {
+    const recorded = (context.models ?? null) as AgentRunModels | null;
+    if (recorded) return { models: structuredClone(recorded) };
+    return this.opts.models.length > 1 ? { models: initialModels(this.opts.model) } : {};
   }
 
   /**

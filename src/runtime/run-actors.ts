@@ -7,12 +7,14 @@ import { ExecutionPolicyError, serializeError } from '../errors/index.js';
 import type {
   Json, ModelCallOutput, OutputCheck, PolicyOutput, Turn, VerifierOutput,
 } from '../../machines/index.js';
-import type { ModelRequest, ModelResponse, ModelToolSpec } from '../models/types.js';
+import type { ModelCallWarning, ModelRequest, ModelResponse, ModelToolSpec } from '../models/types.js';
 import { toJson } from '../agent/json.js';
 import { check, parseJsonAnswer, wireSchema } from '../agent/schema.js';
 import type { JsonValue, Message, VerifyVerdict } from '../agent/types.js';
 import { transientCause } from '../models/transient.js';
 import { messagesOf, type HostState } from './host-state.js';
+import { callModel, StreamBrokeOff } from './model-call.js';
+import { modelKey } from '../models/resolve.js';
 
 const deadlineError = () => serializeError(new ExecutionPolicyError('deadline_exceeded', 'The execution deadline elapsed.'));
 
@@ -36,7 +38,10 @@ async function buildRequest(host: HostState, step: number, phase: 'loop' | 'fina
     messages = [{ role: 'system', content: prepared.system }, ...messages.filter((m) => m.role !== 'system')];
   }
   const output = opts.raw.output;
-  const settings = opts.settings ? { settings: { ...opts.settings } } : {};
+  const settings = {
+    ...(opts.settings ? { settings: { ...opts.settings } } : {}),
+    ...(opts.providerOptions ? { providerOptions: structuredClone(opts.providerOptions) } : {}),
+  };
   if (phase === 'loop') {
     return { messages, tools: toolSpecs(host, prepared.activeTools), toolChoice: prepared.toolChoice ?? opts.toolChoice, ...settings, signal };
   }
@@ -60,43 +65,6 @@ async function buildRequest(host: HostState, step: number, phase: 'loop' | 'fina
   };
 }
 
-/** Thrown by callOnce when the stream had begun before it failed. */
-class StreamBrokeOff extends Error {
-  constructor(readonly original: unknown) {
-    super('The model stream broke off.');
-  }
-}
-
-async function callOnce(host: HostState, request: ModelRequest, step: number): Promise<ModelResponse> {
-  const model = host.opts.raw.model;
-  if (!model.doStream) {
-    const response = await model.doGenerate(request);
-    if (response.text) host.emit({ type: 'text-delta', step, delta: response.text });
-    return response;
-  }
-  let text = '';
-  const toolCalls: ModelResponse['toolCalls'] = [];
-  let finish: Pick<ModelResponse, 'finishReason' | 'usage'> | null = null;
-  let began = false;
-  try {
-    for await (const part of model.doStream(request)) {
-      began = true;
-      if (part.type === 'text-delta') {
-        text += part.delta;
-        host.emit({ type: 'text-delta', step, delta: part.delta });
-      } else if (part.type === 'tool-call') {
-        toolCalls.push(part.toolCall);
-      } else if (part.type === 'finish') {
-        finish = { finishReason: part.finishReason, usage: part.usage };
-      }
-    }
-  } catch (error) {
-    throw began ? new StreamBrokeOff(error) : error;
-  }
-  if (!finish) throw Object.assign(new Error('The model stream ended without a finish part.'), { code: 'model_call_failed' });
-  return { text, toolCalls, ...finish };
-}
-
 /**
  * Effect identity is [modelStep, toolCallId], so ids must differ within a turn.
  * A provider that repeats one gets the repeats renamed (`id#2`), in the turn as
@@ -111,6 +79,13 @@ function uniqueIds(calls: ModelResponse['toolCalls']): ModelResponse['toolCalls'
   });
 }
 
+/** A model's warning as a run warning: `setting` names what the model left out. */
+function warningOf(warning: ModelCallWarning) {
+  return warning.type === 'unsupported-setting'
+    ? { type: 'warning' as const, setting: warning.setting, message: `The model does not take ${warning.setting}; it was left out of the request${warning.details ? `: ${warning.details}` : '.'}` }
+    : { type: 'warning' as const, setting: 'model', message: String((warning as { message?: unknown }).message ?? 'The model warned.') };
+}
+
 export function runActors(host: HostState) {
   return {
     callModel: fromPromise<ModelCallOutput, { step: number; phase: 'loop' | 'finalize' }>(async ({ input, signal }) => {
@@ -120,8 +95,13 @@ export function runActors(host: HostState) {
       const combined = host.effectSignal(signal);
       host.emit({ type: 'step-start', step, phase });
       let response: ModelResponse;
+      let answered: string;
+      let models: Json | undefined;
       try {
-        response = await callOnce(host, await buildRequest(host, step, phase, combined), step);
+        const call = await callModel(host, step, phase, combined, (_model, signal) => buildRequest(host, step, phase, signal));
+        response = call.response;
+        answered = modelKey(call.model);
+        models = call.models as unknown as Json | undefined;
       } catch (error) {
         if (host.deadlinePassed()) return { kind: 'deadline', error: deadlineError() };
         if (host.signal.aborted) return { kind: 'aborted' };
@@ -140,16 +120,26 @@ export function runActors(host: HostState) {
           host.emit({ type: 'tool-call-start', step, toolCallId: call.toolCallId, toolName: call.toolName, args: toJson<JsonValue>(call.args) });
         }
       }
+      for (const warning of response.warnings ?? []) host.emit(warningOf(warning));
       const turn: Turn = {
         step,
         phase,
         text: response.text,
-        toolCalls: uniqueIds(response.toolCalls).map((c) => ({ toolCallId: c.toolCallId, toolName: c.toolName, args: toJson<Json>(c.args) })),
+        toolCalls: uniqueIds(response.toolCalls).map((c) => ({
+          toolCallId: c.toolCallId,
+          toolName: c.toolName,
+          args: toJson<Json>(c.args),
+          ...(c.providerMetadata ? { providerMetadata: toJson<{ [provider: string]: Json }>(c.providerMetadata) } : {}),
+        })),
         finishReason: response.finishReason,
         usage: { ...response.usage },
+        model: answered,
+        ...(response.reasoning && response.reasoning.length > 0 ? { reasoning: toJson<Json[]>(response.reasoning) } : {}),
+        ...(response.providerMetadata ? { providerMetadata: toJson<{ [provider: string]: Json }>(response.providerMetadata) } : {}),
+        ...(response.response ? { response: toJson<{ id?: string; modelId?: string }>(response.response) } : {}),
       };
       host.emit({ type: 'step-finish', step, finishReason: response.finishReason, usage: response.usage });
-      return { kind: 'turn', turn };
+      return models === undefined ? { kind: 'turn', turn } : { kind: 'turn', turn, models };
     }),
 
     // No execution policy is configured in this engine yet: every batch passes.

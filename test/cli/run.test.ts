@@ -203,7 +203,8 @@ describe('cairn resume answers', () => {
   it('a transient failure carries retry (1); --retry-failed goes on from the last checkpoint (0)', async () => {
     const cwd = tempDir();
     write(cwd, {
-      'outage.json': { modelId: 'm', turns: [{ error: { status: 503, message: 'Service unavailable' } }] },
+      // The first attempt and its two retries all answer 503.
+      'outage.json': { modelId: 'm', turns: [1, 2, 3].map(() => ({ error: { status: 503, message: 'Service unavailable' } })) },
       'back.json': { modelId: 'm', turns: [{ text: 'Summary ready.' }] },
     });
     const first = await cairn(['run', 'Summarize.', '--model', 'outage.json', '--run-id', 't'], { cwd });

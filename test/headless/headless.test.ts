@@ -262,7 +262,7 @@ describe('a run that failed in transit', () => {
     const failing = () => createMockModel({ responses: [{ error: { status: 503, message: 'down' } }] });
     for (let i = 1; i <= 2; i++) {
       const report = await runHeadless({
-        model: failing(), prompt: 'x', store: createInMemoryAgentRunStore(), deps: { breakerStore, clock, breaker: { threshold: 2, cooldownMs: 500 } },
+        model: failing(), maxRetries: 0, prompt: 'x', store: createInMemoryAgentRunStore(), deps: { breakerStore, clock, breaker: { threshold: 2, cooldownMs: 500 } },
       });
       expect(report.retry?.detail).toBe('provider-error');
     }
@@ -280,6 +280,7 @@ describe('a run that failed in transit', () => {
   it('a transport timeout keeps its retry and reports limit (6)', async () => {
     const report = await runHeadless({
       model: createMockModel({ responses: [{ error: { status: 408, message: 'Request timeout' } }] }),
+      maxRetries: 0,
       prompt: 'x',
       store: createInMemoryAgentRunStore(),
     });

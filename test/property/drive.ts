@@ -121,6 +121,8 @@ export async function driveScenario(scenario: Scenario, fault: Fault): Promise<D
       model: rt.plan ? rt.plan.wrapModel(model) : model,
       tools: rt.plan ? rt.plan.wrapTools(tools) : tools,
       bindingId: 'crash-property-v1',
+      // An injected 503 fails the leg (the retryFailed path), instead of being retried within the call.
+      maxRetries: 0,
       session: { store: rt.store, runId: runIdOf(leg), scope: SCOPE },
       deps: { clock: { now: () => 1_000 }, generateId: rt.ids },
       ...(leg === 0 ? { prompt: 'Start.' } : { messages: [...previous!, { role: 'user', content: `Continue ${leg}.` }] }),

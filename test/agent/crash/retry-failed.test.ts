@@ -9,6 +9,8 @@ describe('retryFailed', () => {
     const store = createInMemoryAgentRunStore();
     const options = {
       model: createMockModel({ responses: [{ error: { status: 503, message: 'unavailable' } }, { text: 'Summary ready.' }] }),
+      // The call's own retries would answer it at once; this run fails on the first 503.
+      maxRetries: 0,
       prompt: 'Summarize ticket 9.',
       session: { store, runId: 'ticket-9', scope: 'tenant-a' },
       deps: { clock },

@@ -32,6 +32,8 @@ function scenario(store: AgentRunStore, runs: { charge: number }, script?: Param
     ] }),
     prompt: 'Charge order 7.',
     session: { store, runId: 'order-7', scope: 'tenant-a' },
+    // A scripted 503 fails the call at once instead of being retried.
+    maxRetries: 0,
     deps: { clock },
     tools: { charge: { parameters: { type: 'object' as const }, execute: () => { runs.charge++; return 'charged'; } } },
   };

@@ -181,6 +181,7 @@ describe('streams', () => {
   it('deliver a failing model call as a failed result, without throwing from the stream', async () => {
     const stream = streamAgent({
       model: createMockModel({ responses: [{ error: { status: 500, message: 'provider down' } }] }),
+      maxRetries: 0,
       prompt: 'x',
       deps: fixedDeps(),
     });

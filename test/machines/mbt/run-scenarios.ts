@@ -371,7 +371,7 @@ export const RUN_SCENARIOS: RunScenario[] = [
       RESTORE, ev.restored(), ev.retryFailed('loop'), S('saveStart'), ev.turn(1, { text: 'Hello.' }), S('saveTurn'),
     ],
     drive: async (h) => {
-      const options = { prompt: 'Hi.', model: mock([{ error: { status: 503, message: 'overloaded' } }, { text: 'Hello.' }]) };
+      const options = { prompt: 'Hi.', maxRetries: 0, model: mock([{ error: { status: 503, message: 'overloaded' } }, { text: 'Hello.' }]) };
       const first = await h.start({ ...h.base(), ...options });
       expect(first.result).toMatchObject({ status: 'failed', retry: { phase: 'loop' } });
       await h.resume({ ...h.base(), ...options, retryFailed: true });
