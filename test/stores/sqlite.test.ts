@@ -491,7 +491,7 @@ describe('schema', () => {
     const db = raw();
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect((tables(db) as { name: string }[]).map((t) => t.name)).toEqual(expect.arrayContaining([
-      'cairn_leases', 'cairn_ops_schema', 'cairn_run_messages', 'cairn_run_receipts', 'cairn_runs',
+      'cairn_breakers', 'cairn_leases', 'cairn_ops_schema', 'cairn_run_messages', 'cairn_run_receipts', 'cairn_runs',
     ]));
     expect(versions(db)).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
     expect(SCHEMA_VERSION).toBe(MIGRATIONS.length);
@@ -506,7 +506,7 @@ describe('schema', () => {
     open({ synchronous: 'normal', busyTimeoutMs: 100 }).close();
     const db = raw();
     expect(tables(db)).toEqual(before);
-    expect(versions(db)).toEqual([1]);
+    expect(versions(db)).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
     expect(json(await second.agentRuns.load('r-1'))).toEqual(json(envelope('r-1')));
   });
 
@@ -524,7 +524,7 @@ describe('schema', () => {
     expect(StoreSchemaVersionError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ code: 'record_version_unsupported', found: SCHEMA_VERSION + 1, supported: SCHEMA_VERSION });
     expect(tables(db)).toEqual(before);
-    expect(versions(db)).toEqual([1, 2]);
+    expect(versions(db)).toEqual(Array.from({ length: SCHEMA_VERSION + 1 }, (_, i) => i + 1));
   });
 
   it('refuses bad options', () => {
@@ -790,6 +790,7 @@ console.log(JSON.stringify({ id, lease: lease !== null, conflicts }));
     expect(contents).toHaveLength(workers * savesEach);
     expect(new Set(contents).size).toBe(workers * savesEach);
     for (let i = 0; i < workers; i++) expect(contents.filter((c) => c.startsWith(`w${i}:`))).toHaveLength(savesEach);
-    expect(raw().prepare('SELECT version FROM cairn_ops_schema').pluck().all()).toEqual([1]);
+    expect(raw().prepare('SELECT version FROM cairn_ops_schema ORDER BY version').pluck().all())
+      .toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
   });
 });

@@ -1,4 +1,4 @@
-/** `cairn/ops/postgres`: runs and leases in a PostgreSQL schema. */
+/** `cairn/ops/postgres`: runs, leases and circuit breakers in a PostgreSQL schema. */
 export {
   createPostgresOpsStore,
   MIGRATIONS,

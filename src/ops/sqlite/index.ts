@@ -1,4 +1,4 @@
-/** `cairn/ops/sqlite`: runs and leases in one SQLite file. */
+/** `cairn/ops/sqlite`: runs, leases and circuit breakers in one SQLite file. */
 export {
   createSqliteOpsStore,
   MIGRATIONS,

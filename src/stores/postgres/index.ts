@@ -1,9 +1,12 @@
 /**
- * `cairn/ops/postgres`: the run store and the lease provider over one
- * PostgreSQL schema. Call `setup()` once per deployment (or at every start:
- * it is idempotent and safe to run concurrently) before using the store.
+ * `cairn/ops/postgres`: the run store, the lease provider and the circuit
+ * breakers over one PostgreSQL schema. Call `setup()` once per deployment (or
+ * at every start: it is idempotent and safe to run concurrently) before using
+ * the store.
  */
 import type { LeaseProvider } from '../../agent/types.js';
+import type { BreakerStore } from '../../models/breaker-store.js';
+import { createPostgresBreakerStore } from './breakers.js';
 import { migrate, opsTables } from './migrations.js';
 import { createPostgresLeaseProvider } from './leases.js';
 import { createPostgresAgentRunStore, type PostgresAgentRunStore } from './run-store.js';
@@ -21,6 +24,13 @@ export interface PostgresOpsStore {
   agentRuns: PostgresAgentRunStore;
   /** The LeaseProvider on the database clock: pass it as `lease.provider`. */
   leases: LeaseProvider;
+  /**
+   * The model-call circuit breakers, one row per `provider:modelId`: pass as
+   * `deps.breakerStore` of a headless run, so workers on every machine share
+   * them. `cooldownUntil` is kept as given: a time on the run's clock, not on
+   * the database's.
+   */
+  breakers: BreakerStore;
   /** The schema this store uses. */
   readonly schema: string;
   /** Ends the pool if the store created it (from a connection string); a pool you passed stays open. */
@@ -45,6 +55,7 @@ export function createPostgresOpsStore(connection: PostgresConnection, options: 
     setup: () => migrate(db, tables),
     agentRuns: createPostgresAgentRunStore(db, tables),
     leases: createPostgresLeaseProvider(db, tables),
+    breakers: createPostgresBreakerStore(db, tables),
     close: () => db.close(),
   };
 }

@@ -21,6 +21,7 @@ export interface OpsTables {
   messages: string;
   receipts: string;
   leases: string;
+  breakers: string;
 }
 
 export function opsTables(quotedSchema: string): OpsTables {
@@ -31,6 +32,7 @@ export function opsTables(quotedSchema: string): OpsTables {
     messages: `${quotedSchema}.cairn_run_messages`,
     receipts: `${quotedSchema}.cairn_run_receipts`,
     leases: `${quotedSchema}.cairn_leases`,
+    breakers: `${quotedSchema}.cairn_breakers`,
   };
 }
 
@@ -86,6 +88,15 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   // save recomputed go.
   [
     'ALTER TABLE cairn_runs DROP COLUMN transcript_hash, DROP COLUMN settled_hash',
+  ],
+  // 3: the circuit breakers the workers share, one row per provider:model.
+  [
+    `CREATE TABLE cairn_breakers (
+  key            text        PRIMARY KEY,
+  failures       integer     NOT NULL,
+  cooldown_until bigint,
+  updated_at     timestamptz NOT NULL DEFAULT now()
+)`,
   ],
 ];
 

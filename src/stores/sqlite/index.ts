@@ -1,11 +1,14 @@
 /**
- * `createSqliteOpsStore`: runs and leases in one SQLite file, for one machine
- * (several processes may share the file). See docs/stores.md.
+ * `createSqliteOpsStore`: runs, leases and circuit breakers in one SQLite
+ * file, for one machine (several processes may share the file). See
+ * docs/stores.md.
  */
 import type Database from 'better-sqlite3';
 import type { LeaseProvider } from '../../agent/types.js';
 import { InvalidOptionsError } from '../../errors/index.js';
+import type { BreakerStore } from '../../models/breaker-store.js';
 import { createAgentRunStore, type SqliteAgentRunStore } from './agent-runs.js';
+import { createBreakerStore } from './breakers.js';
 import { createLeaseProvider } from './leases.js';
 import { openDatabase } from './schema.js';
 
@@ -24,7 +27,7 @@ export interface SqliteOpsStoreOptions {
    * @default 'full'
    */
   synchronous?: 'full' | 'normal';
-  /** The clock of lease expiry and of the lease check in save. @default Date.now */
+  /** The clock of lease expiry, of the lease check in save, and of a breaker row's `updated_at`. @default Date.now */
   clock?: { now(): number };
   /** How long a statement waits for another connection's lock before failing with SQLITE_BUSY. @default 5000 */
   busyTimeoutMs?: number;
@@ -35,6 +38,13 @@ export interface SqliteOpsStore {
   agentRuns: SqliteAgentRunStore;
   /** Leases kept in the same file: pass as `lease.provider`, so a save checks the lease in its own transaction. */
   leases: LeaseProvider;
+  /**
+   * The model-call circuit breakers, one row per `provider:modelId` in the
+   * same file: pass as `deps.breakerStore` of a headless run, so every
+   * process on the file shares them. `cooldownUntil` is kept as given: a time
+   * on the run's clock, not on `clock`.
+   */
+  breakers: BreakerStore;
   /**
    * Writes a consistent copy of the database to `destination` (`VACUUM INTO`)
    * while the store stays in use. The file must not exist yet.
@@ -61,6 +71,7 @@ export function createSqliteOpsStore(options: SqliteOpsStoreOptions): SqliteOpsS
   return {
     agentRuns: createAgentRunStore(db, clock),
     leases: createLeaseProvider(db, clock),
+    breakers: createBreakerStore(db, clock),
     async backup(destination: string) {
       if (typeof destination !== 'string' || destination === '') {
         throw new InvalidOptionsError('backup: destination must be a file path.');

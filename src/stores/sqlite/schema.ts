@@ -53,6 +53,15 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   drain      INTEGER NOT NULL DEFAULT 0
 )`,
   ],
+  // 2: the circuit breakers the workers share, one row per provider:model.
+  [
+    `CREATE TABLE cairn_breakers (
+  key            TEXT    PRIMARY KEY,
+  failures       INTEGER NOT NULL,
+  cooldown_until INTEGER,
+  updated_at     INTEGER NOT NULL
+)`,
+  ],
 ];
 
 /** The schema version this code writes: the number of migrations it knows. */

@@ -1,9 +1,11 @@
 /**
- * Conformance suites for AgentRunStore and LeaseProvider backends: the same
- * spec for the in-memory, SQLite and Postgres backends, and for yours.
+ * Conformance suites for AgentRunStore, LeaseProvider and BreakerStore
+ * backends: the same spec for the in-memory, SQLite and Postgres backends,
+ * and for yours.
  */
 export { validateAgentRunStore } from './store-suite.js';
 export { validateLeaseProvider } from './lease-suite.js';
+export { validateBreakerStore, type BreakerStoreFixture, type BreakerStoreInitializer } from './breaker-suite.js';
 export { createManualClock, type ManualClock } from './clock.js';
 export type {
   AgentRunStoreFixture, AgentRunStoreInitializer, ConformanceTestApi, LeaseProviderFixture, LeaseProviderInitializer,
