@@ -206,6 +206,15 @@ export type ModelStreamPart =
 /** The spec version a Cairn model declares. Models of the Vercel AI SDK (`v2`, `v3`, `v4`) are adapted on their own. */
 export const MODEL_SPEC_VERSION = 'cairn-model-1';
 
+/** What {@link LanguageModel.keyStatus} reports. */
+export interface KeyStatus {
+  present: boolean;
+  /** The variables the key is read from when none is passed, in order. */
+  envVars: readonly string[];
+  /** @default true */
+  required?: boolean;
+}
+
 export interface LanguageModel {
   readonly specificationVersion: 'cairn-model-1';
   /** The provider, as prices, profiles and the breaker key it: `openai`, `anthropic`, `google`, or your own name. */
@@ -213,6 +222,12 @@ export interface LanguageModel {
   readonly modelId: string;
   /** Which wire the model speaks, when a provider has several (`responses`, `chat`, `messages`, `generate-content`). */
   readonly protocol?: string;
+  /**
+   * Where the model's API key would come from, checked without a network call
+   * (the doctor reads it). `present`: a key was passed or one of `envVars` is
+   * set in `env`; `required: false` for servers that need no key.
+   */
+  keyStatus?(env: Record<string, string | undefined>): KeyStatus;
   /** One complete turn. */
   doGenerate(request: ModelRequest): Promise<ModelResponse>;
   /** The same turn as a stream of parts; the last part is `finish`. */

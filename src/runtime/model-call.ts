@@ -230,6 +230,8 @@ export async function callModel(
     let cause: TransientCause | null = null;
     for (let retry = 0; ; retry++) {
       if (signal.aborted) throw signal.reason;
+      // The deadline outranks every retry and fail-over: the caller reports it.
+      if (host.deadlinePassed()) throw lastError ?? new Error('The execution deadline elapsed.');
       let state = null;
       try {
         if (breaker) state = await breaker.admit(key);

@@ -6,7 +6,7 @@
 import { frozenJsonCopy, toJson, type JsonValue } from '../agent/json.js';
 import { CairnError, InvalidOptionsError, ModelCallError } from '../errors/index.js';
 import type {
-  FinishReason, LanguageModel, ModelRequest, ModelResponse, ModelStreamPart, ModelToolCall, Usage,
+  FinishReason, LanguageModel, ModelRequest, ModelResponse, ModelStreamPart, ModelToolCall, ReasoningPart, Usage,
 } from '../models/types.js';
 
 /** A tool call the scripted model makes. */
@@ -22,6 +22,8 @@ export interface MockToolCall {
 export interface MockStatusError {
   status: number;
   message?: string;
+  /** The wait the "provider" asks for, as a real adapter reads it from retry-after: the engine's retry honours it. */
+  retryAfterMs?: number;
 }
 
 /** One scripted model turn. Every field is optional: `{}` answers with empty text. */
@@ -40,6 +42,8 @@ export interface MockTurn {
   error?: MockStatusError | unknown;
   /** How `doStream` splits the text into `text-delta` parts; must join to `text`. @default pieces of 8 characters */
   chunks?: string[];
+  /** Reasoning parts the turn returns (streamed before its text), with any provider metadata, as a reasoning model would. */
+  reasoning?: ReasoningPart[];
   /** Milliseconds to wait before answering; an abort of `request.signal` ends the wait. @default 0 */
   delayMs?: number;
   /** `doStream` yields `afterChunks` text deltas, then throws `error`: a stream that broke off. `doGenerate` rejects with it. */
@@ -78,7 +82,7 @@ export interface MockLanguageModel extends LanguageModel {
   assertAllUsed(): void;
 }
 
-const FINISH_REASONS: readonly FinishReason[] = ['stop', 'tool-calls', 'length', 'content-filter', 'error', 'other'];
+const FINISH_REASONS: readonly FinishReason[] = ['stop', 'tool-calls', 'length', 'content-filter', 'refusal', 'error', 'other'];
 const DEFAULT_CHUNK_LENGTH = 8;
 
 /**
@@ -142,6 +146,7 @@ export function createMockModel(options: MockModelOptions): MockLanguageModel {
       toolCalls,
       finishReason: turn.finishReason ?? (toolCalls.length > 0 ? 'tool-calls' : 'stop'),
       usage: usageFor(request, text, toolCalls, turn.usage),
+      ...(turn.reasoning ? { reasoning: toJson<ReasoningPart[]>(turn.reasoning) } : {}),
     };
     return { response, chunks: turn.chunks ? [...turn.chunks] : splitText(text), streamError: turn.streamError };
   }
@@ -164,6 +169,11 @@ export function createMockModel(options: MockModelOptions): MockLanguageModel {
       return (async function* stream(): AsyncGenerator<ModelStreamPart> {
         const { response, chunks, streamError } = await answer(request, claimed);
         let sent = 0;
+        for (const reasoning of response.reasoning ?? []) {
+          throwIfAborted(request.signal);
+          yield { type: 'reasoning-delta', delta: reasoning.text };
+          yield { type: 'reasoning', reasoning };
+        }
         for (const delta of chunks) {
           if (streamError && sent >= streamError.afterChunks) break;
           throwIfAborted(request.signal);
@@ -257,6 +267,9 @@ function checkTurn(turn: unknown, where: string): asserts turn is MockTurn {
   if (t.finishReason !== undefined && !FINISH_REASONS.includes(t.finishReason)) {
     fail(`has an unknown finishReason ${JSON.stringify(t.finishReason)}`);
   }
+  if (t.reasoning !== undefined && (!Array.isArray(t.reasoning) || t.reasoning.some((r) => r === null || typeof r !== 'object' || r.type !== 'reasoning' || typeof r.text !== 'string'))) {
+    fail("has `reasoning` that is not an array of { type: 'reasoning', text } parts");
+  }
   if (t.delayMs !== undefined && !(typeof t.delayMs === 'number' && Number.isFinite(t.delayMs) && t.delayMs >= 0)) {
     fail('has a `delayMs` that is not a non-negative number');
   }
@@ -290,10 +303,11 @@ function isStatusError(value: unknown): value is MockStatusError {
 function toThrowable(error: unknown, modelId: string): unknown {
   if (!isStatusError(error)) return error;
   // A fresh error each time: a repeated (non-strict) turn must not rethrow one shared instance.
-  return new ModelCallError(error.message ?? `Mock model "${modelId}": scripted failure with status ${error.status}.`, {
+  const thrown = new ModelCallError(error.message ?? `Mock model "${modelId}": scripted failure with status ${error.status}.`, {
     statusCode: error.status,
     isRetryable: isRetryableStatus(error.status),
   });
+  return error.retryAfterMs === undefined ? thrown : Object.assign(thrown, { retryAfterMs: error.retryAfterMs });
 }
 
 function abortReason(signal: AbortSignal): unknown {
