@@ -132,7 +132,7 @@ describe('the record of a fail-over', () => {
       { toolCalls: [{ toolName: 'deploy', args: {} }] },
       { text: 'Deployed.' },
     ]);
-    const options: AgentOptions = { model: primary, fallbackModels: [fallback], tools: approvalTool, prompt: 'Deploy.', maxRetries: 0, session, deps: { clock: { now: () => 7 } } };
+    const options: AgentOptions & { session: typeof session } = { model: primary, fallbackModels: [fallback], tools: approvalTool, prompt: 'Deploy.', maxRetries: 0, session, deps: { clock: { now: () => 7 } } };
     const stream = streamAgent(options);
     const seen = await events(stream);
     const first = await stream.result;
