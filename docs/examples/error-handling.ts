@@ -36,6 +36,7 @@ console.log(`stored revision unchanged: ${(await store.load('report-1'))?.revisi
 const broken = await runAgent({
   model: createMockModel({ responses: [{ error: { status: 503, message: 'Service unavailable' } }] }),
   prompt: 'Anything.',
+  maxRetries: 0, // no second attempt: the one scripted answer is the 503
 });
 if (broken.status === 'failed') console.log(JSON.stringify(broken.error));
 

@@ -11,6 +11,8 @@ const options = {
     ],
   }),
   prompt: 'Summarize ticket 9.',
+  // Each model call is retried twice by default; with none, this 503 fails the run.
+  maxRetries: 0,
   session: { store, runId: 'ticket-9', scope: 'tenant-a' },
 };
 

@@ -20,7 +20,7 @@ export interface WireReply {
    * sent as the `data:` line as it is; an object is sent as JSON; `{ event, data }`
    * adds an `event:` line. `'[DONE]'` is sent as it is.
    */
-  sse?: Array<string | { event?: string; data: unknown }>;
+  sse?: Array<string | { event?: string; data: unknown } | Record<string, unknown>>;
   /** Raw chunks written one by one (to split an event across chunks). */
   chunks?: string[];
   /** With `sse` or `chunks`: destroy the socket after this many chunks (a stream cut mid-way). */
@@ -53,10 +53,15 @@ export interface WireServer {
   close(): Promise<void>;
 }
 
-function sseChunk(entry: string | { event?: string; data: unknown }): string {
+function sseChunk(entry: string | { event?: string; data: unknown } | Record<string, unknown>): string {
   if (typeof entry === 'string') return `data: ${entry}\n\n`;
-  const data = typeof entry.data === 'string' ? entry.data : JSON.stringify(entry.data);
-  return `${entry.event !== undefined ? `event: ${entry.event}\n` : ''}data: ${data}\n\n`;
+  // `{ data }` or `{ event, data }` is an event; any other object is the event's data, as JSON.
+  const keys = Object.keys(entry);
+  const framed = keys.includes('data') && keys.every((k) => k === 'data' || k === 'event');
+  if (!framed) return `data: ${JSON.stringify(entry)}\n\n`;
+  const event = entry as { event?: string; data: unknown };
+  const data = typeof event.data === 'string' ? event.data : JSON.stringify(event.data);
+  return `${event.event !== undefined ? `event: ${event.event}\n` : ''}data: ${data}\n\n`;
 }
 
 async function readBody(req: IncomingMessage): Promise<unknown> {
