@@ -6,6 +6,10 @@
 export * from './types.js';
 export { createInMemoryBreakerStore, type BreakerState, type BreakerStore } from './breaker-store.js';
 export { transientCause, type TransientCause } from './transient.js';
+export { fromAISDK, isAISDKModel, type FromAISDKOptions, type AISDKLanguageModel } from './ai-sdk/index.js';
+export { toCairnModel } from './resolve.js';
+export { DEFAULT_MAX_RETRIES } from './retry.js';
+export { DEFAULT_BREAKER_COOLDOWN_MS, DEFAULT_BREAKER_THRESHOLD, type BreakerSettings } from './breaker.js';
 export * from '../providers/utils/index.js';
 export {
   APICallError, MissingAPIKeyError, ModelCallError, BreakerOpenError, registerSecret, redactSecrets,

@@ -6,6 +6,7 @@
  * an unhandled rejection.
  */
 import { InvalidOptionsError } from '../errors/index.js';
+import { fromAISDK, isAISDKModel } from './ai-sdk/index.js';
 import { MODEL_SPEC_VERSION, type LanguageModel } from './types.js';
 
 /** Reads a property of something the caller passed; a getter that throws reads as the error. */
@@ -38,13 +39,10 @@ export function cairnModelIssues(value: unknown): string[] | null {
   return issues.length > 0 ? issues : null;
 }
 
-export type ModelAdapter = { accepts(value: unknown): boolean; adapt(value: unknown): LanguageModel };
-const adapters: ModelAdapter[] = [];
-
-/** Lets another kind of model object (the AI SDK's) be taken as a model. */
-export function registerModelAdapter(adapter: ModelAdapter): void {
-  adapters.push(adapter);
-}
+/** Other kinds of model object a run takes, each with how it becomes a Cairn model. */
+const adapters: Array<{ accepts(value: unknown): boolean; adapt(value: unknown): LanguageModel }> = [
+  { accepts: isAISDKModel, adapt: (value) => fromAISDK(value as Parameters<typeof fromAISDK>[0]) },
+];
 
 /**
  * The Cairn model for `value`: itself when it is one, the adapted model for an
