@@ -1,0 +1,84 @@
+/**
+ * `cairn/openai`: OpenAI's models on the Responses wire (the default) or on
+ * Chat Completions, over `fetch`.
+ *
+ * @example
+ * const openai = createOpenAI({ apiKey: process.env.MY_KEY });
+ * const model = openai('gpt-5.2');          // Responses
+ * const chat = openai.chat('gpt-4.1-mini'); // Chat Completions
+ */
+import type { LanguageModel } from '../../models/types.js';
+import { loadApiKey, rememberKey } from '../utils/api-key.js';
+import type { FetchFunction } from '../utils/http.js';
+import { createChatModel } from '../openai-compatible/chat-model.js';
+import { isReasoningModel } from './reasoning-models.js';
+import { createResponsesModel } from './responses-model.js';
+
+export { isReasoningModel } from './reasoning-models.js';
+
+export interface OpenAIProviderSettings {
+  /** The API key. @default process.env.OPENAI_API_KEY, read at each call */
+  apiKey?: string;
+  /** @default 'https://api.openai.com/v1' */
+  baseURL?: string;
+  /** Sent as `openai-organization` when set. */
+  organization?: string;
+  /** Sent as `openai-project` when set. */
+  project?: string;
+  /** Extra headers on every request. */
+  headers?: Record<string, string>;
+  /** @default globalThis.fetch */
+  fetch?: FetchFunction;
+  /**
+   * Asks reasoning models on the Responses wire for a summary of their
+   * thinking (`reasoning.summary`), which the reasoning parts then carry as
+   * text. Off by default: some organizations must be verified to get summaries.
+   */
+  reasoningSummary?: 'auto' | 'concise' | 'detailed';
+  /**
+   * Sends `strict: true` on tools and on the structured-output schema. Strict
+   * schemas must list every property as required and close every object
+   * (`additionalProperties: false`). @default false
+   */
+  strictJsonSchema?: boolean;
+}
+
+/** `openai(modelId)` and `openai.responses(modelId)`: a Responses model; `openai.chat(modelId)`: a Chat Completions model. */
+export interface OpenAIProvider {
+  (modelId: string): LanguageModel;
+  responses(modelId: string): LanguageModel;
+  chat(modelId: string): LanguageModel;
+}
+
+const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+/** Creates an OpenAI provider. The key is read at each call, so a missing key is a MissingAPIKeyError there. */
+export function createOpenAI(settings: OpenAIProviderSettings = {}): OpenAIProvider {
+  rememberKey(settings.apiKey);
+  const baseURL = settings.baseURL ?? DEFAULT_BASE_URL;
+  const headers = () => ({
+    ...settings.headers,
+    authorization: `Bearer ${loadApiKey({ apiKey: settings.apiKey, envVars: ['OPENAI_API_KEY'], provider: 'openai' })}`,
+    'openai-organization': settings.organization,
+    'openai-project': settings.project,
+  });
+  const strictJsonSchema = settings.strictJsonSchema ?? false;
+  const common = { provider: 'openai', baseURL, headers, ...(settings.fetch ? { fetch: settings.fetch } : {}), strictJsonSchema };
+
+  const responses = (modelId: string) => createResponsesModel({
+    ...common,
+    modelId,
+    reasoning: isReasoningModel(modelId),
+    ...(settings.reasoningSummary ? { reasoningSummary: settings.reasoningSummary } : {}),
+  });
+  const chat = (modelId: string) => createChatModel({
+    ...common,
+    modelId,
+    maxTokensField: 'max_completion_tokens',
+    systemRole: isReasoningModel(modelId) ? 'developer' : 'system',
+  });
+  return Object.assign((modelId: string) => responses(modelId), { responses, chat });
+}
+
+/** The default provider: its key comes from OPENAI_API_KEY at each call. */
+export const openai: OpenAIProvider = createOpenAI();
