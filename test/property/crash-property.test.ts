@@ -3,8 +3,10 @@
  * runs (scripts of text turns and parallel batches of plain, idempotent,
  * approval-gated, client and failing tools) crossed with one random fault (a
  * crash before or after any save, model call or tool execution, a store that
- * rejects a save or lands it and throws, a 503 from the model), then driven to
- * the end by a careful operator in fresh runtimes.
+ * rejects a save or lands it and throws, a 503 from the model, or a real
+ * provider adapter's 503, 429 or stream cut mid-way over a local wire server,
+ * with or without a fallback model), then driven to the end by a careful
+ * operator in fresh runtimes.
  *
  * Invariants (reliability plan, Appendix A: I1, I1b, I3, I7):
  *  1. No plain effect ran twice: every plain key in the ledger counts at most 1,
@@ -20,15 +22,21 @@
  * count with CAIRN_PROPERTY_RUNS.
  */
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { listCrashPoints, type CrashCounts } from 'cairn/testing';
 import { plantedBugs } from '../../src/runtime/test-switches.js';
 import { byCall, driveScenario, isPlainKey, RESUME_BOUND, type DriveReport, type Fault } from './drive.js';
 import { describeScenario, scenarioArb, type Scenario } from './scenario.js';
+import { closeWireServer } from './wire-model.js';
+
+afterAll(closeWireServer);
 
 const FAULT_KINDS = [
   'save-before', 'save-after', 'model-before', 'model-after', 'tool-before', 'tool-after',
   'store-reject', 'store-apply-then-throw', 'transient-model',
+  // A real adapter (Chat Completions over the local wire server): a 503, a 429, a stream cut after its
+  // first text; each with or without a fallback model (the pick's lowest bit).
+  'wire-503', 'wire-429', 'wire-cut',
 ] as const;
 type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -49,6 +57,9 @@ function faultFor(choice: FaultChoice, counts: CrashCounts): Fault {
     return points.length === 0 ? { kind: 'none' } : { kind: 'crash', at: points[choice.pick % points.length]! };
   }
   if (family === 'store') return { kind: 'store', at: 1 + (choice.pick % counts.saves), mode: rest as 'reject' | 'apply-then-throw' };
+  if (family === 'wire') {
+    return { kind: 'wire', at: 1 + ((choice.pick >> 1) % counts.modelCalls), mode: rest as '503' | '429' | 'cut', fallback: (choice.pick & 1) === 1 };
+  }
   return { kind: 'transient', at: 1 + (choice.pick % counts.modelCalls) };
 }
 
@@ -60,6 +71,7 @@ interface Tally {
   retried: number;
   retriedGated: number;
   retryFailed: number;
+  failovers: number;
   restarts: number;
   retryRuns: number;
   maxResumes: number;
@@ -68,7 +80,7 @@ interface Tally {
 const newTally = (): Tally => ({
   runs: 0,
   fired: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>,
-  noPoint: 0, reconciled: 0, retried: 0, retriedGated: 0, retryFailed: 0, restarts: 0, retryRuns: 0, maxResumes: 0,
+  noPoint: 0, reconciled: 0, retried: 0, retriedGated: 0, retryFailed: 0, failovers: 0, restarts: 0, retryRuns: 0, maxResumes: 0,
 });
 
 /**
@@ -141,6 +153,7 @@ function crashProperty(tally: Tally) {
     tally.retried += run.retriedCalls;
     tally.retriedGated += run.retriedGated;
     tally.retryFailed += run.retryFailed;
+    tally.failovers += run.failovers;
     tally.restarts += run.restarts;
     if (run.retryAsked) tally.retryRuns++;
     tally.maxResumes = Math.max(tally.maxResumes, run.resumes);
@@ -165,13 +178,14 @@ describe('crash property: any run, any single fault, a careful operator', () => 
     const started = performance.now();
     await fc.assert(crashProperty(tally), params(NUM_RUNS));
     console.log(`crash property: ${tally.runs} runs in ${Math.round(performance.now() - started)} ms; faults fired by kind ${JSON.stringify(tally.fired)}; ` +
-      `no such point ${tally.noPoint}; reconciled calls ${tally.reconciled}, retried calls ${tally.retried} (gated, with their verdict again: ${tally.retriedGated}), retryFailed ${tally.retryFailed}, ` +
+      `no such point ${tally.noPoint}; reconciled calls ${tally.reconciled}, retried calls ${tally.retried} (gated, with their verdict again: ${tally.retriedGated}), retryFailed ${tally.retryFailed}, fail-overs ${tally.failovers}, ` +
       `runs with a retry ${tally.retryRuns}, fresh runtimes ${tally.restarts}, most resumes in one drive ${tally.maxResumes}`);
     // Non-vacuity: every kind of fault happened often, and both ways out of an unknown effect were taken.
     if (process.env.FC_PATH === undefined) {
       for (const kind of FAULT_KINDS) expect(tally.fired[kind], `faults of kind ${kind}`).toBeGreaterThanOrEqual(MIN_PER_KIND);
       expect(tally.reconciled).toBeGreaterThan(0);
       expect(tally.retried).toBeGreaterThan(0);
+      expect(tally.failovers).toBeGreaterThan(0);
     }
   }, TIMEOUT);
 

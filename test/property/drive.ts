@@ -16,12 +16,15 @@ import {
   CLIENT_OUTPUT, FAILING_MESSAGE, legCount, makeTools, PLAIN_KINDS, scriptedTurn, toolOutput,
   type Scenario, type ToolKind, type TransientFault,
 } from './scenario.js';
+import { answerScenario, wireModels, wireServer, type WireFault, type WireFaultMode } from './wire-model.js';
 
 export type Fault =
   | { kind: 'none' }
   | { kind: 'crash'; at: CrashPoint }
   | { kind: 'store'; at: number; mode: 'reject' | 'apply-then-throw' }
-  | { kind: 'transient'; at: number };
+  | { kind: 'transient'; at: number }
+  /** A fault of a real provider adapter over the local wire server, with or without a fallback model. */
+  | { kind: 'wire'; at: number; mode: WireFaultMode; fallback: boolean };
 
 /** Resumes (and restarts) one leg may take before the run counts as stuck. */
 export const RESUME_BOUND = 8;
@@ -46,6 +49,8 @@ export interface DriveReport {
   retriedGated: number;
   reconciledCalls: number;
   retryFailed: number;
+  /** Model calls that failed over to the fallback model. */
+  failovers: number;
   /** Resumes and restarts over all legs. */
   resumes: number;
   /** Restarts in a fresh runtime after a crash or a failure. */
@@ -90,6 +95,9 @@ export async function driveScenario(scenario: Scenario, fault: Fault): Promise<D
   const legs = legCount(scenario);
   const ledgers: Ledger[] = Array.from({ length: legs }, () => createLedger());
   const transient: TransientFault | undefined = fault.kind === 'transient' ? { at: fault.at, calls: 0, fired: false } : undefined;
+  const wireFault: WireFault | undefined = fault.kind === 'wire' ? { at: fault.at, mode: fault.mode, calls: 0, fired: false } : undefined;
+  const wire = wireFault ? await wireServer() : undefined;
+  if (wire) answerScenario(wire, scenario, wireFault!);
   const base = createInMemoryAgentRunStore();
   // Every drive writes through the same stack of store wrappers, faulted or not: parallel calls share
   // saves when they ask while one is in flight, so a store that answers a few microtasks later could
@@ -100,7 +108,7 @@ export async function driveScenario(scenario: Scenario, fault: Fault): Promise<D
   let generation = 0;
   const report: DriveReport = {
     status: 'crashed', messages: undefined, ledgers: [], fired: false, counts: plan.counts, retryAsked: false,
-    retriedCalls: 0, retriedGated: 0, reconciledCalls: 0, retryFailed: 0, resumes: 0, restarts: 0, violations: [], trace: [],
+    retriedCalls: 0, retriedGated: 0, reconciledCalls: 0, retryFailed: 0, failovers: 0, resumes: 0, restarts: 0, violations: [], trace: [],
   };
   /** Every verdict the operator gave, with the approval it answered, by run id. */
   const given = new Map<string, Array<{ pending: PendingApproval; response: ApprovalResponse }>>();
@@ -114,11 +122,15 @@ export async function driveScenario(scenario: Scenario, fault: Fault): Promise<D
   };
 
   const options = (leg: number, previous: Message[] | undefined): AgentOptions => {
-    const model = createMockModel({ responses: [(request) => scriptedTurn(scenario, request, transient)], strict: false });
+    const models = wire
+      ? wireModels(wire, scenario, fault.kind === 'wire' && fault.fallback)
+      : { model: createMockModel({ responses: [(request) => scriptedTurn(scenario, request, transient)], strict: false }) };
+    const model = models.model;
     const tools = makeTools(ledgers[leg]!);
     const rt = runtime;
     return {
       model: rt.plan ? rt.plan.wrapModel(model) : model,
+      ...(models.fallbackModels ? { fallbackModels: models.fallbackModels } : {}),
       tools: rt.plan ? rt.plan.wrapTools(tools) : tools,
       bindingId: 'crash-property-v1',
       // An injected 503 fails the leg (the retryFailed path), instead of being retried within the call.
@@ -176,6 +188,7 @@ export async function driveScenario(scenario: Scenario, fault: Fault): Promise<D
         continue;
       }
       result = outcome.result;
+      report.failovers += result.warnings.filter((w) => w.setting === 'fallbackModels').length;
       report.trace.push(`leg ${leg}: ${result.status}${result.status === 'stopped' ? `/${result.reason}` : ''}${result.status === 'failed' ? `/${result.error.code}${result.retry ? '+retry' : ''}` : ''}`);
       if (result.status === 'completed') break;
       if (result.status === 'suspended') {
@@ -244,7 +257,8 @@ export async function driveScenario(scenario: Scenario, fault: Fault): Promise<D
     report.fired = fault.kind === 'none' ? false
       : fault.kind === 'crash' ? plan.fired
         : fault.kind === 'store' ? (faulty?.injected.length ?? 0) > 0
-          : transient!.fired;
+          : fault.kind === 'wire' ? wireFault!.fired
+            : transient!.fired;
     return report;
   }
 }

@@ -50,6 +50,8 @@ export interface WireServer {
   requests: RecordedRequest[];
   /** Queues replies. */
   reply(...replies: WireReply[]): void;
+  /** Answers a request when no reply is queued (a reply computed from the request). */
+  handler: ((request: RecordedRequest) => WireReply) | undefined;
   close(): Promise<void>;
 }
 
@@ -109,13 +111,21 @@ async function serve(reply: WireReply, res: ServerResponse): Promise<void> {
 export async function startWireServer(): Promise<WireServer> {
   const replies: WireReply[] = [];
   const requests: RecordedRequest[] = [];
+  const wire: WireServer = {
+    url: '',
+    replies,
+    requests,
+    reply: (...more) => void replies.push(...more),
+    handler: undefined,
+    close: async () => undefined,
+  };
   const server: Server = createServer((req, res) => {
     void (async () => {
       const body = await readBody(req);
       const headers: Record<string, string> = {};
       for (const [key, value] of Object.entries(req.headers)) if (typeof value === 'string') headers[key] = value;
       requests.push({ method: req.method ?? 'GET', path: req.url ?? '/', headers, body });
-      const reply = replies.shift();
+      const reply = replies.shift() ?? wire.handler?.(requests[requests.length - 1]!);
       if (!reply) {
         res.writeHead(599, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message: 'wire server: no reply queued' } }));
@@ -126,16 +136,14 @@ export async function startWireServer(): Promise<WireServer> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  Object.assign(wire, {
     url: `http://127.0.0.1:${port}`,
-    replies,
-    requests,
-    reply: (...more) => replies.push(...more),
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
     }),
-  };
+  });
+  return wire;
 }
 
 /** A key that must never show up anywhere a user or a log can see. */
