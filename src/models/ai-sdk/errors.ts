@@ -39,20 +39,22 @@ function messageOf(error: unknown): string {
   return typeof message === 'string' && message !== '' ? message : String(error);
 }
 
-/** The AI SDK's APICallError (a non-2xx answer, a network failure, an invalid 2xx body) as Cairn's. */
-function fromApiCallError(error: Fields, ctx: ErrorContext): APICallError {
+/** The AI SDK's APICallError (a non-2xx answer, a network failure, an unreadable 2xx body) as Cairn's. */
+function fromApiCallError(error: Fields, ctx: ErrorContext): unknown {
   const statusCode = typeof error.statusCode === 'number' ? error.statusCode : undefined;
-  const headers = headersOf(error.responseHeaders);
   const ok = statusCode !== undefined && statusCode >= 200 && statusCode < 300;
+  // A 2xx whose body broke off while it was read (a cut socket): the read error itself, as Cairn's own providers let it through.
+  if (ok && error.cause !== undefined && !aiName(error.cause)) return error.cause;
+  const headers = headersOf(error.responseHeaders);
   const message = messageOf(error);
   return new APICallError({
     message: statusCode === undefined
       ? `Could not reach ${ctx.provider}: ${message}`
-      : ok ? `${ctx.provider} answered ${statusCode} with a body it could not read: ${message}` : `${ctx.provider} answered ${statusCode}: ${message}`,
+      : ok ? `${ctx.provider} answered ${statusCode} with a body that could not be read: ${message}` : `${ctx.provider} answered ${statusCode}: ${message}`,
     provider: ctx.provider,
     url: typeof error.url === 'string' ? error.url : '',
     ...(statusCode !== undefined ? { statusCode } : {}),
-    isRetryable: typeof error.isRetryable === 'boolean' ? error.isRetryable : statusCode === undefined || isRetryableStatus(statusCode),
+    isRetryable: ok ? false : typeof error.isRetryable === 'boolean' ? error.isRetryable : statusCode === undefined || isRetryableStatus(statusCode),
     retryAfterMs: retryAfterMs(headers),
     requestId: requestIdOf(headers),
     ...(typeof error.responseBody === 'string' ? { responseBody: error.responseBody } : {}),
@@ -62,19 +64,32 @@ function fromApiCallError(error: Fields, ctx: ErrorContext): APICallError {
   });
 }
 
+/**
+ * The status of a stream's error event that carries none, from the error types the
+ * OpenAI and Anthropic APIs document (AI SDK v2 providers pass the event on as it is).
+ */
+function statusOfType(payload: unknown): number | undefined {
+  const kind = `${String(field(payload, 'type') ?? '')} ${String(field(payload, 'code') ?? '')}`;
+  if (/overloaded_error/.test(kind)) return 529;
+  if (/rate_limit|\brequests\b|\btokens\b/.test(kind)) return 429;
+  if (/server_error|api_error|internal_error/.test(kind)) return 500;
+  return undefined;
+}
+
 /** An `error` stream part's payload: an Error, or the provider's error object (`{ message, type, code, statusCode?, isRetryable? }`). */
 export function fromStreamPayload(payload: unknown, ctx: ErrorContext): unknown {
   if (payload instanceof Error || aiName(payload)) return toCairnError(payload, ctx);
   const inner = field(payload, 'error') ?? payload;
-  const statusCode = field(payload, 'statusCode') ?? field(inner, 'statusCode');
+  const given = field(payload, 'statusCode') ?? field(inner, 'statusCode');
+  const statusCode = typeof given === 'number' ? given : statusOfType(inner);
   const retryable = field(payload, 'isRetryable') ?? field(inner, 'isRetryable');
   const message = field(inner, 'message');
   return new APICallError({
     message: `${ctx.provider} reported an error in its stream: ${typeof message === 'string' ? message : JSON.stringify(payload)}`,
     provider: ctx.provider,
     url: '',
-    ...(typeof statusCode === 'number' ? { statusCode } : {}),
-    isRetryable: typeof retryable === 'boolean' ? retryable : typeof statusCode === 'number' && isRetryableStatus(statusCode),
+    ...(statusCode !== undefined ? { statusCode } : {}),
+    isRetryable: typeof retryable === 'boolean' ? retryable : statusCode !== undefined && isRetryableStatus(statusCode),
     responseBody: JSON.stringify(payload) ?? '',
   });
 }

@@ -41,11 +41,16 @@ export function isAISDKModel(value: unknown): value is AISDKLanguageModel {
   if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return false;
   // Read through the object, not its own keys: AI SDK models are class instances with getters.
   const model = value as Record<string, unknown>;
-  return AI_SDK_SPEC_VERSIONS.includes(model.specificationVersion as never)
-    && typeof model.provider === 'string'
-    && typeof model.modelId === 'string'
-    && typeof model.doGenerate === 'function'
-    && typeof model.doStream === 'function';
+  try {
+    return AI_SDK_SPEC_VERSIONS.includes(model.specificationVersion as never)
+      && typeof model.provider === 'string'
+      && typeof model.modelId === 'string'
+      && typeof model.doGenerate === 'function'
+      && typeof model.doStream === 'function';
+  } catch {
+    // A getter that throws: not a model anyone can call.
+    return false;
+  }
 }
 
 function names(model: AISDKLanguageModel, options: FromAISDKOptions): { provider: string; protocol?: string; providerKey: string } {

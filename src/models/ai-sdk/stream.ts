@@ -10,7 +10,7 @@ import { fromStreamPayload, toCairnError, type ErrorContext } from './errors.js'
 import {
   finishReasonOf, mergeOwn, reasoningOf, toolCallOf, turnMetadataOf, usageOf, warningsOf,
 } from './response.js';
-import type { StreamPart } from './spec.js';
+import type { FinishReasonValue, StreamPart, UsageV2, UsageV3 } from './spec.js';
 
 export interface StreamContext extends ErrorContext {
   providerKey: string;
@@ -30,6 +30,21 @@ function mergeMetadata(a: Metadata, b: Metadata): Metadata {
     out[key] = old && typeof old === 'object' && value && typeof value === 'object' ? { ...old, ...value } : value;
   }
   return out;
+}
+
+/**
+ * AI SDK providers emit a `finish` part when the body ends, whether or not the
+ * wire's last event came. v4 says so (`interrupted`); before it, a finish with no
+ * reason from the provider (`unknown` in v2, `raw` undefined in v3) and no usage
+ * at all is a stream that ended early, not a finished turn.
+ */
+function endedEarly(reason: FinishReasonValue | undefined, usage: UsageV2 | UsageV3 | undefined): boolean {
+  if (typeof reason === 'object' && reason.unified === 'interrupted') return true;
+  const transmitted = typeof reason === 'string' ? reason !== 'unknown' : reason !== undefined && (reason.raw !== undefined || reason.unified !== 'other');
+  if (transmitted) return false;
+  const counts = [usage?.inputTokens, usage?.outputTokens, (usage as UsageV2 | undefined)?.totalTokens]
+    .flatMap((c) => (c !== null && typeof c === 'object' ? Object.values(c) : [c]));
+  return counts.every((c) => c === undefined);
 }
 
 export async function* mapStream(stream: ReadableStream<StreamPart>, ctx: StreamContext): AsyncGenerator<ModelStreamPart> {
@@ -126,6 +141,7 @@ export async function* mapStream(stream: ReadableStream<StreamPart>, ctx: Stream
           yield { type: 'tool-call', toolCall: toolCallOf(part) };
           break;
         case 'finish': {
+          if (endedEarly(part.finishReason, part.usage)) break;
           const providerMetadata = turnMetadataOf(part.providerMetadata, textMetadata, key);
           finished = true;
           yield {
@@ -150,7 +166,7 @@ export async function* mapStream(stream: ReadableStream<StreamPart>, ctx: Stream
   }
   if (!finished) {
     throw new APICallError({
-      message: `The stream of ${ctx.provider} ended early: the AI SDK model sent no finish part.`,
+      message: `The stream of ${ctx.provider} ended early: it closed before the provider said the turn was finished.`,
       provider: ctx.provider, url: '', isRetryable: true,
     });
   }
