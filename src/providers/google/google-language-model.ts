@@ -7,7 +7,7 @@ import {
   MODEL_SPEC_VERSION, type LanguageModel, type ModelRequest, type ModelResponse, type ModelStreamPart,
 } from '../../models/types.js';
 import {
-  invalidResponse, loadApiKey, parseEvent, postJson, readJson, readSse, type FetchFunction,
+  invalidResponse, keyStatusOf, loadApiKey, parseEvent, postJson, readJson, readSse, type FetchFunction,
 } from '../utils/index.js';
 import type { GeminiErrorBody, GeminiResponse } from './google-api.js';
 import { errorMessage, PROVIDER, streamError, withRetryInfo } from './google-error.js';
@@ -33,6 +33,11 @@ export class GoogleLanguageModel implements LanguageModel {
   readonly protocol = 'generate-content';
 
   constructor(readonly modelId: string, private readonly config: GoogleModelConfig) {}
+
+  /** Whether a key is at hand (passed, or in one of the variables of `env`), without a network call; for `doctor`. */
+  keyStatus(env: Record<string, string | undefined>) {
+    return keyStatusOf(this.config.apiKey, GOOGLE_API_KEY_ENV_VARS)(env);
+  }
 
   /** `{baseURL}/models/{id}:{method}`; an id that already names its collection (`tunedModels/x`) is kept. */
   private url(method: string): string {

@@ -14,6 +14,8 @@ export interface ChatModelConfig extends ChatWireOptions {
   baseURL: string;
   /** The headers of one call; reads the API key, so a missing key throws at the call. */
   headers: () => Record<string, string | undefined>;
+  /** Whether a key is at hand, for `doctor`. */
+  keyStatus?: LanguageModel['keyStatus'];
   fetch?: FetchFunction;
 }
 
@@ -33,6 +35,7 @@ export function createChatModel(config: ChatModelConfig): LanguageModel {
     specificationVersion: 'cairn-model-1',
     provider: config.provider,
     modelId: config.modelId,
+    ...(config.keyStatus ? { keyStatus: config.keyStatus } : {}),
     protocol: 'chat',
 
     async doGenerate(request: ModelRequest): Promise<ModelResponse> {

@@ -8,7 +8,7 @@
  */
 import { InvalidOptionsError } from '../../errors/index.js';
 import type { LanguageModel } from '../../models/types.js';
-import { loadOptionalApiKey, rememberKey } from '../utils/api-key.js';
+import { keyStatusOf, loadOptionalApiKey, rememberKey } from '../utils/api-key.js';
 import type { FetchFunction } from '../utils/http.js';
 import { createChatModel } from './chat-model.js';
 
@@ -54,6 +54,8 @@ export function createOpenAICompatible(settings: OpenAICompatibleSettings): Open
     modelId,
     baseURL: settings.baseURL,
     headers,
+    // A key is optional here: local servers take none.
+    keyStatus: keyStatusOf(settings.apiKey, settings.apiKeyEnv ? [settings.apiKeyEnv] : [], false),
     ...(settings.fetch ? { fetch: settings.fetch } : {}),
     maxTokensField: 'max_tokens',
     systemRole: 'system',

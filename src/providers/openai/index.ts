@@ -8,7 +8,7 @@
  * const chat = openai.chat('gpt-4.1-mini'); // Chat Completions
  */
 import type { LanguageModel } from '../../models/types.js';
-import { loadApiKey, rememberKey } from '../utils/api-key.js';
+import { keyStatusOf, loadApiKey, rememberKey } from '../utils/api-key.js';
 import type { FetchFunction } from '../utils/http.js';
 import { createChatModel } from '../openai-compatible/chat-model.js';
 import { isReasoningModel } from './reasoning-models.js';
@@ -63,7 +63,8 @@ export function createOpenAI(settings: OpenAIProviderSettings = {}): OpenAIProvi
     'openai-project': settings.project,
   });
   const strictJsonSchema = settings.strictJsonSchema ?? false;
-  const common = { provider: 'openai', baseURL, headers, ...(settings.fetch ? { fetch: settings.fetch } : {}), strictJsonSchema };
+  const keyStatus = keyStatusOf(settings.apiKey, ['OPENAI_API_KEY']);
+  const common = { provider: 'openai', baseURL, headers, keyStatus, ...(settings.fetch ? { fetch: settings.fetch } : {}), strictJsonSchema };
 
   const responses = (modelId: string) => createResponsesModel({
     ...common,

@@ -11,6 +11,8 @@ export interface ResponsesModelConfig extends ResponsesWireOptions {
   baseURL: string;
   /** The headers of one call; reads the API key, so a missing key throws at the call. */
   headers: () => Record<string, string | undefined>;
+  /** Whether a key is at hand, for `doctor`. */
+  keyStatus?: LanguageModel['keyStatus'];
   fetch?: FetchFunction;
 }
 
@@ -30,6 +32,7 @@ export function createResponsesModel(config: ResponsesModelConfig): LanguageMode
     specificationVersion: 'cairn-model-1',
     provider: config.provider,
     modelId: config.modelId,
+    ...(config.keyStatus ? { keyStatus: config.keyStatus } : {}),
     protocol: 'responses',
 
     async doGenerate(request: ModelRequest): Promise<ModelResponse> {

@@ -43,3 +43,12 @@ export function loadOptionalApiKey(source: ApiKeySource): string | undefined {
     return undefined;
   }
 }
+
+/** A model's `keyStatus`: whether a key is at hand (passed, or in one of `envVars` of `env`), without a call. */
+export function keyStatusOf(apiKey: string | undefined, envVars: readonly string[], required = true) {
+  return (env: Record<string, string | undefined>) => ({
+    present: (typeof apiKey === 'string' && apiKey !== '') || envVars.some((name) => typeof env[name] === 'string' && env[name] !== ''),
+    envVars,
+    required,
+  });
+}
