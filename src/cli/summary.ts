@@ -79,7 +79,7 @@ export function formatReport(report: HeadlessReport<unknown>, ctx: CommandContex
   }
   if (report.error) lines.push(`Error ${report.error.code ?? report.error.name}: ${report.error.message}`);
   if (report.retry) {
-    lines.push(`The cause was transient (${report.retry.detail}); go on from the last checkpoint with:`);
+    lines.push('The cause was transient; go on from the last checkpoint with:');
     lines.push(`  ${resumeCommand(ctx, report.runId, ['--retry-failed'])}`);
   }
   if (report.pending.length > 0) {

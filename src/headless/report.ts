@@ -84,7 +84,7 @@ function retryOf(retry: { cause: string; phase: 'loop' | 'finalize' }): Headless
   const cause: HeadlessRetry['cause'] = retry.cause === 'stream-broke'
     ? 'model-stream'
     : retry.cause === 'serialization-conflict' ? 'budget-admission' : 'model-call';
-  return { cause, detail: retry.cause, phase: phaseOf(retry.phase), resumeWith: 'retryFailed' };
+  return { cause, phase: phaseOf(retry.phase), resumeWith: 'retryFailed' };
 }
 
 export const approvalAction = (p: PendingApproval): PendingAction => ({

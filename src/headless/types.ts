@@ -261,8 +261,6 @@ export interface HeadlessWarning {
 export interface HeadlessRetry {
   /** What failed: `model-call`, `model-stream` or `budget-admission`. */
   cause: 'model-call' | 'model-stream' | 'budget-admission';
-  /** The transient kind: provider-error, rate-limited, network, timeout, breaker-open, stream-broke, serialization-conflict. */
-  detail: string;
   phase: HeadlessPhase;
   resumeWith: 'retryFailed';
 }

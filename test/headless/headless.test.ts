@@ -245,7 +245,8 @@ describe('a run that failed in transit', () => {
     const outage = { get: () => ({ failures: 5, cooldownUntil: Date.now() + 60_000 }), set: () => {} };
     const first = await runHeadless({ model, prompt: 'Summarize ticket 9.', store, runId: 'ticket-9', deps: { breakerStore: outage } });
     expect(first.outcome).toBe('failed');
-    expect(first.retry).toEqual({ cause: 'model-call', detail: 'breaker-open', phase: 'running', resumeWith: 'retryFailed' });
+    // Exactly the spec's shape: what failed, where, and how to go on.
+    expect(first.retry).toEqual({ cause: 'model-call', phase: 'running', resumeWith: 'retryFailed' });
     expect(first.error?.code).toBe('breaker_open');
     expect(exitCodeFor(first)).toBe(1);
     expect(model.calls).toHaveLength(0);
@@ -264,12 +265,12 @@ describe('a run that failed in transit', () => {
       const report = await runHeadless({
         model: failing(), maxRetries: 0, prompt: 'x', store: createInMemoryAgentRunStore(), deps: { breakerStore, clock, breaker: { threshold: 2, cooldownMs: 500 } },
       });
-      expect(report.retry?.detail).toBe('provider-error');
+      expect([report.retry?.cause, report.error?.code]).toEqual(['model-call', 'model_call_failed']);
     }
     expect(states.get('mock:mock-model')).toEqual({ failures: 2, cooldownUntil: 1_500 });
     const model = createMockModel({ responses: [{ text: 'ok' }] });
     const blocked = await runHeadless({ model, prompt: 'x', store: createInMemoryAgentRunStore(), deps: { breakerStore, clock } });
-    expect(blocked.retry?.detail).toBe('breaker-open');
+    expect([blocked.retry?.cause, blocked.error?.code]).toEqual(['model-call', 'breaker_open']);
     expect(model.calls).toHaveLength(0);
     const later = { now: () => 2_000 };
     const ok = await runHeadless({ model, prompt: 'x', store: createInMemoryAgentRunStore(), deps: { breakerStore, clock: later } });
@@ -285,7 +286,7 @@ describe('a run that failed in transit', () => {
       store: createInMemoryAgentRunStore(),
     });
     expect(report.outcome).toBe('limit');
-    expect(report.retry).toMatchObject({ detail: 'timeout', resumeWith: 'retryFailed' });
+    expect(report.retry).toEqual({ cause: 'model-call', phase: 'running', resumeWith: 'retryFailed' });
     expect(exitCodeFor(report)).toBe(6);
   });
 
