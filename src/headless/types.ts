@@ -11,10 +11,19 @@ import type { Usage } from '../models/types.js';
 
 // ---------------------------------------------------------------- pricing
 
-/** USD per million tokens. */
+/**
+ * USD per million tokens. Cached input tokens are part of `Usage.inputTokens`;
+ * they are charged at their own price and the rest of the input at
+ * `inputPerMTok`. Reasoning tokens are part of the output and cost
+ * `outputPerMTok`.
+ */
 export interface ModelPrice {
   inputPerMTok: number;
   outputPerMTok: number;
+  /** Input tokens read from the provider's prompt cache. @default inputPerMTok */
+  cacheReadPerMTok?: number;
+  /** Input tokens written to the prompt cache (Anthropic charges extra for them). @default inputPerMTok */
+  cacheWritePerMTok?: number;
 }
 
 export interface PriceQuery {

@@ -253,7 +253,7 @@ describe('doctor: toolChoice', () => {
 });
 
 describe('doctor: budget and prices', () => {
-  const unpriced = fakeModel('openai', 'gpt-4.1-nano');
+  const unpriced = fakeModel('openai', 'gpt-3.5-turbo');
 
   it('reports an unpriced model by budget: info without one, warning with one, error with reject', async () => {
     expectFinding(await run({ model: unpriced }), 'unpriced-model', { severity: 'info' });
@@ -267,7 +267,7 @@ describe('doctor: budget and prices', () => {
     const priceProvider = vi.fn((_q: PriceQuery) => 0.5);
     const r = await run({ model: unpriced, budget: { usd: 2 }, deps: { priceProvider } });
     expect(priceProvider).toHaveBeenCalledTimes(1);
-    expect(priceProvider).toHaveBeenCalledWith({ provider: 'openai', modelId: 'gpt-4.1-nano', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } });
+    expect(priceProvider).toHaveBeenCalledWith({ provider: 'openai', modelId: 'gpt-3.5-turbo', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } });
     expect(codes(r)).not.toContain('unpriced-model');
   });
 
@@ -359,9 +359,8 @@ describe('doctor: model profiles', () => {
 
   it('accepts sampling on GPT-5.1 only at effort none', async () => {
     const model = fakeModel('openai', 'gpt-5.1');
-    // The bundled table has no GPT-5.1 price: only that info remains.
-    expect(codes(await run({ model, temperature: 0.3 }))).toEqual(['unpriced-model']);
-    expect(codes(await run({ model, temperature: 0.3, effort: 'none' }))).toEqual(['unpriced-model']);
+    expect(codes(await run({ model, temperature: 0.3 }))).toEqual([]);
+    expect(codes(await run({ model, temperature: 0.3, effort: 'none' }))).toEqual([]);
     expectFinding(await run({ model, temperature: 0.3, effort: 'high' }), 'sampling-unsupported', { path: 'temperature' });
   });
 
@@ -393,10 +392,18 @@ describe('doctor: model profiles', () => {
     expect(codes(await run({ model: claude, promptCaching: true }))).toEqual([]);
   });
 
-  it('reports an unknown model as info and skips its checks', async () => {
-    const r = await run({ model: fakeModel('openai', 'gpt-9-ultra'), temperature: 5, effort: 'max', budget: { usd: 1 } });
+  it("reports an unknown model as info, skips its profile's checks, and warns only of what no model of its provider takes", async () => {
+    const r = await run({ model: fakeModel('openai', 'gpt-9-ultra'), temperature: 5, effort: 'max', topP: 0.5, budget: { usd: 1 } });
     expectFinding(r, 'model-unknown', { severity: 'info', path: 'model' });
-    expect(codes(r).filter((c) => /sampling|effort|temperature/.test(c))).toEqual([]);
+    expect(r.findings.filter((f) => /sampling|effort|temperature/.test(f.code)).map((f) => [f.code, f.severity, f.path])).toEqual([
+      ['effort-unsupported', 'warning', 'effort'], // no OpenAI model takes 'max'
+      ['temperature-out-of-range', 'warning', 'temperature'], // none goes above 2
+    ]);
+    expect(r.ok).toBe(true);
+    // What some model of the provider takes is not reported.
+    expect(codes(await run({ model: fakeModel('openai', 'gpt-9-ultra'), temperature: 1, effort: 'low' }))).toEqual(['unpriced-model', 'model-unknown']);
+    // A provider Cairn has no profiles for gets no guesses at all.
+    expect(codes(await run({ model: fakeModel('acme', 'rocket-1'), effort: 'max', apiKeyEnv: 'K', env: { K: 'k' } }))).toEqual(['unpriced-model', 'model-unknown']);
   });
 
   it('lets capabilities correct or describe a model', async () => {
