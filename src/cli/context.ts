@@ -10,9 +10,9 @@ import type { AgentTools } from '../agent/types.js';
 import type { LanguageModel } from '../models/types.js';
 import { createSqliteOpsStore, type SqliteOpsStore } from '../ops/sqlite/index.js';
 import { UsageError } from './args.js';
-import { demoModel, demoTools } from './demo.js';
+import { demoTools } from './demo.js';
+import { buildModel, requireKeys } from './model-spec.js';
 import type { RunMeta } from './run-meta.js';
-import { loadModelFile, scriptedModel } from './scripted-model.js';
 import type { CommandContext, } from './summary.js';
 import type { ProgressStream } from './progress.js';
 import { loadToolsModule } from './tools-module.js';
@@ -91,17 +91,27 @@ export function skillDirs(dirs: string[], cwd: string): string[] {
 
 export interface Materialized {
   model: LanguageModel;
+  fallbackModels: LanguageModel[];
   tools: AgentTools | undefined;
   skills: string[];
 }
 
-/** The model, tools and skills a run was started with, rebuilt from its record. */
-export async function materialize(meta: Pick<RunMeta, 'model' | 'tools' | 'skills' | 'runId'>, cwd: string): Promise<Materialized> {
-  const model = meta.model.kind === 'demo' ? demoModel() : scriptedModel(loadModelFile(meta.model.path, cwd).script);
+/**
+ * The model, fallbacks, tools and skills a run was started with, rebuilt from
+ * its record. A provider model whose key is not in the environment is a usage
+ * error here, before the leg writes anything.
+ */
+export async function materialize(meta: Pick<RunMeta, 'model' | 'fallbacks' | 'tools' | 'skills' | 'runId'>, cwd: string): Promise<Materialized> {
+  const model = buildModel(meta.model, cwd);
+  const fallbackModels = (meta.fallbacks ?? []).map((source) => buildModel(source, cwd));
+  requireKeys([
+    { flag: 'model', source: meta.model, model },
+    ...(meta.fallbacks ?? []).map((source, i) => ({ flag: 'fallback', source, model: fallbackModels[i]! })),
+  ]);
   let tools: AgentTools | undefined;
   if (meta.tools?.kind === 'demo') tools = demoTools(meta.tools.log, meta.runId);
   else if (meta.tools?.kind === 'module') tools = (await loadToolsModule(meta.tools.path, cwd)).tools;
-  return { model, tools, skills: meta.skills };
+  return { model, fallbackModels, tools, skills: meta.skills };
 }
 
 /** Aborts the leg on Ctrl-C (it then reports `cancelled`); a second Ctrl-C ends the process. */

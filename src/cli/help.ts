@@ -23,18 +23,46 @@ The run store defaults to .cairn/runs.sqlite under the working directory.
 `;
 
 const STORE = '  --store <path>       the SQLite run store (default .cairn/runs.sqlite)';
-const LEASE = '  --lease-ttl <ms>     how long the run\'s lease outlives a process that stops renewing it (default 10000)';
 
-export const RUN_HELP = `Usage: cairn run [prompt] --model <file> [options]
+const MODEL_FLAGS = `  --model <model>      the model: a provider model, or a scripted model file
+                       (a value that is an existing file, or has none of the
+                       prefixes below, is a file of { "modelId"?, "turns" })
+                         openai:<model>             OpenAI, Responses API
+                         openai-chat:<model>        OpenAI, Chat Completions
+                         anthropic:<model>          Anthropic Messages
+                         google:<model>             Gemini generateContent
+                         openai-compatible:<model>  any Chat Completions server
+                                                    (needs --base-url)
+  --fallback <model>   a model to fail over to when a call fails with a
+                       transient error before its first content (repeatable,
+                       in order)
+  --base-url <url>     the API base of the --model's provider (also used by
+                       fallbacks of the same provider)
+  --provider-name <n>  the name an openai-compatible model reports
+                       (default openai-compatible)
+  --api-key-env <VAR>  the variable an openai-compatible server's key is read
+                       from (default: no key)
+  --max-retries <n>    more attempts of a call on the same model after a
+                       retryable failure (default 2)
+  --model-timeout <ms> most milliseconds one model attempt may take`;
+
+const KEYS = `Keys are read from the environment only, and never recorded: OPENAI_API_KEY,
+ANTHROPIC_API_KEY, GEMINI_API_KEY (or GOOGLE_API_KEY), and --api-key-env.`;
+const LEASE = `  --lease-ttl <ms>     how long the run's lease outlives a process that stops
+                       renewing it (default 10000)`;
+
+export const RUN_HELP = `Usage: cairn run [prompt] --model <model> [options]
 
 Starts a run. Without a prompt argument the prompt is read from stdin.
-Progress goes to stderr; the report to stdout.
+Progress goes to stderr (on a terminal, with the model's text as it streams);
+the report to stdout.
 
 Options:
-  --model <file>       a scripted model file: { "modelId"?: string, "turns": [...] }
+${MODEL_FLAGS}
   --tools <module>     an ES module exporting \`tools\` (or a default export)
   --skills <dir>       a folder of <id>/SKILL.md skills (repeatable)
-  --project-dir <dir>  load AGENTS.md / CLAUDE.md from the repository root down to <dir>
+  --project-dir <dir>  load AGENTS.md / CLAUDE.md from the repository root
+                       down to <dir>
   --run-id <id>        the run's id (default: generated)
   --max-steps <n>      most model turns (default 20)
 ${STORE}
@@ -43,9 +71,13 @@ ${LEASE}
   --quiet              no progress on stderr
   -h, --help           show this help
 
-A resume reuses the model, tools, skills and max steps recorded for the run.
-While a leg works it holds the run's lease: another cairn run or resume of the
-same run exits 7 (busy) until the lease is released or expires.
+${KEYS}
+A provider model without its key is a usage error (exit 2), found before
+anything is written.
+
+A resume reuses the model, fallbacks, tools, skills and max steps recorded for
+the run. While a leg works it holds the run's lease: another cairn run or
+resume of the same run exits 7 (busy) until the lease is released or expires.
 `;
 
 export const DEMO_HELP = `Usage: cairn demo [options]
@@ -66,8 +98,9 @@ ${LEASE}
 
 export const RESUME_HELP = `Usage: cairn resume <runId> [answers] [options]
 
-Goes on with a stored run, answering what it waits for. The model, tools and
-skills are the ones recorded when the run started; flags override them.
+Goes on with a stored run, answering what it waits for. The model, fallbacks,
+tools and skills are the ones recorded when the run started; flags override
+them.
 
 Answers (each repeatable):
   --approve <approvalId>        approve a pending tool call
@@ -79,8 +112,12 @@ Answers (each repeatable):
   --reconcile-error <callId>=<json> record that it failed, with this error
   --retry-failed                go on after a transient failure
 
-Options:
-  --model <file>       override the recorded scripted model file
+Options (each replaces what was recorded):
+  --model <model>      the model (a provider model or a scripted model file),
+                       with --base-url, --provider-name, --api-key-env
+  --fallback <model>   the fallbacks (repeatable)
+  --max-retries <n>    more attempts of a call on the same model
+  --model-timeout <ms> most milliseconds one model attempt may take
   --tools <module>     override the recorded tools module
   --skills <dir>       override the recorded skill folders (repeatable)
 ${STORE}
@@ -89,9 +126,12 @@ ${LEASE}
   --quiet              no progress on stderr
   -h, --help           show this help
 
-A resume must use the run's model, tools and skills: a change fails it (exit 1)
-and leaves the stored run as it was. A run another process holds exits 7
-(busy); after a crash its lease expires --lease-ttl after its last renewal.
+${KEYS}
+
+A resume must use the run's model, fallbacks, tools and skills: a change fails
+it (exit 1) and leaves the stored run as it was. A run another process holds
+exits 7 (busy); after a crash its lease expires --lease-ttl after its last
+renewal.
 `;
 
 export const INSPECT_HELP = `Usage: cairn inspect <runId> [options]
@@ -120,12 +160,14 @@ ${STORE}
 
 export const DOCTOR_HELP = `Usage: cairn doctor [options]
 
-Checks what \`cairn run\` with the same flags would use, without running it:
-the model, the tools' names and schemas, skill folders, the Node version for
-the SQLite store. Exits 8 when a finding is an error.
+Checks what \`cairn run\` with the same flags would use, without running it
+and without a network call: the model and its fallbacks (an API key missing
+from the environment is the finding api-key-missing), the call limits, the
+tools' names and schemas, skill folders, the Node version for the SQLite
+store. Exits 8 when a finding is an error.
 
 Options:
-  --model <file>       a scripted model file
+${MODEL_FLAGS}
   --tools <module>     an ES module exporting \`tools\`
   --skills <dir>       a skills folder (repeatable)
 ${STORE}

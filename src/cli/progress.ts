@@ -1,8 +1,9 @@
 /**
  * Progress on stderr while a leg works: the step, the tool being called, the
  * approvals asked for. On a terminal a spinner line is redrawn in place and
- * finished lines scroll above it; otherwise (a pipe, a CI log) each event is
- * one plain line.
+ * finished lines scroll above it, and the model's text shows as it streams in
+ * (the spinner rests meanwhile); otherwise (a pipe, a CI log) each event is
+ * one plain line and the text is left to the report.
  */
 import type { AgentEvent } from '../agent/types.js';
 
@@ -52,6 +53,9 @@ function describe(event: AgentEvent<unknown>): { line?: string; status?: string 
   }
 }
 
+/** Control characters a model's text must not send to a terminal (escape sequences, carriage returns); newlines and tabs stay. */
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
 export function createProgress(stream: ProgressStream): Progress {
   if (!stream.isTTY) {
     return {
@@ -65,14 +69,42 @@ export function createProgress(stream: ProgressStream): Progress {
   let status = 'starting';
   let frame = 0;
   let drawn = false;
+  // While the model's text streams, it owns the line: the spinner waits until the text ends.
+  let streaming = false;
+  let lineStart = true;
   const clear = () => {
     if (drawn) stream.write('\r\x1b[2K');
     drawn = false;
   };
   const draw = () => {
+    if (streaming) return;
     clear();
     stream.write(`${FRAMES[frame % FRAMES.length]} ${status}`);
     drawn = true;
+  };
+  const writeText = (delta: string) => {
+    if (!streaming) {
+      clear();
+      streaming = true;
+      lineStart = true;
+    }
+    const text = delta.replace(CONTROL, '');
+    // Indented like the other lines, so the answer stands apart from the log.
+    for (const piece of text.split(/(\n)/)) {
+      if (piece === '') continue;
+      if (piece === '\n') {
+        stream.write('\n');
+        lineStart = true;
+        continue;
+      }
+      stream.write(lineStart ? `  ${piece}` : piece);
+      lineStart = false;
+    }
+  };
+  const endText = () => {
+    if (!streaming) return;
+    if (!lineStart) stream.write('\n');
+    streaming = false;
   };
   const timer = setInterval(() => {
     frame++;
@@ -82,6 +114,12 @@ export function createProgress(stream: ProgressStream): Progress {
   draw();
   return {
     onEvent(event) {
+      if (event.type === 'text-delta') {
+        writeText(event.delta);
+        return;
+      }
+      if (event.type === 'reasoning-delta') return;
+      endText();
       const { line, status: next } = describe(event);
       if (next) status = next;
       if (line) {
@@ -92,6 +130,7 @@ export function createProgress(stream: ProgressStream): Progress {
     },
     stop() {
       clearInterval(timer);
+      endText();
       clear();
     },
   };

@@ -12,9 +12,9 @@ import {
   cliLease, interruptSignal, leaseTtl, materialize, openExistingStore, printJson, safeId, skillDirs, storeLocation, type Io,
 } from './context.js';
 import { RESUME_HELP } from './help.js';
+import { MODEL_OPTIONS, readModelFlags } from './model-flags.js';
 import { createProgress, NO_PROGRESS } from './progress.js';
 import { readRunMeta, type RunMeta } from './run-meta.js';
-import { loadModelFile } from './scripted-model.js';
 import { formatReport } from './summary.js';
 import { loadToolsModule } from './tools-module.js';
 
@@ -27,7 +27,7 @@ const RESUME_OPTIONS = {
   reconcile: { type: 'string', multiple: true },
   'reconcile-error': { type: 'string', multiple: true },
   'retry-failed': { type: 'boolean' },
-  model: { type: 'string' },
+  ...MODEL_OPTIONS,
   tools: { type: 'string' },
   skills: { type: 'string', multiple: true },
   store: { type: 'string' },
@@ -64,8 +64,8 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
   const retryFailed = flag(parsed, 'retry-failed');
   const ttlMs = leaseTtl(str(parsed, 'lease-ttl'));
 
-  const modelFlag = str(parsed, 'model');
-  const modelFile = modelFlag !== undefined ? loadModelFile(modelFlag, io.cwd) : undefined;
+  // Checked here, before the store is opened; read again below against the recorded model.
+  const early = readModelFlags(parsed, io.cwd);
   const toolsFlag = str(parsed, 'tools');
   const toolsModule = toolsFlag !== undefined ? await loadToolsModule(toolsFlag, io.cwd) : undefined;
   const skillsFlag = skillDirs(strs(parsed, 'skills'), io.cwd);
@@ -79,13 +79,21 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
     const recorded = readRunMeta(location.path, runId);
     const scope = recorded?.scope ?? DEFAULT_HEADLESS_SCOPE;
     if ((await ops.agentRuns.load(runId)) === undefined) throw new UsageError(`There is no run ${runId} in ${given ?? 'the store'}.`);
-    if (!recorded && !modelFile) {
-      throw new UsageError(`Run ${runId} was not started by cairn run, so nothing is recorded for it: pass --model (and --tools, --skills) as its first leg used them.`);
+    if (!recorded && !early.model) {
+      throw new UsageError(`Run ${runId} was not started by cairn run, so nothing is recorded for it: pass --model (and --fallback, --tools, --skills) as its first leg used them.`);
     }
+    const models = early.model ? early : readModelFlags(parsed, io.cwd, recorded!.model);
+    // Each flag replaces what was recorded; the rest is the first leg's.
+    const fallbacks = models.fallbacks ?? recorded?.fallbacks;
+    const maxRetries = models.maxRetries ?? recorded?.maxRetries;
+    const modelTimeoutMs = models.modelTimeoutMs ?? recorded?.modelTimeoutMs;
     const meta: RunMeta = {
       runId,
       scope,
-      model: modelFile ? { kind: 'file', path: modelFile.path } : recorded!.model,
+      model: models.model ?? recorded!.model,
+      ...(fallbacks && fallbacks.length > 0 ? { fallbacks } : {}),
+      ...(maxRetries !== undefined ? { maxRetries } : {}),
+      ...(modelTimeoutMs !== undefined ? { modelTimeoutMs } : {}),
       tools: toolsModule ? { kind: 'module', path: toolsModule.path } : recorded?.tools ?? null,
       skills: skillsFlag.length > 0 ? skillsFlag : recorded?.skills ?? [],
       ...(recorded?.maxSteps !== undefined ? { maxSteps: recorded.maxSteps } : {}),
@@ -107,6 +115,9 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
 
     const report = await resumeHeadless<unknown>({
       model: built.model,
+      ...(built.fallbackModels.length > 0 ? { fallbackModels: built.fallbackModels } : {}),
+      ...(meta.maxRetries !== undefined ? { maxRetries: meta.maxRetries } : {}),
+      ...(meta.modelTimeoutMs !== undefined ? { modelTimeoutMs: meta.modelTimeoutMs } : {}),
       ...(built.tools ? { tools: built.tools } : {}),
       ...(built.skills.length > 0 ? { skills: built.skills } : {}),
       ...(meta.maxSteps !== undefined ? { maxSteps: meta.maxSteps } : {}),

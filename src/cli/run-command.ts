@@ -10,6 +10,8 @@ import {
 } from '../headless/index.js';
 import type { LanguageModel } from '../models/types.js';
 import { atMost, checkId, flag, parse, positiveInt, str, strs, UsageError, type OptionSpecs } from './args.js';
+import { MODEL_OPTIONS, readModelFlags } from './model-flags.js';
+import { MODEL_PREFIXES } from './model-spec.js';
 import {
   cliLease, interruptSignal, leaseTtl, materialize, openStoreForWrite, printJson, safeId, skillDirs, storeLocation, type Io, type StoreLocation,
 } from './context.js';
@@ -17,12 +19,11 @@ import { DEMO_LOG_NAME, DEMO_PROMPT } from './demo.js';
 import { DEMO_HELP, RUN_HELP } from './help.js';
 import { createProgress, NO_PROGRESS } from './progress.js';
 import { openRunMeta, type RunMeta } from './run-meta.js';
-import { loadModelFile } from './scripted-model.js';
 import { formatReport, resumeCommand, flagArgs } from './summary.js';
 import { loadToolsModule } from './tools-module.js';
 
 const RUN_OPTIONS = {
-  model: { type: 'string' },
+  ...MODEL_OPTIONS,
   tools: { type: 'string' },
   skills: { type: 'string', multiple: true },
   'project-dir': { type: 'string' },
@@ -76,6 +77,7 @@ async function checkProjectDir(dir: string | undefined, cwd: string): Promise<st
 interface FirstLeg {
   meta: RunMeta;
   model: LanguageModel;
+  fallbackModels?: LanguageModel[];
   tools: AgentTools | undefined;
   prompt: string;
   projectDir?: string;
@@ -108,6 +110,9 @@ async function firstLeg(io: Io, leg: FirstLeg): Promise<number> {
     table.put(leg.meta);
     const report = await runHeadless<unknown>({
       model: leg.model,
+      ...(leg.fallbackModels && leg.fallbackModels.length > 0 ? { fallbackModels: leg.fallbackModels } : {}),
+      ...(leg.meta.maxRetries !== undefined ? { maxRetries: leg.meta.maxRetries } : {}),
+      ...(leg.meta.modelTimeoutMs !== undefined ? { modelTimeoutMs: leg.meta.modelTimeoutMs } : {}),
       prompt: leg.prompt,
       ...(leg.tools ? { tools: leg.tools } : {}),
       ...(leg.meta.skills.length > 0 ? { skills: leg.meta.skills } : {}),
@@ -152,11 +157,10 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
     io.stdout.write(RUN_HELP);
     return 0;
   }
-  const modelPath = str(parsed, 'model');
-  if (modelPath === undefined) {
-    throw new UsageError('cairn run needs --model <file>: a scripted model file ({ "turns": [...] }). Try `cairn demo` for a run without one.');
+  const models = readModelFlags(parsed, io.cwd);
+  if (models.model === undefined) {
+    throw new UsageError(`cairn run needs --model: a provider model (${MODEL_PREFIXES.map((p) => `${p}:<model>`).join(', ')}) or a scripted model file ({ "turns": [...] }). Try \`cairn demo\` for a run without one.`);
   }
-  const model = loadModelFile(modelPath, io.cwd);
   const toolsPath = str(parsed, 'tools');
   const tools = toolsPath !== undefined ? await loadToolsModule(toolsPath, io.cwd) : undefined;
   const skills = skillDirs(strs(parsed, 'skills'), io.cwd);
@@ -169,7 +173,10 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
   const meta: RunMeta = {
     runId,
     scope: DEFAULT_HEADLESS_SCOPE,
-    model: { kind: 'file', path: model.path },
+    model: models.model,
+    ...(models.fallbacks ? { fallbacks: models.fallbacks } : {}),
+    ...(models.maxRetries !== undefined ? { maxRetries: models.maxRetries } : {}),
+    ...(models.modelTimeoutMs !== undefined ? { modelTimeoutMs: models.modelTimeoutMs } : {}),
     tools: tools ? { kind: 'module', path: tools.path } : null,
     skills,
     ...(maxSteps !== undefined ? { maxSteps } : {}),
@@ -177,7 +184,7 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
   };
   const built = await materialize(meta, io.cwd);
   return firstLeg(io, {
-    meta, model: built.model, tools: tools?.tools, prompt, location, leaseTtlMs,
+    meta, model: built.model, fallbackModels: built.fallbackModels, tools: tools?.tools, prompt, location, leaseTtlMs,
     ...(projectDir ? { projectDir } : {}),
     json: flag(parsed, 'json'), quiet: flag(parsed, 'quiet'),
   });

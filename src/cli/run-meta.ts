@@ -1,7 +1,8 @@
 /**
  * What `cairn run` and `cairn demo` used for each run, so `cairn resume <runId>`
- * can rebuild the same model, tools and skills without repeated flags (the
- * run's binding refuses a change).
+ * can rebuild the same model, fallbacks, tools and skills without repeated
+ * flags (the run's binding refuses a change). A provider model is recorded by
+ * its spec and endpoint, never with a key: keys stay in the environment.
  *
  * It lives in the run store's own SQLite file, in a table of the CLI's
  * (`cairn_cli_runs`), written before the run's first save: a run killed
@@ -9,14 +10,21 @@
  * it safe for several processes.
  */
 import Database from 'better-sqlite3';
+import type { ModelSource } from './model-spec.js';
 
-export type ModelSource = { kind: 'file'; path: string } | { kind: 'demo' };
+export type { ModelSource } from './model-spec.js';
 export type ToolsSource = { kind: 'module'; path: string } | { kind: 'demo'; log: string };
 
 export interface RunMeta {
   runId: string;
   scope: string;
+  /** A scripted model file, the demo, or a provider model (its spec and endpoint; never a key). */
   model: ModelSource;
+  /** The run's fallbackModels, in order; part of its binding. */
+  fallbacks?: ModelSource[];
+  /** `--max-retries` and `--model-timeout` of the first leg; a resume may change them. */
+  maxRetries?: number;
+  modelTimeoutMs?: number;
   tools: ToolsSource | null;
   /** Absolute skill directories. */
   skills: string[];

@@ -28,13 +28,25 @@ export interface RunOptions {
   cwd: string;
   /** Written to stdin, which is then closed (closed at once when absent). */
   input?: string;
+  /** Added to the child's environment (after the provider keys are taken out of it). */
+  env?: Record<string, string>;
+}
+
+/** The variables the providers read keys from: never passed on, so no test can reach a real provider with a real key. */
+export const PROVIDER_KEY_VARS = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_GENERATIVE_AI_API_KEY'];
+
+/** This process's environment without provider keys, plus `extra`. */
+export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
+  for (const name of PROVIDER_KEY_VARS) delete env[name];
+  return { ...env, ...extra };
 }
 
 /** Starts `cairn <args>`; the caller may kill it. */
 export function start(args: string[], options: RunOptions): { child: ChildProcess; done: Promise<Result> } {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: options.cwd,
-    env: { ...process.env, NO_COLOR: '1' },
+    env: childEnv(options.env),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -61,7 +73,7 @@ export function sh(command: string, cwd: string): Promise<Result> {
 /** Runs a line through /bin/sh, collecting its output; `env` is added to this process's environment. */
 export function shellLine(line: string, cwd: string, env: Record<string, string> = {}): Promise<Result> {
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', line], { cwd, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('/bin/sh', ['-c', line], { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

@@ -42,4 +42,28 @@ describe('progress on stderr', () => {
     progress.stop();
     expect(chunks.at(-1)).toBe('\r\x1b[2K');
   });
+
+  it("streams the model's text on a terminal, indented, with the spinner resting and control characters dropped", () => {
+    const { stream, chunks } = sink(true);
+    const progress = createProgress(stream);
+    progress.onEvent({ type: 'step-start', step: 0, phase: 'loop' } as never);
+    const mark = chunks.length;
+    for (const delta of ['Deploying ', 'web\nto prod', '\x1b[31m now.']) progress.onEvent({ type: 'text-delta', step: 0, delta } as never);
+    const text = chunks.slice(mark).join('');
+    expect(text).toBe('\r\x1b[2K  Deploying web\n  to prod[31m now.');
+    progress.onEvent({ type: 'tool-call-start', step: 0, toolCallId: 'c1', toolName: 'deploy', args: {} } as never);
+    const after = chunks.slice(mark).join('');
+    // The text line is ended before the next log line, and the spinner comes back.
+    expect(after).toContain('now.\n  calling deploy {}\n');
+    expect(after).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] running deploy$/);
+    progress.stop();
+  });
+
+  it('leaves the text out of a pipe: the report carries it', () => {
+    const { stream, chunks } = sink(false);
+    const progress = createProgress(stream);
+    progress.onEvent({ type: 'text-delta', step: 0, delta: 'Hello' } as never);
+    progress.stop();
+    expect(chunks).toEqual([]);
+  });
 });

@@ -104,13 +104,65 @@ describe('cairn doctor', () => {
   });
 });
 
+describe('cairn doctor with provider models', () => {
+  it('reports a key missing from the environment (8) for the model and each fallback, without writing anything', async () => {
+    const cwd = tempDir();
+    const r = await cairn(['doctor', '--model', 'openai:gpt-5', '--fallback', 'anthropic:claude-opus-5-5', '--json'], { cwd });
+    expect(r.code, r.stderr).toBe(8);
+    const findings = json(r).findings.map((f: { severity: string; code: string; path?: string }) => [f.severity, f.code, f.path]);
+    expect(findings).toEqual([
+      ['error', 'api-key-missing', 'env'],
+      ['error', 'api-key-missing', 'fallbackModels[0]'],
+      ['info', 'unpriced-model', 'fallbackModels[0]'],
+      ['info', 'model-unknown', 'fallbackModels[0]'],
+    ]);
+    expect(json(r).findings[0].message).toContain('OPENAI_API_KEY');
+    expect(existsSync(join(cwd, '.cairn'))).toBe(false);
+
+    // With the keys set it finds nothing wrong with the model; the limits are checked too.
+    const ok = await cairn(['doctor', '--model', 'openai:gpt-5', '--max-retries', '0', '--model-timeout', '30000'], { cwd, env: { OPENAI_API_KEY: 'sk-test' } });
+    expect(ok.code, ok.stdout).toBe(0);
+    expect(ok.stdout).toBe('No errors.\n');
+  });
+
+  it('checks the variable --api-key-env names for an OpenAI-compatible server, and needs none without it', async () => {
+    const cwd = tempDir();
+    const base = ['doctor', '--model', 'openai-compatible:llama3.2', '--base-url', 'http://127.0.0.1:9/v1', '--provider-name', 'ollama'];
+    const keyless = await cairn([...base, '--json'], { cwd });
+    expect(keyless.code, keyless.stdout).toBe(0);
+    expect(json(keyless).findings.map((f: { code: string }) => f.code)).toEqual(['unpriced-model', 'model-unknown']);
+    const missing = await cairn([...base, '--api-key-env', 'OLLAMA_KEY', '--json'], { cwd });
+    expect(missing.code).toBe(8);
+    expect(json(missing).findings[0]).toMatchObject({ code: 'api-key-missing', path: 'apiKeyEnv' });
+    expect(json(missing).findings[0].message).toContain('OLLAMA_KEY');
+    expect((await cairn([...base, '--api-key-env', 'OLLAMA_KEY'], { cwd, env: { OLLAMA_KEY: 'k' } })).code).toBe(0);
+  });
+});
+
 describe('usage errors: exit 2, a message on stderr, nothing written', () => {
   const cases: Array<[string, string[], RegExp, string?]> = [
     ['no command', [], /which command/],
     ['an unknown command', ['deploy'], /unknown command "deploy"/],
     ['an unknown flag', ['run', 'x', '--model', 'model.json', '--bogus'], /Unknown option '--bogus'/],
     ['a flag without its value', ['run', 'x', '--model'], /argument missing/],
-    ['no --model', ['run', 'x'], /needs --model <file>/],
+    ['no --model', ['run', 'x'], /needs --model: a provider model \(openai:<model>, .*\) or a scripted model file/],
+    ['an unknown provider prefix', ['run', 'x', '--model', 'acme:rocket-1'], /--model acme:rocket-1: no such file, and "acme" is not a model provider Cairn knows \(openai:, openai-chat:, anthropic:, google:, openai-compatible:\)/],
+    ['a provider spec without a model id', ['run', 'x', '--model', 'openai:'], /--model openai:: put the model id after the colon/],
+    ['a model id with a space', ['run', 'x', '--model', 'anthropic:claude sonnet'], /put the model id after the colon, without spaces/],
+    ['a missing key', ['run', 'x', '--model', 'openai:gpt-5'], /--model openai:gpt-5 needs OPENAI_API_KEY in the environment/],
+    ['a missing Google key', ['run', 'x', '--model', 'google:gemini-2.5-flash'], /needs one of GEMINI_API_KEY, GOOGLE_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY/],
+    ['a missing fallback key', ['run', 'x', '--model', 'model.json', '--fallback', 'anthropic:claude-haiku-4-5'], /--fallback anthropic:claude-haiku-4-5 needs ANTHROPIC_API_KEY/],
+    ['openai-compatible without --base-url', ['run', 'x', '--model', 'openai-compatible:llama3.2'], /needs --base-url <url>/],
+    ['a --base-url that is not http', ['run', 'x', '--model', 'openai:gpt-5', '--base-url', 'ftp://example.com/v1'], /--base-url takes an http:\/\/ or https:\/\/ URL/],
+    ['a --base-url with credentials', ['run', 'x', '--model', 'openai-compatible:m', '--base-url', 'http://user:secret@localhost:1/v1'], /must not carry credentials/],
+    ['--base-url with a scripted model', ['run', 'x', '--model', 'model.json', '--base-url', 'http://localhost:1/v1'], /--base-url goes with a provider model/],
+    ['--provider-name on another provider', ['run', 'x', '--model', 'openai:gpt-5', '--provider-name', 'mine'], /--provider-name goes with --model openai-compatible:<model>/],
+    ['a bad --provider-name', ['run', 'x', '--model', 'openai-compatible:m', '--base-url', 'http://localhost:1/v1', '--provider-name', 'My Server'], /--provider-name takes a lower-case name/],
+    ['--api-key-env given a key', ['run', 'x', '--model', 'openai-compatible:m', '--base-url', 'http://localhost:1/v1', '--api-key-env', 'sk-live-0123456789abcdef'], /--api-key-env takes the name of an environment variable .*got "sk-l…"/],
+    ['--api-key-env naming an unset variable', ['run', 'x', '--model', 'openai-compatible:m', '--base-url', 'http://localhost:1/v1', '--api-key-env', 'CAIRN_NO_SUCH_KEY'], /needs CAIRN_NO_SUCH_KEY in the environment/],
+    ['an openai-compatible fallback of another model', ['run', 'x', '--model', 'model.json', '--fallback', 'openai-compatible:m'], /an openai-compatible fallback uses the server of an openai-compatible --model/],
+    ['a bad --max-retries', ['run', 'x', '--model', 'model.json', '--max-retries', 'many'], /--max-retries takes a whole number of retries from 0 to 100/],
+    ['a bad --model-timeout', ['run', 'x', '--model', 'model.json', '--model-timeout', '0'], /--model-timeout takes milliseconds from 1 to 86400000/],
     ['a missing --model file', ['run', 'x', '--model', 'nope.json'], /--model nope.json: no such file/],
     ['a model file that is not JSON', ['run', 'x', '--model', 'broken.json'], /--model broken.json: not valid JSON/],
     ['a missing --tools file', ['run', 'x', '--model', 'model.json', '--tools', 'nope.mjs'], /--tools nope.mjs: no such file/],
@@ -169,6 +221,16 @@ describe('usage errors: exit 2, a message on stderr, nothing written', () => {
       expect(help.stdout).toMatch(new RegExp(`^Usage: cairn ${command}`));
       expect((await cairn([command, '-h'], { cwd })).stdout).toBe(help.stdout);
     }
+    // The model flags, on every command that takes them.
+    for (const command of ['run', 'resume', 'doctor']) {
+      const help = (await cairn([command, '--help'], { cwd })).stdout;
+      for (const flagName of ['--model <model>', '--fallback <model>', '--max-retries <n>', '--model-timeout <ms>']) expect(help, `${command} --help`).toContain(flagName);
+    }
+    const runHelp = (await cairn(['run', '--help'], { cwd })).stdout;
+    for (const text of ['openai:<model>', 'openai-chat:<model>', 'anthropic:<model>', 'google:<model>', 'openai-compatible:<model>', '--base-url <url>', '--provider-name <n>', '--api-key-env <VAR>', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GEMINI_API_KEY']) {
+      expect(runHelp).toContain(text);
+    }
+    for (const line of runHelp.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
     const version = await cairn(['--version'], { cwd });
     expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
     expect(existsSync(join(cwd, '.cairn'))).toBe(false);
