@@ -99,12 +99,17 @@ export interface Materialized {
 /**
  * The model, fallbacks, tools and skills a run was started with, rebuilt from
  * its record. A provider model whose key is not in the environment is a usage
- * error here, before the leg writes anything.
+ * error here, before the leg writes anything (`keys: false` skips that check,
+ * for a leg that makes no model call).
  */
-export async function materialize(meta: Pick<RunMeta, 'model' | 'fallbacks' | 'tools' | 'skills' | 'runId'>, cwd: string): Promise<Materialized> {
+export async function materialize(
+  meta: Pick<RunMeta, 'model' | 'fallbacks' | 'tools' | 'skills' | 'runId'>,
+  cwd: string,
+  options: { keys?: boolean } = {},
+): Promise<Materialized> {
   const model = buildModel(meta.model, cwd);
   const fallbackModels = (meta.fallbacks ?? []).map((source) => buildModel(source, cwd));
-  requireKeys([
+  if (options.keys !== false) requireKeys([
     { flag: 'model', source: meta.model, model },
     ...(meta.fallbacks ?? []).map((source, i) => ({ flag: 'fallback', source, model: fallbackModels[i]! })),
   ]);

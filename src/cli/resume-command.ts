@@ -78,7 +78,8 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
   try {
     const recorded = readRunMeta(location.path, runId);
     const scope = recorded?.scope ?? DEFAULT_HEADLESS_SCOPE;
-    if ((await ops.agentRuns.load(runId)) === undefined) throw new UsageError(`There is no run ${runId} in ${given ?? 'the store'}.`);
+    const envelope = await ops.agentRuns.load(runId);
+    if (envelope === undefined) throw new UsageError(`There is no run ${runId} in ${given ?? 'the store'}.`);
     if (!recorded && !early.model) {
       throw new UsageError(`Run ${runId} was not started by cairn run, so nothing is recorded for it: pass --model (and --fallback, --tools, --skills) as its first leg used them.`);
     }
@@ -99,7 +100,8 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
       ...(recorded?.maxSteps !== undefined ? { maxSteps: recorded.maxSteps } : {}),
       createdAt: recorded?.createdAt ?? Date.now(),
     };
-    const built = await materialize(meta, io.cwd);
+    // A completed run's resume only reports the stored result: it needs no key.
+    const built = await materialize(meta, io.cwd, { keys: envelope.status !== 'completed' });
 
     // The token of each approval comes from the stored run; an id it does not wait on goes
     // through without one, and the engine ignores it with a warning.

@@ -19,6 +19,10 @@
  *   context-caching rate for prompts up to 200K tokens; the hourly storage of an
  *   explicit cache and Gemini 2.5 Pro's higher rate above 200K tokens are not
  *   modelled; no write surcharge.
+ *
+ * A report prices a run's whole usage at its `model`'s price, fallbacks' calls
+ * included: the transcript does not keep each turn's usage apart by the model
+ * that answered it (docs/headless.md, "Cost and budgets").
  */
 import { canonicalProvider } from '../models/profiles.js';
 import type { Usage } from '../models/types.js';
