@@ -17,14 +17,16 @@ import { resultBase } from '../agent/result.js';
 import type { NormalizedOptions } from '../agent/options.js';
 import type {
   AgentEvent, AgentResult, AgentRunEnvelope, AgentRunModels, AgentRunStatus, AgentToolReceipt, AgentWarning, JsonValue, Lease,
-  PendingApproval, PendingClientCall, StopReason,
+  PendingApproval, PendingClientCall, StopReason, UnknownEffect,
 } from '../agent/types.js';
+import { describeUnknownEffects } from '../agent/interrupted.js';
 import type { HostState } from './host-state.js';
 import { runActors } from './run-actors.js';
 import { SaveQueue } from './save-queue.js';
 import { keepLease } from './lease-keeper.js';
 import { provideToolCallMachine } from './tool-actors.js';
 import { initialModels } from './model-call.js';
+import { timeoutSignal } from './timeout-signal.js';
 
 type RunSnapshot = SnapshotFrom<typeof runMachine>;
 type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
@@ -99,7 +101,7 @@ export class RunHost<T> implements HostState<T> {
     // With no signal of the caller's and no deadline, nothing but the actor's own signal can abort: no combined signal to build.
     if (deadline === null && !this.opts.raw.abortSignal) return own;
     const signals = [own, this.signal];
-    if (deadline !== null) signals.push(AbortSignal.timeout(Math.max(0, deadline - this.opts.now())));
+    if (deadline !== null) signals.push(timeoutSignal(Math.max(0, deadline - this.opts.now())).signal);
     return AbortSignal.any(signals);
   }
 
@@ -342,15 +344,15 @@ export class RunHost<T> implements HostState<T> {
     return { ...base, status: 'suspended', pendingApprovals: pending.approvals, pendingClientCalls: pending.clientCalls };
   }
 
-  /** Receipts of open calls left `executing`: their effect may or may not have happened. */
-  unknownEffects(): AgentToolReceipt[] {
+  /** Receipts of open calls left `executing` (their effect may or may not have happened), with the verdict each ran under. */
+  unknownEffects(): UnknownEffect[] {
     const out: AgentToolReceipt[] = [];
     for (const call of this.openCalls().values()) {
       if (!call.hasTag('needs-reconciliation')) continue;
       const receipt = this.receipts[receiptKey(call.context.modelStep, call.context.toolCallId)];
-      if (receipt) out.push(structuredClone(receipt));
+      if (receipt) out.push(receipt);
     }
-    return out;
+    return describeUnknownEffects(out, this.approvals);
   }
 
   /** What the run waits for, derived from the calls' snapshots. Issues an approval's token once. */

@@ -17,6 +17,7 @@ import type {
   FinishReason, LanguageModel, ModelCallWarning, ModelRequest, ModelResponse, ModelToolCall, ReasoningPart, Usage,
 } from '../models/types.js';
 import type { HostState } from './host-state.js';
+import { timeoutSignal } from './timeout-signal.js';
 
 /** Thrown when the call failed after its first content: never retried, never failed over. */
 export class StreamBrokeOff extends Error {
@@ -235,8 +236,14 @@ export async function callModel(
       let state = null;
       try {
         if (breaker) state = await breaker.admit(key);
-        const attemptSignal = opts.modelTimeoutMs === undefined ? signal : AbortSignal.any([signal, AbortSignal.timeout(opts.modelTimeoutMs)]);
-        const response = await attempt(host, model, await build(model, attemptSignal), step);
+        const timeout = opts.modelTimeoutMs === undefined ? undefined : timeoutSignal(opts.modelTimeoutMs);
+        const attemptSignal = timeout ? AbortSignal.any([signal, timeout.signal]) : signal;
+        let response: ModelResponse;
+        try {
+          response = await attempt(host, model, await build(model, attemptSignal), step);
+        } finally {
+          timeout?.clear();
+        }
         if (breaker) await breaker.succeeded(key, state).catch(() => undefined);
         return { response, model, models: models === before ? undefined : models ?? undefined };
       } catch (error) {
