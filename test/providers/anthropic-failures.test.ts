@@ -1,22 +1,12 @@
 /** cairn/anthropic: error answers, malformed bodies, timeouts and API keys, for doGenerate and doStream alike. */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { anthropic, createAnthropic } from 'cairn/anthropic';
 import { APICallError, MissingAPIKeyError } from '../../src/errors/index.js';
 import type { LanguageModel, ModelRequest } from '../../src/models/types.js';
-import { CANARY_KEY, startWireServer, visibleText, type WireReply, type WireServer } from './wire-server.js';
+import { CANARY_KEY, wireServerForFile, visibleText, type WireReply } from './wire-server.js';
 import { ask, collect, expectRequest, json, modelOf, sse } from './fixtures/anthropic/harness.js';
 
-let server: WireServer;
-beforeAll(async () => {
-  server = await startWireServer();
-});
-afterAll(async () => {
-  await server.close();
-});
-beforeEach(() => {
-  server.requests.length = 0;
-  server.replies.length = 0;
-});
+const server = await wireServerForFile();
 
 type Mode = 'generate' | 'stream';
 const MODES: Mode[] = ['generate', 'stream'];

@@ -1,24 +1,14 @@
 /** cairn/anthropic: how settings, content parts, caching and options become the request body. */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError } from '../../src/errors/index.js';
 import type { ModelRequest, ModelSettings, ToolChoice } from '../../src/models/types.js';
 import { toolContent } from '../../src/models/types.js';
-import { startWireServer, type WireServer } from './wire-server.js';
+import { wireServerForFile } from './wire-server.js';
 import {
   ask, expectRequest, json, modelOf, WEATHER_TOOL, WIRE_WEATHER_TOOL,
 } from './fixtures/anthropic/harness.js';
 
-let server: WireServer;
-beforeAll(async () => {
-  server = await startWireServer();
-});
-afterAll(async () => {
-  await server.close();
-});
-beforeEach(() => {
-  server.requests.length = 0;
-  server.replies.length = 0;
-});
+const server = await wireServerForFile();
 
 const HI = [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }];
 

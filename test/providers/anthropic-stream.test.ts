@@ -1,23 +1,13 @@
 /** cairn/anthropic, a streamed turn (doStream): the parts in order, the round trip of thinking, and failures inside the stream. */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { APICallError } from '../../src/errors/index.js';
 import type { ModelStreamPart, ReasoningPart } from '../../src/models/types.js';
-import { CANARY_KEY, startWireServer, visibleText, type WireServer } from './wire-server.js';
+import { CANARY_KEY, wireServerForFile, visibleText } from './wire-server.js';
 import {
   ask, collect, collectUntilError, expectRequest, fixture, modelOf, sse, WEATHER_TOOL, WIRE_WEATHER_TOOL,
 } from './fixtures/anthropic/harness.js';
 
-let server: WireServer;
-beforeAll(async () => {
-  server = await startWireServer();
-});
-afterAll(async () => {
-  await server.close();
-});
-beforeEach(() => {
-  server.requests.length = 0;
-  server.replies.length = 0;
-});
+const server = await wireServerForFile();
 
 const MODEL = 'claude-sonnet-4-5-20250929';
 const user = (text: string) => ({ role: 'user', content: [{ type: 'text', text }] });

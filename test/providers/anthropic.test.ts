@@ -1,23 +1,13 @@
 /** cairn/anthropic, a complete turn (doGenerate): what it sends and what it makes of the answer. */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { anthropic, createAnthropic } from 'cairn/anthropic';
 import type { ModelMessage, ModelResponse } from '../../src/models/types.js';
-import { CANARY_KEY, startWireServer, type WireServer } from './wire-server.js';
+import { CANARY_KEY, wireServerForFile } from './wire-server.js';
 import {
   ask, expectRequest, fixture, json, modelOf, WEATHER_TOOL, WIRE_WEATHER_TOOL,
 } from './fixtures/anthropic/harness.js';
 
-let server: WireServer;
-beforeAll(async () => {
-  server = await startWireServer();
-});
-afterAll(async () => {
-  await server.close();
-});
-beforeEach(() => {
-  server.requests.length = 0;
-  server.replies.length = 0;
-});
+const server = await wireServerForFile();
 
 /** What a checkpoint does to a turn: plain JSON, written and read back. */
 const viaCheckpoint = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;

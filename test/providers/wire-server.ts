@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, beforeEach } from 'vitest';
 
 export interface WireReply {
   /** @default 200 */
@@ -173,4 +174,15 @@ export function visibleText(...values: unknown[]): string {
   };
   for (const value of values) walk(value, 0);
   return out.join('\n');
+}
+
+/** A server for one test file: started now, emptied before each test, closed after the file's last. */
+export async function wireServerForFile(): Promise<WireServer> {
+  const server = await startWireServer();
+  afterAll(() => server.close());
+  beforeEach(() => {
+    server.requests.length = 0;
+    server.replies.length = 0;
+  });
+  return server;
 }
