@@ -27,7 +27,8 @@ export const machineCatalog: MachineCatalogEntry[] = [
     name: 'tool-call',
     title: 'Tool call',
     description:
-      'One tool call, through the eight stages in order: finish-reason gate, policy and guardrails, approval, admission, ' +
+      'One tool call, through the eight stages in order: finish-reason gate, policy and guardrails (then the check of its ' +
+      'arguments against the tool\'s parameters), approval, admission, ' +
       'effect identity (the durable `executing` receipt), execution, result receipt and projection, checkpoint. Each way a ' +
       'call can end is its own final state; `unknownEffect` waits for reconciliation.',
     machine: toolCallMachine,

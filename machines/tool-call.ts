@@ -1,12 +1,13 @@
 /**
  * The tool-call actor: one per call the model makes, the eight stages of the
- * tool path as states, in order. Pure: every effect is a named actor that the
+ * tool path as states, in order (with the check of the call's arguments between
+ * the policy and the approval). Pure: every effect is a named actor that the
  * runtime provides (`machine.provide`). Every way a call ends is its own final
  * state; `unknownEffect` is a stable state that only a reconciliation leaves.
  */
 import { assign, fromPromise, setup } from 'xstate';
 import type {
-  AdmitOutput, BeginEffectOutput, ExecuteOutput, GuardOutput, ApprovalOutput,
+  AdmitOutput, ArgumentsOutput, BeginEffectOutput, ExecuteOutput, GuardOutput, ApprovalOutput,
   ProjectOutput, ToolCallInput, ToolCallOutput, ToolCallContext, ToolCallEvent,
 } from './types.js';
 
@@ -26,6 +27,7 @@ export const toolCallMachine = setup({
   },
   actors: {
     guardCall: fromPromise<GuardOutput, ToolCallContext>(notProvided('guardCall')),
+    checkArguments: fromPromise<ArgumentsOutput, ToolCallContext>(notProvided('checkArguments')),
     decideApproval: fromPromise<ApprovalOutput, ToolCallContext>(notProvided('decideApproval')),
     admit: fromPromise<AdmitOutput, ToolCallContext>(notProvided('admit')),
     beginEffect: fromPromise<BeginEffectOutput, ToolCallContext>(notProvided('beginEffect')),
@@ -113,18 +115,42 @@ export const toolCallMachine = setup({
               },
               {
                 guard: { type: 'outputIs', params: { kind: 'rewrite' } },
-                target: '#toolCall.approval',
+                target: '#toolCall.argumentCheck',
                 actions: assign({ args: ({ event, context }) => (event.output.kind === 'rewrite' ? event.output.args : context.args) }),
               },
-              { target: '#toolCall.approval' },
+              { target: '#toolCall.argumentCheck' },
             ],
             onError: { target: '#toolCall.failed', actions: 'noteError' },
           },
         },
       },
     },
-    // 3. Approval: needsApproval (boolean or predicate), the verdict a resume
-    // brought, or an outcome a receipt already records (then no gate at all).
+    // The arguments (as the guardrails left them) against the tool's `parameters`,
+    // before any human is asked about them or any effect can start.
+    argumentCheck: {
+      invoke: {
+        src: 'checkArguments',
+        id: 'checkArguments',
+        input: ({ context }) => context,
+        onDone: [
+          {
+            guard: { type: 'outputIs', params: { kind: 'invalid' } },
+            target: 'invalidArguments',
+            actions: assign(({ event }) => ({
+              outcome: 'invalid-arguments' as const,
+              modelOutput: event.output.kind === 'invalid' ? event.output.message : '',
+              isError: true,
+            })),
+          },
+          { target: 'approval' },
+        ],
+        // A Standard Schema validator that throws: the check itself failed.
+        onError: { target: 'failed', actions: 'noteError' },
+      },
+    },
+    // 3. Approval: an outcome a receipt already records (then no gate at all), a
+    // verdict the run asked for and a resume brought (it decides, whatever the
+    // predicate says now), or needsApproval (boolean or predicate).
     approval: {
       initial: 'deciding',
       states: {
@@ -291,6 +317,7 @@ export const toolCallMachine = setup({
           { guard: { type: 'outcomeIs', params: { outcome: 'validation-failure' } }, target: 'validationFailure' },
           { guard: { type: 'outcomeIs', params: { outcome: 'projection-failure' } }, target: 'projectionFailure' },
           { guard: { type: 'outcomeIs', params: { outcome: 'client-result' } }, target: 'clientResult' },
+          { guard: { type: 'outcomeIs', params: { outcome: 'unstorable-result' } }, target: 'unstorableResult' },
           { target: 'completed' },
         ],
         onError: { target: 'failed', actions: 'noteError' },
@@ -309,6 +336,7 @@ export const toolCallMachine = setup({
             target: 'policy',
             actions: assign(({ event, context }) => ({
               verdict: event.verdict ?? context.verdict,
+              retried: true,
               outcome: null,
               modelOutput: null,
               isError: false,
@@ -326,12 +354,14 @@ export const toolCallMachine = setup({
     notDispatched: { type: 'final' },
     policyViolation: { type: 'final' },
     blocked: { type: 'final' },
+    invalidArguments: { type: 'final' },
     denied: { type: 'final' },
     notAdmitted: { type: 'final' },
     failed: { type: 'final' },
     validationFailure: { type: 'final' },
     projectionFailure: { type: 'final' },
     clientResult: { type: 'final' },
+    unstorableResult: { type: 'final' },
     completed: { type: 'final' },
   },
   output: ({ context }): ToolCallOutput => ({

@@ -11,12 +11,16 @@ export type CallOutcome =
   | 'not-dispatched'
   | 'policy-violation'
   | 'blocked'
+  /** The arguments do not match the tool's `parameters` (or are not JSON): never offered for approval, never run. */
+  | 'invalid-arguments'
   | 'denied'
   | 'not-admitted'
   | 'failed'
   | 'validation-failure'
   | 'projection-failure'
   | 'client-result'
+  /** The tool ran, but its result could not be stored (not JSON, or over the receipt's size cap). */
+  | 'unstorable-result'
   | 'unknown-effect'
   | 'completed';
 
@@ -48,6 +52,11 @@ export interface ToolCallInput {
 }
 
 export interface ToolCallContext extends ToolCallInput {
+  /**
+   * The operator asked for this interrupted call to run once more
+   * (retryToolCallIds). Absent in snapshots written before it existed.
+   */
+  retried?: boolean;
   outcome: CallOutcome | null;
   /** What the model sees for this call. */
   modelOutput: Json;
@@ -75,6 +84,7 @@ export interface ToolCallOutput {
   reason: string | null;
 }
 
+export type ArgumentsOutput = { kind: 'valid' } | { kind: 'invalid'; message: string };
 export type GuardOutput = { kind: 'allow' } | { kind: 'block'; reason: string } | { kind: 'rewrite'; args: Json };
 export type ApprovalOutput =
   | { kind: 'not-needed' }

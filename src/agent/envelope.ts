@@ -21,7 +21,7 @@ export function approvalIdFor(runId: string, call: { modelStep: number; toolCall
 }
 
 const OUTCOME_STATUSES: ReadonlySet<AgentToolReceipt['status']> = new Set([
-  'executed', 'completed', 'failed', 'validation-failed', 'projection-failed',
+  'executed', 'completed', 'failed', 'validation-failed', 'projection-failed', 'unstorable',
 ]);
 
 /** The receipt records what happened to the call (not merely that it started). */
@@ -32,7 +32,8 @@ export const receiptHasOutcome = (receipt: AgentToolReceipt | undefined) =>
  * Version 2 marks state an older reader would misread: a wait on an approval,
  * or an open call that the approval gate issued a request under (it would look
  * the verdict up by bare call id and deny the call), or an open call whose
- * receipt records a failure. Every other envelope stays 1.
+ * receipt records a failure or a result that could not be stored (a status an
+ * older reader does not know). Every other envelope stays 1.
  */
 export function envelopeVersion(
   pendingApprovals: readonly PendingApproval[],
@@ -40,7 +41,7 @@ export function envelopeVersion(
   openCallWasGated = false,
 ): 1 | 2 {
   if (pendingApprovals.length > 0 || openCallWasGated) return 2;
-  if (openReceipts.some((r) => r.status === 'failed')) return 2;
+  if (openReceipts.some((r) => r.status === 'failed' || r.status === 'unstorable')) return 2;
   return 1;
 }
 

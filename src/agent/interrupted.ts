@@ -8,7 +8,7 @@ import { InvalidOptionsError } from '../errors/index.js';
 import { receiptKey } from './envelope.js';
 import { toJson } from './json.js';
 import type {
-  AgentRunEnvelope, AgentToolReceipt, JsonValue, ReconciledToolResult,
+  AgentRunEnvelope, AgentToolReceipt, JsonValue, ReconciledToolResult, UnknownEffect,
 } from './types.js';
 
 interface StoredCall {
@@ -28,6 +28,41 @@ export function interruptedCalls(stored: AgentRunEnvelope): AgentToolReceipt[] {
     if (receipt?.status === 'executing' && !receipt.idempotent) out.push(receipt);
   }
   return out;
+}
+
+/** The approval the run issued for a call (same turn, same id), with the verdict it recorded, if any. */
+export function approvalOf(
+  approvals: AgentRunEnvelope['approvals'] | undefined,
+  call: { modelStep: number; toolCallId: string },
+): { approvalId: string; record: AgentRunEnvelope['approvals'][string] } | undefined {
+  const found = Object.entries(approvals ?? {}).filter(([, a]) => a.toolCallId === call.toolCallId && a.modelStep === call.modelStep);
+  // The last one issued wins (a call is gated once; a guardrail could rewrite the arguments of a retry).
+  const last = found.find(([, a]) => a.verdict !== undefined) ?? found[found.length - 1];
+  return last ? { approvalId: last[0], record: last[1] } : undefined;
+}
+
+/**
+ * Copies of interrupted calls' receipts as a stopped result lists them: with
+ * the approval each was held for and the verdict it ran under, which is what a
+ * retry of it needs (and finds on its own: the run recorded it).
+ */
+export function describeUnknownEffects(
+  receipts: readonly AgentToolReceipt[],
+  approvals: AgentRunEnvelope['approvals'] | undefined,
+): UnknownEffect[] {
+  return receipts.map((receipt) => {
+    const copy: UnknownEffect = structuredClone(receipt);
+    const issued = approvalOf(approvals, receipt);
+    if (issued) {
+      const { verdict, token } = issued.record;
+      copy.approval = {
+        approvalId: issued.approvalId, token,
+        ...(verdict ? { approved: verdict.approved } : {}),
+        ...(verdict?.reason !== undefined ? { reason: verdict.reason } : {}),
+      };
+    }
+    return copy;
+  });
 }
 
 export interface Reconciliation {

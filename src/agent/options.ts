@@ -8,6 +8,7 @@ import { EFFORT_LEVELS } from '../models/profiles.js';
 import { DEFAULT_MAX_RETRIES } from '../models/retry.js';
 import { modelKey, toCairnModel } from '../models/resolve.js';
 import type { LanguageModel, ModelSettings, ProviderOptions, ToolChoice } from '../models/types.js';
+import { toolParameters, type ToolParameters } from './arguments.js';
 import { digestOf } from './digest.js';
 import { check, isStandardSchema, wireSchema } from './schema.js';
 import type {
@@ -18,6 +19,10 @@ export const DEFAULT_MAX_STEPS = 20;
 export const DEFAULT_MAX_OUTPUT_ATTEMPTS = 3;
 export const DEFAULT_MAX_VERIFY_ATTEMPTS = 3;
 export const DEFAULT_OUTPUT_TOOL = 'json_output';
+/** Characters of one tool result's text that reach the model's history. */
+export const DEFAULT_MAX_TOOL_RESULT_CHARS = 100_000;
+/** Bytes of JSON one receipt stores as a tool's raw result (1 MiB). */
+export const DEFAULT_MAX_RECEIPT_BYTES = 1_048_576;
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -31,6 +36,12 @@ export interface NormalizedOptions<T> {
   outputMode: 'none' | 'json' | 'tool';
   outputToolName: string;
   tools: Record<string, AgentTool>;
+  /** Each tool's checked parameters: the JSON Schema on the wire and in the binding, and the arguments' check. */
+  parameters: Record<string, ToolParameters>;
+  maxToolResultChars: number;
+  maxReceiptBytes: number;
+  /** A resume reads a verdict that names a bare tool call id (and no approvalId). */
+  allowBareApprovalIds: boolean;
   /** The run's model, as a Cairn model (an AI SDK model adapted). */
   model: LanguageModel;
   /** The model and its fallbacks, in order: the candidates of every call. */
@@ -72,6 +83,8 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
     throw new InvalidOptionsError('messages must be an array.');
   }
   const tools = options.tools ?? {};
+  if (tools === null || typeof tools !== 'object' || Array.isArray(tools)) throw new InvalidOptionsError('tools must be an object of tools by name.');
+  const parameters: Record<string, ToolParameters> = {};
   for (const [name, tool] of Object.entries(tools)) {
     if (!TOOL_NAME.test(name)) throw new InvalidOptionsError(`Tool name "${name}" must match ${TOOL_NAME}.`);
     if (!tool || typeof tool !== 'object') throw new InvalidOptionsError(`Tool "${name}" must be an object.`);
@@ -84,6 +97,7 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
     if (tool.outputSchema !== undefined && !isStandardSchema(tool.outputSchema) && !tool.validateResult) {
       throw new InvalidOptionsError(`Tool "${name}": a JSON Schema outputSchema needs validateResult.`);
     }
+    parameters[name] = toolParameters(name, tool);
   }
   const output = options.output;
   let outputMode: NormalizedOptions<T>['outputMode'] = 'none';
@@ -118,6 +132,10 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
   const maxSteps = positiveInt('maxSteps', options.maxSteps, DEFAULT_MAX_STEPS);
   const maxOutputAttempts = positiveInt('maxOutputAttempts', options.maxOutputAttempts, DEFAULT_MAX_OUTPUT_ATTEMPTS);
   const maxVerifyAttempts = positiveInt('maxVerifyAttempts', options.maxVerifyAttempts, DEFAULT_MAX_VERIFY_ATTEMPTS);
+  const maxToolResultChars = positiveInt('maxToolResultChars', options.maxToolResultChars, DEFAULT_MAX_TOOL_RESULT_CHARS);
+  const maxReceiptBytes = positiveInt('maxReceiptBytes', options.maxReceiptBytes, DEFAULT_MAX_RECEIPT_BYTES);
+  const allowBare = (options as ResumeOptions<T>).allowBareApprovalIds;
+  if (allowBare !== undefined && typeof allowBare !== 'boolean') throw new InvalidOptionsError('allowBareApprovalIds must be a boolean.');
   const clock = options.deps?.clock;
   return {
     raw: options,
@@ -129,6 +147,10 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
     outputMode,
     outputToolName,
     tools,
+    parameters,
+    maxToolResultChars,
+    maxReceiptBytes,
+    allowBareApprovalIds: allowBare === true,
     model,
     models,
     maxRetries,
@@ -139,7 +161,7 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
     toolContexts: {},
     now: clock ? () => clock.now() : () => Date.now(),
     generateId,
-    binding: bindingOf(options, models, { maxSteps, maxOutputAttempts, maxVerifyAttempts, outputMode }),
+    binding: bindingOf(options, models, { maxSteps, maxOutputAttempts, maxVerifyAttempts, outputMode }, parameters),
   };
 }
 
@@ -234,13 +256,15 @@ export function bindingOf(
   options: AgentOptions<unknown> | AgentOptions<any>,
   models: readonly LanguageModel[],
   limits: { maxSteps: number; maxOutputAttempts: number; maxVerifyAttempts: number; outputMode: string },
+  /** The tools' checked parameters: a Standard Schema value is fingerprinted by the JSON Schema it converts to. */
+  parameters: Record<string, ToolParameters> = {},
 ): AgentRunBinding {
   const tools = Object.entries(options.tools ?? {})
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([name, tool]) => ({
       name,
       description: tool.description ?? null,
-      parameters: tool.parameters ?? null,
+      parameters: parameters[name]?.wire ?? tool.parameters ?? null,
       outputSchema: tool.outputSchema === undefined ? null : wireSchema(tool.outputSchema),
       replay: tool.replay ?? 'never',
       client: typeof tool.execute !== 'function',

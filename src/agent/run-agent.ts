@@ -13,16 +13,18 @@ import { toJson } from './json.js';
 import {
   bindingChanges, initialMessages, normalizeOptions, validateToolContexts, type NormalizedOptions,
 } from './options.js';
-import { matchAnswers } from './resume-answers.js';
+import { checkApprovalResponses, matchAnswers, refuseAnswer } from './resume-answers.js';
 import { resultBase } from './result.js';
 import { checkSnapshot } from './snapshot-check.js';
 import { createAgentStream, type AgentStream } from './stream.js';
 import type {
   AgentEvent, AgentOptions, AgentResult, AgentRunEnvelope, AgentRunStore, AgentToolReceipt, AgentWarning, ApprovalResponse, Lease, Message,
-  ResumeOptions,
+  RecordedVerdict, ResumeOptions, UnknownEffect,
 } from './types.js';
 import { receiptKey } from './envelope.js';
-import { checkReconciliation, interruptedCalls, reconciledReceipt } from './interrupted.js';
+import {
+  approvalOf, checkReconciliation, describeUnknownEffects, interruptedCalls, reconciledReceipt,
+} from './interrupted.js';
 
 type Emit<T> = (event: AgentEvent<T>) => void;
 
@@ -119,6 +121,8 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
   }
   return guarded(options, emit, async (opts, runId, lease) => {
     const session = options.session;
+    // Malformed or contradicting verdicts are refused before anything is read or written.
+    const approvalResponses = checkApprovalResponses(options.approvalResponses);
     const loaded = await session.store.load(runId, { scope: session.scope });
     if (loaded === undefined) throw new RunIdentityError('run_not_found', runId);
     const stored = checkEnvelope(loaded, runId, session.scope);
@@ -149,12 +153,15 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     if (reconciliation.unsettled.length > 0) {
       // Nobody knows whether these effects landed: stop, write nothing, list every one the store holds.
       return storedResult<T>(stored, context, ignoredRetries, {
-        status: 'stopped', reason: 'tool-reconciliation-required', unknownEffects: structuredClone(interrupted),
+        status: 'stopped', reason: 'tool-reconciliation-required', unknownEffects: describeUnknownEffects(interrupted, stored.approvals),
       });
     }
-    const retryVerdicts = verdictsForRetries(stored, reconciliation.retry, options.approvalResponses ?? []);
-    const matched = matchAnswers(stored, messages, options.approvalResponses, options.clientToolResults, retryVerdicts.taken);
-    matched.warnings.unshift(...ignoredRetries);
+    const retryVerdicts = verdictsForRetries(stored, reconciliation.retry, approvalResponses);
+    const matched = matchAnswers(
+      stored, messages, approvalResponses, options.clientToolResults, retryVerdicts.taken, opts.allowBareApprovalIds,
+    );
+    const before = [...ignoredRetries, ...retryVerdicts.warnings];
+    matched.warnings.unshift(...before);
     for (const warning of matched.warnings.slice(ignoredRetries.length)) emit(warning);
     if (stored.status === 'suspended' && !matched.complete) {
       // An absent verdict is not a denial: the run stays as it was, nothing is written.
@@ -165,6 +172,11 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     const host = new RunHost<T>(opts, runId, emit, stored);
     host.lease = lease;
     for (const warning of matched.warnings) host.warnings.push(warning);
+    // Each verdict is kept with its approval: saved with the first write that follows, before the call can run.
+    for (const [approvalId, verdict] of matched.verdicts) {
+      const issued = host.approvals[approvalId];
+      if (issued) host.approvals[approvalId] = { ...issued, verdict };
+    }
     for (const { receipt, result } of reconciliation.reconciled) host.receipts[receipt.key] = reconciledReceipt(receipt, result);
     return host.resume(stored, (open) => {
       // Taken only now that every restored call is at rest: a retried call must pass its gate again first.
@@ -173,8 +185,10 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
       for (const [childId, call] of open) {
         if (!call.hasTag('suspended') && !call.hasTag('needs-reconciliation')) continue;
         const key = receiptKey(call.context.modelStep, call.context.toolCallId);
-        const retry = retryVerdicts.byKey.get(key);
-        answers[childId] = retry ? { retry: true, verdict: retry } : matched.byKey.get(key) ?? {};
+        if (retryVerdicts.byKey.has(key)) {
+          const verdict = retryVerdicts.byKey.get(key);
+          answers[childId] = verdict ? { retry: true, verdict } : { retry: true };
+        } else answers[childId] = matched.byKey.get(key) ?? {};
       }
       return answers;
     }, retrying ? stored.retry!.phase : undefined);
@@ -182,34 +196,60 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
 }
 
 /**
- * A retried call takes the approval gate again; it passes only with the verdict
- * stored with it (the approvalId the run issued, with its token). Without it the
- * call is answered as denied.
+ * The verdict each retried call passes its gate with. A call that was held for
+ * approval takes the verdict the run recorded for it; a verdict sent again for
+ * it must be the same one (another is refused: it was answered once). Only a
+ * record that kept no verdict (written before verdicts were kept) takes the one
+ * sent, and without one the call is answered as denied, with a warning. A call
+ * that was never held for approval gets no verdict: its gate decides as for a
+ * new call.
  */
 function verdictsForRetries(
   stored: AgentRunEnvelope,
   retry: AgentToolReceipt[],
   responses: readonly ApprovalResponse[],
-): { byKey: Map<string, { approved: boolean; reason?: string }>; taken: Set<string> } {
-  const byKey = new Map<string, { approved: boolean; reason?: string }>();
+): { byKey: Map<string, RecordedVerdict | null>; taken: Set<string>; warnings: AgentWarning[] } {
+  const byKey = new Map<string, RecordedVerdict | null>();
   const taken = new Set<string>();
+  const warnings: AgentWarning[] = [];
   for (const receipt of retry) {
     // The request issued for this very call: same turn, same id. A verdict from another turn never counts.
-    const response = Object.entries(stored.approvals ?? {})
-      .filter(([, a]) => a.toolCallId === receipt.toolCallId && a.modelStep === receipt.modelStep)
-      .map(([approvalId, a]) => responses.find((r) => r.approvalId === approvalId && r.token === a.token))
-      .find((r) => r !== undefined);
-    if (response) taken.add(response.approvalId);
-    byKey.set(receipt.key, response
-      ? { approved: response.approved === true, ...(response.reason !== undefined ? { reason: response.reason } : {}) }
-      : { approved: false, reason: 'No approval response.' });
+    const issued = approvalOf(stored.approvals, receipt);
+    if (!issued) {
+      byKey.set(receipt.key, null);
+      continue;
+    }
+    const sent = responses.find((r) => r.approvalId === issued.approvalId && r.token === issued.record.token);
+    const recorded = issued.record.verdict;
+    if (sent) {
+      taken.add(sent.approvalId);
+      if (recorded && (sent.approved !== recorded.approved)) {
+        refuseAnswer(
+          `approvalResponses: the verdict for ${issued.approvalId} (${sent.approved ? 'approve' : 'deny'}) differs from the one the run ` +
+          `recorded for it (${recorded.approved ? 'approve' : 'deny'}); a verdict answers its call once. To keep ${receipt.toolCallId} from ` +
+          'running again, reconcile it instead of retrying it. Nothing was written.',
+        );
+      }
+    }
+    const verdict: RecordedVerdict | undefined = recorded
+      ?? (sent ? { approved: sent.approved, ...(sent.reason !== undefined ? { reason: sent.reason } : {}) } : undefined);
+    if (verdict) {
+      byKey.set(receipt.key, verdict);
+      continue;
+    }
+    byKey.set(receipt.key, { approved: false, reason: 'No approval response.' });
+    warnings.push({
+      type: 'warning', setting: 'retryToolCallIds', toolCallId: receipt.toolCallId,
+      message: `retryToolCallIds: ${receipt.toolCallId} was held for approval, and the run recorded no verdict for it and none was ` +
+        'sent; it is answered as denied (Tool call denied. Reason: No approval response.).',
+    });
   }
-  return { byKey, taken };
+  return { byKey, taken, warnings };
 }
 
 type StoredShape<T> =
   | { status: 'suspended'; pendingApprovals: AgentRunEnvelope['pendingApprovals']; pendingClientCalls: AgentRunEnvelope['pendingClientCalls'] }
-  | { status: 'stopped'; reason: 'tool-reconciliation-required'; unknownEffects: AgentToolReceipt[] }
+  | { status: 'stopped'; reason: 'tool-reconciliation-required'; unknownEffects: UnknownEffect[] }
   | Extract<AgentResult<T>, { status: 'failed' }>;
 
 /** A result answered from the stored record, without restoring or writing anything. */

@@ -42,8 +42,14 @@ export interface ToolExecuteContext<C = unknown> {
 
 export interface AgentTool<Args = any, Result = any, C = any> {
   description?: string;
-  /** JSON Schema of the arguments, sent to the model. */
-  parameters: JsonValue | { type: 'object'; [key: string]: unknown };
+  /**
+   * Schema of the arguments, of type "object": a JSON Schema (checked against
+   * its meta-schema when the run starts, compiled with ajv), or a Standard
+   * Schema value that converts itself to JSON Schema (zod 4). The model gets
+   * the JSON Schema; every call's arguments are checked before approval and
+   * effect, and a call that does not match ends as `invalid-arguments`.
+   */
+  parameters: JsonValue | { type: 'object'; [key: string]: unknown } | StandardSchemaV1<unknown>;
   /** Runs the effect. A tool without `execute` is a client tool: the run suspends until `clientToolResults` answers it. */
   execute?: (args: Args, ctx: ToolExecuteContext<C>) => Result | Promise<Result>;
   /** `true`, or a predicate over the call, to hold the call for a human verdict. @default false */
@@ -131,7 +137,11 @@ export interface AgentSession {
 export interface ApprovalResponse {
   approvalId: string;
   approved: boolean;
-  /** The token the pending approval carried; a verdict with another token is ignored. */
+  /**
+   * The token the pending approval carried. Required: a verdict without it, or
+   * with another, decides nothing (a bare tool call id needs no token only
+   * with `allowBareApprovalIds`). Each token answers its call once.
+   */
   token?: string;
   reason?: string;
 }
@@ -262,14 +272,36 @@ export interface AgentOptions<T = string> {
   deadline?: number;
   /** Hold the run across processes: claimed before the run is read, renewed while it works, released at the end. */
   lease?: LeaseOptions;
+  /**
+   * Most characters of one tool result's text (a string as it is, any other
+   * value as JSON) that enter the model's history; beyond it the text is cut
+   * and marked. The receipt keeps the whole raw result. @default 100000
+   */
+  maxToolResultChars?: number;
+  /**
+   * Most bytes of JSON one receipt stores as a tool's raw result. A larger
+   * result is not stored: the call ends as `unstorable-result` (the tool ran),
+   * with code `result_too_large`. @default 1048576 (1 MiB)
+   */
+  maxReceiptBytes?: number;
   deps?: AgentDeps;
 }
 
 export interface ResumeOptions<T = string> extends AgentOptions<T> {
   session: AgentSession;
   approvalResponses?: ApprovalResponse[];
+  /**
+   * Accept a verdict whose approvalId is a bare tool call id, without a token,
+   * when that id is unambiguous in the run (used once, gated once). Such a
+   * verdict can be made up by anyone who can guess a call id: keep it off
+   * unless an older client sends verdicts that way. @default false
+   */
+  allowBareApprovalIds?: boolean;
   clientToolResults?: ClientToolResult[];
-  /** Interrupted calls (from `unknownEffects`) to run once more. An approval-gated one needs its verdict again. */
+  /**
+   * Interrupted calls (from `unknownEffects`) to run once more. An approved one
+   * passes its gate with the verdict the run recorded; none needs to be sent again.
+   */
   retryToolCallIds?: string[];
   /** Outcomes found for interrupted calls; each answers its call as if the tool had returned it. */
   reconciledToolResults?: ReconciledToolResult[];
@@ -329,7 +361,7 @@ export type StopReason =
 export type AgentResult<T = string> =
   | (ResultBase & { status: 'completed'; output: T })
   | (ResultBase & { status: 'suspended'; pendingApprovals: PendingApproval[]; pendingClientCalls: PendingClientCall[] })
-  | (ResultBase & { status: 'stopped'; reason: StopReason; stopDetails?: JsonValue; unknownEffects?: AgentToolReceipt[] })
+  | (ResultBase & { status: 'stopped'; reason: StopReason; stopDetails?: JsonValue; unknownEffects?: UnknownEffect[] })
   | (ResultBase & {
     status: 'failed';
     error: SerializedError;
@@ -366,13 +398,36 @@ export type AgentEvent<T = string> =
   | { type: 'error'; error: SerializedError }
   | { type: 'result'; result: AgentResult<T> };
 
+/** The verdict the run recorded for an approval it asked for. */
+export interface RecordedVerdict {
+  approved: boolean;
+  reason?: string;
+}
+
+/** An interrupted call, as a stopped result lists it: a copy of its receipt, and the verdict it ran under. */
+export interface UnknownEffect extends AgentToolReceipt {
+  /**
+   * Present when the call was held for approval: the approval the run issued
+   * for it (`approvalId`, `token`) and the verdict the run recorded
+   * (`approved`, `reason`). A retry passes the gate with that verdict without
+   * sending it again. `approved` is absent only for a record that kept no
+   * verdict: a retry then needs the verdict again, or is answered as denied.
+   */
+  approval?: { approvalId: string; token: string; approved?: boolean; reason?: string };
+}
+
 /** Receipt of one effect, keyed by [modelStep, toolCallId]. Stored beside the snapshot. */
 export interface AgentToolReceipt {
   key: string;
   toolCallId: string;
   toolName: string;
   modelStep: number;
-  status: 'executing' | 'executed' | 'failed' | 'validation-failed' | 'projection-failed' | 'completed';
+  /**
+   * `unstorable`: the tool ran and returned, but its result could not be kept
+   * (not JSON, or over `maxReceiptBytes`); `error` says why. Like every status
+   * but `executing`, it answers the call on a resume: the tool does not run again.
+   */
+  status: 'executing' | 'executed' | 'failed' | 'validation-failed' | 'projection-failed' | 'completed' | 'unstorable';
   /** Whether the tool that ran the call was marked `replay: 'idempotent'`. */
   idempotent: boolean;
   /** The raw result (executed / completed), or the error (failed). */
@@ -415,8 +470,11 @@ export interface AgentRunEnvelope {
   receipts: Record<string, AgentToolReceipt>;
   /** How many approval requests each tool call id was issued under. */
   approvalRequestCounts: Record<string, number>;
-  /** Every approval request the run issued, by approvalId, with its token. */
-  approvals: Record<string, { toolCallId: string; modelStep: number; token: string }>;
+  /**
+   * Every approval request the run issued, by approvalId, with its token and,
+   * once a resume applied one, the verdict (a retried call passes its gate with it).
+   */
+  approvals: Record<string, { toolCallId: string; modelStep: number; token: string; verdict?: RecordedVerdict }>;
   status: AgentRunStatus;
   pendingApprovals: PendingApproval[];
   pendingClientCalls: PendingClientCall[];

@@ -27,6 +27,8 @@ export type CairnErrorCode =
   | 'invalid_options'
   | 'invalid_envelope'
   | 'tool_context_invalid'
+  | 'result_too_large'
+  | 'result_unstorable'
   | 'budget_exceeded'
   | 'unpriced_model'
   | 'breaker_open'
@@ -240,6 +242,19 @@ export class InvalidOptionsError extends CairnError {
   }
 }
 
+/**
+ * A tool ran and returned, but its result cannot be stored in the call's
+ * receipt: its JSON is over `maxReceiptBytes` (`result_too_large`), or it is
+ * not JSON at all (`result_unstorable`: a cycle, a BigInt, a function). The
+ * receipt records that the tool ran (status `unstorable`) with this error.
+ */
+export class ToolResultError extends CairnError {
+  constructor(code: 'result_too_large' | 'result_unstorable', message: string, readonly toolCallId?: string) {
+    super(code, message, { fault: 'user' });
+    this.name = 'ToolResultError';
+  }
+}
+
 /** A budget refused a model call (`budget_exceeded`), or a model the budget cannot price (`unpriced_model`). */
 export class BudgetError extends CairnError {
   constructor(code: 'budget_exceeded' | 'unpriced_model', message: string) {
@@ -292,14 +307,42 @@ export function redactSecrets(text: string): string {
   return out;
 }
 
-/** Turns anything thrown into plain, secret-redacted data that survives JSON. */
+/** A string field of a thrown value, if it has one (a getter that throws counts as none). */
+function stringField(value: object, key: 'name' | 'code' | 'message'): string | undefined {
+  try {
+    const field = (value as Record<string, unknown>)[key];
+    return typeof field === 'string' ? field : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function describe(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return 'A value that cannot be described was thrown.';
+  }
+}
+
+/**
+ * Turns anything thrown into plain, secret-redacted data that survives JSON.
+ * Every field is redacted (a `code` or `name` can carry a credential as well
+ * as a message can); a thrown plain object's own `message`, `code` and `name`
+ * are used, instead of `[object Object]`.
+ */
 export function serializeError(error: unknown): SerializedError {
   if (CairnError.isInstance(error)) {
-    return { name: error.name, code: error.code, message: redactSecrets(error.message) };
+    return { name: redactSecrets(error.name), code: redactSecrets(error.code), message: redactSecrets(error.message) };
   }
-  if (error instanceof Error) {
-    const code = typeof (error as { code?: unknown }).code === 'string' ? (error as unknown as { code: string }).code : 'error';
-    return { name: error.name, code, message: redactSecrets(error.message) };
+  if (error !== null && typeof error === 'object') {
+    const isError = error instanceof Error;
+    const message = stringField(error, 'message');
+    return {
+      name: redactSecrets(stringField(error, 'name') ?? 'Error'),
+      code: redactSecrets(stringField(error, 'code') ?? 'error'),
+      message: redactSecrets(message ?? (isError ? '' : describe(error))),
+    };
   }
-  return { name: 'Error', code: 'error', message: redactSecrets(String(error)) };
+  return { name: 'Error', code: 'error', message: redactSecrets(describe(error)) };
 }

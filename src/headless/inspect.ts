@@ -3,7 +3,7 @@
  * call or a write.
  */
 import { checkEnvelope } from '../agent/envelope.js';
-import { interruptedCalls } from '../agent/interrupted.js';
+import { describeUnknownEffects, interruptedCalls } from '../agent/interrupted.js';
 import { resultBase } from '../agent/result.js';
 import type { AgentResult, AgentRunEnvelope, AgentRunStore } from '../agent/types.js';
 import type { RunContext } from '../../machines/index.js';
@@ -47,7 +47,7 @@ export function storedPending(envelope: AgentRunEnvelope): PendingAction[] {
   pending.push(...envelope.pendingApprovals.map(approvalAction));
   const gated = new Set(envelope.pendingApprovals.map((p) => `${p.modelStep}:${p.toolCallId}`));
   pending.push(...envelope.pendingClientCalls.filter((c) => !gated.has(`${c.modelStep}:${c.toolCallId}`)).map(clientAction));
-  pending.push(...interruptedCalls(envelope).map(unknownEffectAction));
+  pending.push(...describeUnknownEffects(interruptedCalls(envelope), envelope.approvals).map(unknownEffectAction));
   return pending;
 }
 

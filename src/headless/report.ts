@@ -3,7 +3,7 @@
  * what it cost, and the exit code a shell branches on.
  */
 import type {
-  AgentResult, AgentRunEnvelope, AgentToolReceipt, AgentWarning, PendingApproval, PendingClientCall,
+  AgentResult, AgentRunEnvelope, AgentWarning, PendingApproval, PendingClientCall, UnknownEffect,
 } from '../agent/types.js';
 import type {
   DoctorReport, HeadlessOutcome, HeadlessPhase, HeadlessReport, HeadlessRetry, HeadlessWarning, PendingAction,
@@ -97,9 +97,11 @@ export const clientAction = (c: PendingClientCall): PendingAction => ({
   toolCallId: c.toolCallId, toolName: c.toolName, args: c.args, modelStep: c.modelStep,
 });
 
-export const unknownEffectAction = (r: AgentToolReceipt): PendingAction => ({
+export const unknownEffectAction = (r: UnknownEffect): PendingAction => ({
   kind: 'unknown-effect', resumeWith: ['retryToolCallIds', 'reconciledToolResults'],
   toolCallId: r.toolCallId, toolName: r.toolName, modelStep: r.modelStep,
+  // Which unknown calls ran under an approval, and the verdict a retry passes its gate with.
+  ...(r.approval ? { approval: structuredClone(r.approval) } : {}),
 });
 
 /** An engine warning as a report warning. */

@@ -256,6 +256,11 @@ export type PendingAction =
   | {
     kind: 'unknown-effect'; resumeWith: ['retryToolCallIds', 'reconciledToolResults'];
     toolCallId: string; toolName: string; modelStep: number;
+    /**
+     * The call was held for approval: the approval and the verdict the run
+     * recorded (see UnknownEffect.approval). A retry passes its gate with it.
+     */
+    approval?: { approvalId: string; token: string; approved?: boolean; reason?: string };
   }
   /** The run has not ended and waits for nothing but a plain resume (`resumeWith: null`). */
   | { kind: 'resume'; resumeWith: null; phase: HeadlessPhase };

@@ -21,7 +21,13 @@ export interface HostState<T = unknown> {
    */
   permits: Set<string>;
   /** Raw outcomes of effects that ran in this process, until their receipt is written. */
-  rawOutcomes: Map<string, { kind: 'result'; value: JsonValue } | { kind: 'threw'; error: SerializedError }>;
+  rawOutcomes: Map<
+    string,
+    | { kind: 'result'; value: JsonValue }
+    | { kind: 'threw'; error: SerializedError }
+    /** The tool returned something its receipt cannot hold (not JSON, or too large). */
+    | { kind: 'unstorable'; error: SerializedError }
+  >;
   warnings: AgentWarning[];
   /** Calls (by receipt key) this resume asked to run once more; each is taken once. */
   retryKeys: Set<string>;

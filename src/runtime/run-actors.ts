@@ -24,7 +24,8 @@ function toolSpecs(host: HostState, names?: string[]): ModelToolSpec[] {
     .map(([name, tool]) => ({
       name,
       ...(tool.description !== undefined ? { description: tool.description } : {}),
-      parameters: toJson<JsonValue>(tool.parameters),
+      // The checked JSON Schema: a Standard Schema value goes out as the JSON Schema it converts to, never as itself.
+      parameters: toJson<JsonValue>(host.opts.parameters[name]?.wire ?? tool.parameters),
     }));
 }
 

@@ -7,7 +7,7 @@ import { fromPromise } from 'xstate';
 import { serializeError } from '../errors/index.js';
 import { toolCallMachine } from '../../machines/index.js';
 import type {
-  AdmitOutput, ApprovalOutput, BeginEffectOutput, ExecuteOutput, GuardOutput, Json, ProjectOutput, ToolCallContext,
+  AdmitOutput, ApprovalOutput, ArgumentsOutput, BeginEffectOutput, ExecuteOutput, GuardOutput, Json, ProjectOutput, ToolCallContext,
 } from '../../machines/index.js';
 import { receiptHasOutcome, receiptKey } from '../agent/envelope.js';
 import { toJson } from '../agent/json.js';
@@ -15,6 +15,7 @@ import { check, isStandardSchema } from '../agent/schema.js';
 import type { AgentToolReceipt, JsonValue, ToolExecuteContext } from '../agent/types.js';
 import { messagesOf, type HostState } from './host-state.js';
 import { plantedBugs } from './test-switches.js';
+import { capForModel, storableResult, unstorableMessage } from './tool-results.js';
 
 const keyOf = (c: ToolCallContext) => receiptKey(c.modelStep, c.toolCallId);
 
@@ -62,15 +63,25 @@ export function provideToolCallMachine(host: HostState) {
         return { kind: 'rewrite', args: toJson<Json>(decision.args) };
       })),
 
-      // Stage 3: a recorded outcome skips the gate; otherwise needsApproval and the verdict decide.
+      // Between policy and approval: the arguments against the tool's parameters. Invalid ones are never offered for approval.
+      checkArguments: fromPromise<ArgumentsOutput, ToolCallContext>(redacting(async ({ input: c }) => {
+        const parameters = host.opts.parameters[c.toolName];
+        if (!parameters) return { kind: 'valid' };
+        const verdict = await parameters.check(c.args);
+        return verdict.ok ? { kind: 'valid' } : { kind: 'invalid', message: verdict.message };
+      })),
+
+      // Stage 3: a recorded outcome skips the gate. A verdict the run asked for decides, even when a
+      // predicate would now answer otherwise: a denial is final, an approval stands. Otherwise needsApproval.
       decideApproval: fromPromise<ApprovalOutput, ToolCallContext>(redacting(async ({ input: c, signal }) => {
         if (receiptHasOutcome(host.receipts[keyOf(c)])) return { kind: 'receipt' };
+        if (c.verdict !== null) {
+          return c.verdict.approved ? { kind: 'approved' } : { kind: 'denied', reason: c.verdict.reason ?? 'Not approved.' };
+        }
         const tool = tools[c.toolName]!;
         const gate = tool.needsApproval;
         const needed = typeof gate === 'function' ? await gate(c.args, toolContext(host, c, signal)) : Boolean(gate);
-        if (!needed) return { kind: 'not-needed' };
-        if (c.verdict === null) return { kind: 'wait' };
-        return c.verdict.approved ? { kind: 'approved' } : { kind: 'denied', reason: c.verdict.reason ?? 'Not approved.' };
+        return needed ? { kind: 'wait' } : { kind: 'not-needed' };
       })),
 
       // Stage 4: cancellation and the deadline, right before the effect.
@@ -86,7 +97,8 @@ export function provideToolCallMachine(host: HostState) {
         const tool = tools[c.toolName]!;
         const existing = host.receipts[key];
         if (existing && existing.status === 'failed') {
-          return { kind: 'replay-failed', message: existing.error ? errorText(existing.error) : 'Tool call failed.' };
+          const message = existing.error ? errorText(existing.error) : 'Tool call failed.';
+          return { kind: 'replay-failed', message: capForModel(message, host.opts.maxToolResultChars) as string };
         }
         if (receiptHasOutcome(existing)) return { kind: 'replay' };
         if (typeof tool.execute !== 'function') {
@@ -117,14 +129,16 @@ export function provideToolCallMachine(host: HostState) {
           if (tool.replay !== 'idempotent') return { kind: 'unknown' };
         }
         const combined = host.effectSignal(signal);
+        let value: unknown;
         try {
-          const value = await tool.execute!(c.args, toolContext(host, c, combined));
-          host.rawOutcomes.set(key, { kind: 'result', value: toJson(value) });
-          return { kind: 'result' };
+          value = await tool.execute!(c.args, toolContext(host, c, combined));
         } catch (error) {
           host.rawOutcomes.set(key, { kind: 'threw', error: serializeError(error) });
           return { kind: 'threw' };
         }
+        // The tool returned: whatever its result is, its effect happened. One that cannot be stored is recorded as such.
+        host.rawOutcomes.set(key, storableResult(value, host.opts.maxReceiptBytes, c.toolCallId));
+        return { kind: 'result' };
       }),
 
       // Stage 7a: the raw result (or the error, or the client's answer) is committed first.
@@ -146,13 +160,23 @@ export function provideToolCallMachine(host: HostState) {
           }
           receipt = raw.kind === 'result'
             ? { ...base, status: 'executed', rawResult: raw.value }
-            : { ...base, status: 'failed', error: raw.error };
+            : raw.kind === 'unstorable'
+              ? { ...base, status: 'unstorable', error: raw.error }
+              : { ...base, status: 'failed', error: raw.error };
+          if (raw.kind === 'unstorable') {
+            host.emit({
+              type: 'warning', setting: raw.error.code === 'result_too_large' ? 'maxReceiptBytes' : 'tools', toolCallId: c.toolCallId,
+              message: `Tool "${c.toolName}" (call ${c.toolCallId}) ran, but its result could not be stored: ${raw.error.message}. ` +
+                'Its receipt records that it ran (status unstorable), and the model was told not to call it again.',
+            });
+          }
         }
         host.receipts[key] = receipt;
         // Committed before any validation, projection or onToolResult runs. With
-        // none of them (or for an error, which none sees) nothing runs between
-        // here and the call's checkpoint, which commits the receipt instead.
-        if (receipt.status === 'failed' || !projectsTrivially(host, c.toolName)) await host.save();
+        // none of them (or for an error or an unstorable result, which none sees)
+        // nothing runs between here and the call's checkpoint, which commits the
+        // receipt instead.
+        if (receipt.status === 'failed' || receipt.status === 'unstorable' || !projectsTrivially(host, c.toolName)) await host.save();
         host.rawOutcomes.delete(key);
       }),
 
@@ -161,9 +185,12 @@ export function provideToolCallMachine(host: HostState) {
         const key = keyOf(c);
         const receipt = host.receipts[key]!;
         const tool = tools[c.toolName]!;
+        // What enters the model's history is capped (maxToolResultChars); the receipt keeps the whole raw result.
         const end = (outcome: ProjectOutput['outcome'], modelOutput: JsonValue | string, isError: boolean): ProjectOutput =>
-          ({ outcome, modelOutput: modelOutput as Json, isError });
+          ({ outcome, modelOutput: capForModel(modelOutput, host.opts.maxToolResultChars) as Json, isError });
         if (receipt.status === 'failed') return end('failed', receipt.error?.message ?? 'Tool call failed.', true);
+        // The tool ran; there is no result to validate, project or show to onToolResult.
+        if (receipt.status === 'unstorable') return end('unstorable-result', unstorableMessage(receipt.error), false);
         host.emit({ type: 'tool-output', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName, rawResult: receipt.rawResult });
         let projection: JsonValue | string;
         let outcome: ProjectOutput['outcome'];

@@ -70,6 +70,7 @@ interface Tally {
   reconciled: number;
   retried: number;
   retriedGated: number;
+  retriedGatedResent: number;
   retryFailed: number;
   failovers: number;
   restarts: number;
@@ -80,7 +81,7 @@ interface Tally {
 const newTally = (): Tally => ({
   runs: 0,
   fired: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>,
-  noPoint: 0, reconciled: 0, retried: 0, retriedGated: 0, retryFailed: 0, failovers: 0, restarts: 0, retryRuns: 0, maxResumes: 0,
+  noPoint: 0, reconciled: 0, retried: 0, retriedGated: 0, retriedGatedResent: 0, retryFailed: 0, failovers: 0, restarts: 0, retryRuns: 0, maxResumes: 0,
 });
 
 /**
@@ -152,6 +153,7 @@ function crashProperty(tally: Tally) {
     tally.reconciled += run.reconciledCalls;
     tally.retried += run.retriedCalls;
     tally.retriedGated += run.retriedGated;
+    tally.retriedGatedResent += run.retriedGatedResent;
     tally.retryFailed += run.retryFailed;
     tally.failovers += run.failovers;
     tally.restarts += run.restarts;
@@ -178,7 +180,7 @@ describe('crash property: any run, any single fault, a careful operator', () => 
     const started = performance.now();
     await fc.assert(crashProperty(tally), params(NUM_RUNS));
     console.log(`crash property: ${tally.runs} runs in ${Math.round(performance.now() - started)} ms; faults fired by kind ${JSON.stringify(tally.fired)}; ` +
-      `no such point ${tally.noPoint}; reconciled calls ${tally.reconciled}, retried calls ${tally.retried} (gated, with their verdict again: ${tally.retriedGated}), retryFailed ${tally.retryFailed}, fail-overs ${tally.failovers}, ` +
+      `no such point ${tally.noPoint}; reconciled calls ${tally.reconciled}, retried calls ${tally.retried} (gated: ${tally.retriedGated}, passing with the recorded verdict, ${tally.retriedGatedResent} of them with it sent again), retryFailed ${tally.retryFailed}, fail-overs ${tally.failovers}, ` +
       `runs with a retry ${tally.retryRuns}, fresh runtimes ${tally.restarts}, most resumes in one drive ${tally.maxResumes}`);
     // Non-vacuity: every kind of fault happened often, and both ways out of an unknown effect were taken.
     if (process.env.FC_PATH === undefined) {

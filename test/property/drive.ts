@@ -6,7 +6,7 @@
 import {
   createInMemoryAgentRunStore, resumeAgent, runAgent,
   type AgentOptions, type AgentResult, type AgentRunStore, type ApprovalResponse, type Message,
-  type PendingApproval, type ReconciledToolResult, type ResumeOptions,
+  type ReconciledToolResult, type ResumeOptions,
 } from 'cairn/agent';
 import {
   cloneStore, createCrashPlan, createFaultyStore, createLedger, createMockModel, ledgerKey,
@@ -45,8 +45,10 @@ export interface DriveReport {
   /** The operator asked to run something again: retryToolCallIds or retryFailed. */
   retryAsked: boolean;
   retriedCalls: number;
-  /** Retried calls of the approval-gated tool: each needed the verdict given before. */
+  /** Retried calls of the approval-gated tool, passing their gate with the verdict the run recorded. */
   retriedGated: number;
+  /** Of those, the ones whose verdict the operator sent again (from unknownEffects), which the run also accepts. */
+  retriedGatedResent: number;
   reconciledCalls: number;
   retryFailed: number;
   /** Model calls that failed over to the fallback model. */
@@ -108,10 +110,8 @@ export async function driveScenario(scenario: Scenario, fault: Fault): Promise<D
   let generation = 0;
   const report: DriveReport = {
     status: 'crashed', messages: undefined, ledgers: [], fired: false, counts: plan.counts, retryAsked: false,
-    retriedCalls: 0, retriedGated: 0, reconciledCalls: 0, retryFailed: 0, failovers: 0, resumes: 0, restarts: 0, violations: [], trace: [],
+    retriedCalls: 0, retriedGated: 0, retriedGatedResent: 0, reconciledCalls: 0, retryFailed: 0, failovers: 0, resumes: 0, restarts: 0, violations: [], trace: [],
   };
-  /** Every verdict the operator gave, with the approval it answered, by run id. */
-  const given = new Map<string, Array<{ pending: PendingApproval; response: ApprovalResponse }>>();
 
   const freshRuntime = async (upTo: number) => {
     generation++;
@@ -155,8 +155,6 @@ export async function driveScenario(scenario: Scenario, fault: Fault): Promise<D
   for (let leg = 0; leg < legs; leg++) {
     const runId = runIdOf(leg);
     const ledger = ledgers[leg]!;
-    const notes = given.get(runId) ?? [];
-    given.set(runId, notes);
     let action: Action = { kind: 'start' };
     let result: AgentResult | undefined;
     for (let attempt = 0; ; attempt++) {
@@ -192,18 +190,16 @@ export async function driveScenario(scenario: Scenario, fault: Fault): Promise<D
       report.trace.push(`leg ${leg}: ${result.status}${result.status === 'stopped' ? `/${result.reason}` : ''}${result.status === 'failed' ? `/${result.error.code}${result.retry ? '+retry' : ''}` : ''}`);
       if (result.status === 'completed') break;
       if (result.status === 'suspended') {
-        const approvalResponses = result.pendingApprovals.map((pending) => {
-          const response: ApprovalResponse = { approvalId: pending.approvalId, token: pending.token, approved: true };
-          notes.push({ pending, response });
-          return response;
-        });
+        const approvalResponses = result.pendingApprovals.map(
+          (pending): ApprovalResponse => ({ approvalId: pending.approvalId, token: pending.token, approved: true }),
+        );
         const clientToolResults = result.pendingClientCalls.map((call) => ({ toolCallId: call.toolCallId, output: CLIENT_OUTPUT }));
         action = { kind: 'resume', extra: { approvalResponses, clientToolResults }, retryKeys: new Set() };
         continue;
       }
       if (result.status === 'stopped' && result.reason === 'tool-reconciliation-required') {
         // Look each effect up in the system it touched (the ledger): it landed, record what the tool
-        // returned; it did not, run it once more, with the verdict given before when it was gated.
+        // returned; it did not, run it once more (a gated call passes with the verdict the run recorded).
         const reconciledToolResults: ReconciledToolResult[] = [];
         const retryToolCallIds: string[] = [];
         const retryKeys = new Set<string>();
@@ -215,11 +211,18 @@ export async function driveScenario(scenario: Scenario, fault: Fault): Promise<D
           } else {
             retryToolCallIds.push(receipt.toolCallId);
             retryKeys.add(key);
-            if (receipt.toolName === 'gated') report.retriedGated++;
-            for (const note of notes) {
-              if (note.pending.toolCallId === receipt.toolCallId && note.pending.modelStep === receipt.modelStep) {
-                approvalResponses.push(note.response);
+            if (receipt.toolName === 'gated') {
+              // The stopped result says the call ran under an approval, and which: the run recorded the verdict.
+              const approval = receipt.approval;
+              if (approval?.approved !== true) {
+                report.violations.push(`approval: unknown effect ${key} of the gated tool does not carry its recorded approval`);
               }
+              // For half of the call ids the operator also sends that verdict again: both ways must pass the gate.
+              if (approval && Number(receipt.toolCallId.slice(1)) % 2 === 1) {
+                approvalResponses.push({ approvalId: approval.approvalId, token: approval.token, approved: true });
+                report.retriedGatedResent++;
+              }
+              report.retriedGated++;
             }
           }
         }

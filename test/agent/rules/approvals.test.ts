@@ -176,13 +176,13 @@ describe('approvals', () => {
     expect((await store.load('run-a'))!.approvalRequestCounts).toEqual({ tool_0: 2 });
   });
 
-  describe('a verdict naming only the tool call id', () => {
+  describe('a verdict naming only the tool call id (with allowBareApprovalIds)', () => {
     it('counts when that id occurs once in the history and one approval request was issued under it', async () => {
       const store = recordingStore();
       const { options, publish } = gatedRun({ store, responses: [publishCall(), { text: 'done' }] });
       const first = await runAgent(options);
       expect(first.status).toBe('suspended');
-      const resumed = await resumeAgent({ ...options, approvalResponses: [{ approvalId: 'tool_0', approved: true }] });
+      const resumed = await resumeAgent({ ...options, approvalResponses: [{ approvalId: 'tool_0', approved: true }], allowBareApprovalIds: true });
       expect(resumed.status).toBe('completed');
       expect(publish.runs).toHaveLength(1);
     });
@@ -196,7 +196,7 @@ describe('approvals', () => {
       const second = await resumeAgent({ ...options, approvalResponses: [{ approvalId: p.approvalId, token: p.token, approved: true }] });
       expect(second.status).toBe('suspended');
       const before = await store.dump('run-a');
-      const third = await resumeAgent({ ...options, approvalResponses: [{ approvalId: 'tool_0', approved: true }] });
+      const third = await resumeAgent({ ...options, approvalResponses: [{ approvalId: 'tool_0', approved: true }], allowBareApprovalIds: true });
       expect(third.status).toBe('suspended');
       expect(publish.runs).toHaveLength(1);
       expect(model.calls).toHaveLength(2);
@@ -216,7 +216,7 @@ describe('approvals', () => {
       expect(first.status).toBe('suspended');
       expect(lookup.runs).toHaveLength(1);
       expect((await store.load('run-a'))!.approvalRequestCounts).toEqual({ tool_0: 1 });
-      const resumed = await resumeAgent({ ...options, approvalResponses: [{ approvalId: 'tool_0', approved: true }] });
+      const resumed = await resumeAgent({ ...options, approvalResponses: [{ approvalId: 'tool_0', approved: true }], allowBareApprovalIds: true });
       expect(resumed.status).toBe('suspended');
       expect(publish.runs).toHaveLength(0);
     });
@@ -229,7 +229,7 @@ describe('approvals', () => {
       await store.tamper('run-a', (record) => {
         record.approvalRequestCounts = { tool_0: 2 };
       });
-      const resumed = await resumeAgent({ ...options, approvalResponses: [{ approvalId: 'tool_0', approved: true }] });
+      const resumed = await resumeAgent({ ...options, approvalResponses: [{ approvalId: 'tool_0', approved: true }], allowBareApprovalIds: true });
       expect(resumed.status).toBe('suspended');
       expect(publish.runs).toHaveLength(0);
     });

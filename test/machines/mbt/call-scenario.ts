@@ -16,13 +16,16 @@ export interface CallWorld {
   toolKnown: boolean;
   /** What onToolCall answers for the call. */
   guard: 'allow' | 'block' | 'rewrite' | 'throw';
+  /** What the arguments check finds: they match, they do not, or the (Standard Schema) validator throws. */
+  args: 'valid' | 'invalid' | 'validator-throws';
   /** needsApproval: false, true, or a predicate that throws. */
   approval: 'none' | 'gate' | 'predicate-throws';
   /** The verdict the resume brings. */
   verdict: boolean | null;
   admission: 'admitted' | 'deadline' | 'aborted' | 'clock-throws';
   executor: 'server' | 'client';
-  execute: 'returns' | 'throws';
+  /** `unstorable`: it returns a value its receipt cannot hold (a cycle). */
+  execute: 'returns' | 'throws' | 'unstorable';
   /** The process dies with the call here (a restore finds an `executing` receipt). */
   crash: null | 'beginning' | 'execution';
   /**
@@ -47,10 +50,14 @@ export interface CallWorld {
    *   call comes back before the effect with a receipt that is not its first.
    */
   retryDiesIn: 'unknownEffect' | 'approval.deciding';
-  /** The retry carries the verdict the run stored for the call. */
+  /**
+   * For a call that was held for approval: the run recorded its verdict, which
+   * the retry passes its gate with (true); or the record kept none (the
+   * driver strips it, as an older engine left it) and the retry is denied.
+   */
   retryVerdict: boolean;
   /** What validation and projection make of a result. */
-  projection: 'completed' | 'validation-failure' | 'projection-failure' | 'failed' | 'client-result';
+  projection: 'completed' | 'validation-failure' | 'projection-failure' | 'failed' | 'client-result' | 'unstorable-result';
   onToolResultThrows: boolean;
   replay: 'never' | 'idempotent';
 }
@@ -70,6 +77,7 @@ export const baseWorld = (o: Partial<CallWorld> = {}): CallWorld => ({
   finishReason: 'tool-calls',
   toolKnown: true,
   guard: 'allow',
+  args: 'valid',
   approval: 'none',
   verdict: null,
   admission: 'admitted',
@@ -128,6 +136,12 @@ export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
       case 'xstate.error.actor.guardCall':
         world.guard = 'throw';
         break;
+      case 'xstate.done.actor.checkArguments':
+        world.args = k as 'valid' | 'invalid';
+        break;
+      case 'xstate.error.actor.checkArguments':
+        world.args = 'validator-throws';
+        break;
       case 'xstate.done.actor.decideApproval':
         decisions += 1;
         if (decisions === 1) {
@@ -158,8 +172,11 @@ export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
         if (world.crash !== null) {
           // The call is in unknownEffect: the operator's answer.
           if (r.retry) {
-            if (r.verdict?.approved && world.approval !== 'gate') {
-              return contract('a retried call that never waited for a verdict is retried with "No approval response." (src/agent/run-agent.ts verdictsForRetries)');
+            if (r.verdict && world.approval !== 'gate') {
+              return contract('a retried call that was never held for approval is retried with no verdict: its gate decides as for a new call (src/agent/run-agent.ts verdictsForRetries)');
+            }
+            if (!r.verdict && world.approval === 'gate') {
+              return contract('a retried call that was held for approval is retried with the verdict the run recorded, or denied when the record kept none (src/agent/run-agent.ts verdictsForRetries)');
             }
             world.retryVerdict = r.verdict?.approved === true;
           } else {
@@ -227,6 +244,15 @@ export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
         break;
       case 'xstate.done.actor.projectResult': {
         const outcome = e.output!.outcome as CallWorld['projection'];
+        if (outcome === 'unstorable-result') {
+          if (route !== 'execute' || replayedBy !== null) {
+            return contract("only a result a tool returned is unstorable: a client's or an operator's result arrives as JSON");
+          }
+          if (world.execute === 'throws') return contract('a tool that threw returned no result to store');
+          world.execute = 'unstorable';
+          world.projection = outcome;
+          break;
+        }
         if (outcome === 'failed' && replayedBy === 'beginEffect') {
           return contract('beginEffect answers a receipt that records an error with replay-failed, so a receipt it replays never projects as `failed`');
         }
@@ -259,9 +285,9 @@ export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
   // operator's retry (no verdict stored: "No approval response.", which a call with no gate never reads).
   const lead: ModelEvent[] = route === 'receipt'
     ? [
-        doneEvent('guardCall', world.guard), doneEvent('decideApproval', 'not-needed'), doneEvent('admit', 'admitted'),
-        doneEvent('beginEffect', 'permit'), doneEvent('executeTool', 'unknown'),
-        MODEL_EVENTS.RECHECK.find((r) => 'retry' in r && (r as { verdict?: { approved: boolean } }).verdict?.approved === false)!,
+        doneEvent('guardCall', world.guard), doneEvent('checkArguments', 'valid'), doneEvent('decideApproval', 'not-needed'),
+        doneEvent('admit', 'admitted'), doneEvent('beginEffect', 'permit'), doneEvent('executeTool', 'unknown'),
+        MODEL_EVENTS.RECHECK.find((r) => 'retry' in r && !('verdict' in r))!,
       ]
     : [];
   return { kind: 'drive', world, resumes: rechecks, admissionLeg, crashLeg, lead };
@@ -273,6 +299,8 @@ export function expectedModelOutput(state: string, w: CallWorld): RegExp | unkno
   switch (state) {
     case 'policyViolation': return 'Tool "nope" is not available.';
     case 'blocked': return 'Tool call blocked: recipient not on the allowlist';
+    case 'invalidArguments': return /^Invalid arguments for tool "target": \/to must be integer\. /;
+    case 'unstorableResult': return /^The tool ran, but its result could not be stored: it is not JSON \(Converting circular structure to JSON\)\. Do not call it again/;
     case 'denied': return 'Tool call denied. Reason: not today';
     case 'validationFailure': return /^Tool result failed validation: /;
     case 'projectionFailure': return /^Tool result could not be projected: cannot render$/;
@@ -280,6 +308,7 @@ export function expectedModelOutput(state: string, w: CallWorld): RegExp | unkno
     case 'completed': return `sent to ${to}`;
     case 'failed':
       if (w.guard === 'throw') return 'onToolCall failed';
+      if (w.args === 'validator-throws') return 'argument validator failed';
       if (w.admission === 'clock-throws') return 'clock unavailable';
       if (w.approval === 'predicate-throws') return 'approval predicate failed';
       if (w.onToolResultThrows) return 'onToolResult failed';

@@ -18,12 +18,14 @@ export const OUTCOME_OF: Record<string, string | null> = {
   notDispatched: 'not-dispatched',
   policyViolation: 'policy-violation',
   blocked: 'blocked',
+  invalidArguments: 'invalid-arguments',
   denied: 'denied',
   notAdmitted: 'not-admitted',
   failed: 'failed',
   validationFailure: 'validation-failure',
   projectionFailure: 'projection-failure',
   clientResult: 'client-result',
+  unstorableResult: 'unstorable-result',
   completed: null,
 };
 
@@ -95,7 +97,11 @@ export function checkCallRun(p: PlannedPath, run: CallRun): void {
     expect(last.status).not.toBe('suspended');
     expect(last).not.toMatchObject({ reason: 'tool-reconciliation-required' });
     const denied = w.approval === 'gate' && !w.retryVerdict;
-    if (denied) expect(run.toolMessage?.content).toBe('Tool call denied. Reason: No approval response.');
+    if (denied) {
+      // The record kept no verdict and none was sent: denied, and the operator is told.
+      expect(run.toolMessage?.content).toBe('Tool call denied. Reason: No approval response.');
+      expect(last.warnings).toContainEqual(expect.objectContaining({ setting: 'retryToolCallIds', toolCallId: 'c1' }));
+    } else expect(last.warnings.filter((x) => x.setting === 'retryToolCallIds')).toEqual([]);
     expect(rerun).toBe(denied || w.guard === 'block' ? 0 : 1);
     return;
   }
@@ -165,7 +171,8 @@ export function checkCallRun(p: PlannedPath, run: CallRun): void {
   else expect(run.toolMessage!.content).toEqual(want);
   expect(run.toolMessage!.content).toEqual(out.modelOutput);
   expect(run.toolMessage!.isError).toBe(out.isError ? true : undefined);
-  expect(out.isError).toBe(final !== 'completed' && final !== 'clientResult');
+  // An unstorable result is not an error of the tool: it ran, and the model is told not to call it again.
+  expect(out.isError).toBe(final !== 'completed' && final !== 'clientResult' && final !== 'unstorableResult');
 
   const reconciled = w.operator.length > 0 ? { reconciled: true } : {};
   switch (final) {
@@ -180,6 +187,12 @@ export function checkCallRun(p: PlannedPath, run: CallRun): void {
       break;
     case 'projectionFailure':
       expect(receipt).toMatchObject({ status: 'projection-failed', ...reconciled });
+      break;
+    case 'unstorableResult':
+      // The receipt records that the tool ran, and why its result is not there.
+      expect(receipt).toMatchObject({ status: 'unstorable', error: { code: 'result_unstorable' } });
+      expect(receipt).not.toHaveProperty('rawResult');
+      expect(last.warnings).toContainEqual(expect.objectContaining({ setting: 'tools', toolCallId: 'c1' }));
       break;
     case 'failed':
       if (w.execute === 'throws' || w.operator.includes('reconcile-error')) {

@@ -17,6 +17,7 @@ import {
   recordingStore, resumeLeg, seededStore, signal, startLeg, storedChildValue, T0, testClock, testIds,
   type Leg, type RecordingStore,
 } from './harness.js';
+import { standardSchema } from '../../agent/rules/helpers.js';
 import { recorder, type Step } from './recorder.js';
 
 /** The call under test is the first of its turn, at model step 0. */
@@ -94,6 +95,13 @@ export interface CallRun {
   last: AgentResult<string>;
 }
 
+/** The record as an engine that kept no verdicts with its approvals left it: a retry of a gated call is then denied. */
+function withoutVerdicts(envelope: AgentRunEnvelope): AgentRunEnvelope {
+  const copy = structuredClone(envelope);
+  for (const approval of Object.values(copy.approvals)) delete approval.verdict;
+  return copy;
+}
+
 const hasOutcome = (status: string | undefined) =>
   status !== undefined && ['executed', 'completed', 'failed', 'validation-failed', 'projection-failed'].includes(status);
 
@@ -143,9 +151,17 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
           validateResult: () => { throw new Error('result has no message id'); },
         }
       : { toModelOutput: (r: { sent?: string }) => (r && typeof r === 'object' && 'sent' in r ? `sent to ${r.sent}` : `client says ${JSON.stringify(r)}`) };
+  // The arguments check: a schema the call matches, one it does not, or a Standard Schema whose validator throws.
+  const parameters: AgentTool['parameters'] = w.args === 'invalid'
+    ? { type: 'object', properties: { to: { type: 'integer' } } }
+    : w.args === 'validator-throws'
+      ? Object.assign(standardSchema(() => { throw new Error('argument validator failed'); }), {
+          jsonSchema: { type: 'object', properties: { to: { type: 'string' } } },
+        })
+      : { type: 'object', properties: { to: { type: 'string' } } };
   const target: AgentTool = {
     description: 'Send an email.',
-    parameters: { type: 'object', properties: { to: { type: 'string' } } },
+    parameters,
     needsApproval: w.approval === 'predicate-throws'
       ? () => { throw new Error('approval predicate failed'); }
       : second === 'interrupted'
@@ -172,6 +188,12 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
               throw new Error('process died');
             }
             if (w.execute === 'throws') throw new Error('smtp down');
+            if (w.execute === 'unstorable') {
+              // The mail went out; what the tool returns holds a cycle, so no receipt can store it.
+              const receipt: Record<string, unknown> = { sent: args.to };
+              receipt.self = receipt;
+              return receipt;
+            }
             return { sent: args.to, id: 'msg-1' };
           },
         }
@@ -259,7 +281,7 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
     await dying;
     recorder.steps.splice(mark);
     captured.push(envelope);
-    store = await seededStore(envelope);
+    store = await seededStore(w.approval === 'gate' && !w.retryVerdict ? withoutVerdicts(envelope) : envelope);
     controller = new AbortController();
   };
 
@@ -272,20 +294,11 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
   };
 
   const operatorLeg = async (answer: CallWorld['operator'][number], dies: boolean) => {
-    const envelope = captured[captured.length - 1]!;
     // An interrupted second call is retried along with the target, and its outcome recorded along with the target's.
     const both = second === 'interrupted';
+    // A retry sends no verdict: an approved call passes its gate with the one the run recorded.
     const answers: Partial<ResumeOptions<string>> = answer === 'retry'
-      ? {
-          retryToolCallIds: both ? ['c1', 'c2'] : ['c1'],
-          ...(w.retryVerdict
-            ? {
-                approvalResponses: Object.entries(envelope.approvals)
-                  .filter(([, a]) => a.toolCallId === 'c1')
-                  .map(([approvalId, a]) => ({ approvalId, token: a.token, approved: true })),
-              }
-            : {}),
-        }
+      ? { retryToolCallIds: both ? ['c1', 'c2'] : ['c1'] }
       : {
           reconciledToolResults: [
             answer === 'reconcile'

@@ -13,7 +13,7 @@ import { edgeOfTransition, machineOf } from './edges.js';
 const pending = () => fromPromise(() => new Promise<never>(() => undefined));
 const inertCall = toolCallMachine.provide({
   actors: {
-    guardCall: pending(), decideApproval: pending(), admit: pending(), beginEffect: pending(),
+    guardCall: pending(), checkArguments: pending(), decideApproval: pending(), admit: pending(), beginEffect: pending(),
     executeTool: pending(), recordResult: pending(), projectResult: pending(), checkpoint: pending(),
   } as never,
 });

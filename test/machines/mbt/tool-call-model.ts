@@ -28,6 +28,11 @@ export const MODEL_EVENTS = {
     done('guardCall', { kind: 'rewrite', args: { to: 'ops@example.com' } }),
     error('guardCall', 'guard_threw'),
   ],
+  checkArguments: [
+    done('checkArguments', { kind: 'valid' }),
+    done('checkArguments', { kind: 'invalid', message: 'Invalid arguments for tool "target": /to must be integer.' }),
+    error('checkArguments', 'validator_threw'),
+  ],
   decideApproval: [
     done('decideApproval', { kind: 'not-needed' }),
     done('decideApproval', { kind: 'wait' }),
@@ -65,6 +70,7 @@ export const MODEL_EVENTS = {
     done('projectResult', { outcome: 'projection-failure', modelOutput: 'Tool result could not be projected', isError: true }),
     done('projectResult', { outcome: 'failed', modelOutput: 'boom', isError: true }),
     done('projectResult', { outcome: 'client-result', modelOutput: 'from the client', isError: false }),
+    done('projectResult', { outcome: 'unstorable-result', modelOutput: 'The tool ran, but its result could not be stored', isError: false }),
     error('projectResult', 'on_tool_result_threw'),
   ],
   checkpoint: [done('checkpoint'), error('checkpoint', 'persistence_failed')],
@@ -77,7 +83,9 @@ export const MODEL_EVENTS = {
     { type: 'RECHECK', clientResult: { output: { shipped: true }, isError: false } },
     // An answer with nothing: a call in unknownEffect whose outcome the operator recorded (its receipt answers).
     { type: 'RECHECK' },
-    // retryToolCallIds: run once more, with the verdict stored for the call (or 'No approval response.').
+    // retryToolCallIds: run once more. A call that was never held for approval carries no verdict; one that was
+    // carries the verdict the run recorded for it (or 'No approval response.' when the record kept none).
+    { type: 'RECHECK', retry: true },
     { type: 'RECHECK', retry: true, verdict: { approved: true } },
     { type: 'RECHECK', retry: true, verdict: { approved: false, reason: 'No approval response.' } },
   ] as ModelEvent[],
@@ -94,7 +102,8 @@ const kindOf = (e: ModelEvent) => e.output?.kind;
  * - a RECHECK in awaitingApproval carries a verdict (with the result, for a
  *   gated client tool) or nothing (such a path comes back to approval.deciding
  *   as it was, so no simple path takes it); in awaitingClientResult a client
- *   result; in unknownEffect a retry with its verdict, or nothing (a reconciled
+ *   result; in unknownEffect a retry (with no verdict, the one recorded, or the
+ *   denial of a record that kept none), or nothing (a reconciled
  *   result answers);
  * - beginEffect answers `client-result` exactly when a client result is there.
  */
@@ -122,7 +131,7 @@ export function callEvents(s: CallSnapshot): ModelEvent[] {
 }
 
 /** A retried call is back at the policy, gated like a new call: from there on its path is the one already enumerated. */
-export const isRetried = (s: CallSnapshot) => s.status === 'active' && s.matches({ policy: 'guardrails' }) && s.context.verdict !== null;
+export const isRetried = (s: CallSnapshot) => s.status === 'active' && s.matches({ policy: 'guardrails' }) && s.context.retried === true;
 
 export const modelInput = (o: Partial<ToolCallInput> = {}): ToolCallInput => ({
   runId: 'mbt',
@@ -203,7 +212,7 @@ export const eventsOf = (p: CallPath): ModelEvent[] => p.steps.slice(1).map((s) 
 const pending = () => fromPromise(() => new Promise<never>(() => undefined));
 const inert = toolCallMachine.provide({
   actors: {
-    guardCall: pending(), decideApproval: pending(), admit: pending(), beginEffect: pending(),
+    guardCall: pending(), checkArguments: pending(), decideApproval: pending(), admit: pending(), beginEffect: pending(),
     executeTool: pending(), recordResult: pending(), projectResult: pending(), checkpoint: pending(),
   } as never,
 });
