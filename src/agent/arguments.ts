@@ -122,7 +122,10 @@ function compile(name: string, schema: Record<string, unknown>, origin: string):
     throw new InvalidOptionsError(`Tool "${name}": parameters is not a schema Cairn can check${origin}: ${(error as Error).message}.`);
   }
   if (!ajv.validateSchema(schema)) {
-    const problems = (ajv.errors ?? []).slice(0, MAX_ISSUES).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`);
+    // The first problem at each place: the meta-schema's alternatives (anyOf) would repeat it in other words.
+    const byPath = new Map<string, ErrorObject>();
+    for (const e of ajv.errors ?? []) if (!byPath.has(e.instancePath)) byPath.set(e.instancePath, e);
+    const problems = [...byPath.values()].slice(0, MAX_ISSUES).map(renderAjvError);
     throw new InvalidOptionsError(`Tool "${name}": parameters is not a valid JSON Schema${origin}: ${problems.join('; ')}.`);
   }
   try {

@@ -190,7 +190,8 @@ export function provideToolCallMachine(host: HostState) {
           ({ outcome, modelOutput: capForModel(modelOutput, host.opts.maxToolResultChars) as Json, isError });
         if (receipt.status === 'failed') return end('failed', receipt.error?.message ?? 'Tool call failed.', true);
         // The tool ran; there is no result to validate, project or show to onToolResult.
-        if (receipt.status === 'unstorable') return end('unstorable-result', unstorableMessage(receipt.error), false);
+        // (Its message is the engine's own, and short: never cut, so the model always reads "do not call it again".)
+        if (receipt.status === 'unstorable') return { outcome: 'unstorable-result', modelOutput: unstorableMessage(receipt.error), isError: false };
         host.emit({ type: 'tool-output', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName, rawResult: receipt.rawResult });
         let projection: JsonValue | string;
         let outcome: ProjectOutput['outcome'];

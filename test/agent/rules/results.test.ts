@@ -80,6 +80,14 @@ describe('a result that cannot be stored: the tool ran', () => {
     expect(toolMessages(model.calls.at(-1))[0]!.content).toMatch(/^The tool ran, but its result could not be stored/);
   });
 
+  it('the model always reads the whole "do not call it again", whatever maxToolResultChars is', async () => {
+    const { model, options } = exportRun(circular, { maxToolResultChars: 10 });
+    await runAgent(options);
+    expect(toolMessages(model.calls[1])[0]!.content).toBe(
+      'The tool ran, but its result could not be stored: it is not JSON (Converting circular structure to JSON). Do not call it again for the same purpose.',
+    );
+  });
+
   it('maxReceiptBytes sets the cap; a result under it is stored as before', async () => {
     const small = exportRun(() => 'y'.repeat(100), { maxReceiptBytes: 64 });
     await runAgent(small.options);
