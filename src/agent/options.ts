@@ -273,20 +273,64 @@ export function bindingOf(
   const output = options.output
     ? digestOf({ mode: options.output.mode ?? 'json', name: options.output.name ?? null, schema: wireSchema(options.output.schema) })
     : null;
+  const allLimits = { ...limits, verify: typeof options.verify === 'function' };
   return {
     bindingId: options.bindingId ?? null,
     model: modelKey(models[0]!),
     tools: digestOf(tools),
     output,
-    limits: digestOf({ ...limits, verify: typeof options.verify === 'function' }),
+    limits: digestOf(allLimits),
     ...(models.length > 1 ? { fallback: models.slice(1).map(modelKey).join(',') } : {}),
+    parts: {
+      tools: Object.fromEntries(tools.map(({ name, parameters: schema, ...rest }) => [name, { schema: digestOf(schema), rest: digestOf(rest) }])),
+      limits: Object.fromEntries(Object.entries(allLimits).map(([name, value]) => [name, digestOf(value)])),
+    },
   };
 }
 
+const COMPARED: readonly (keyof AgentRunBinding)[] = ['bindingId', 'model', 'tools', 'output', 'limits', 'fallback'];
+
 /** Keys whose fingerprints differ (a key only one side has counts). */
 export function bindingChanges(stored: AgentRunBinding, current: AgentRunBinding): string[] {
-  const keys = new Set([...Object.keys(stored), ...Object.keys(current)] as (keyof AgentRunBinding)[]);
-  return [...keys].filter((key) => stored[key] !== current[key]);
+  return COMPARED.filter((key) => stored[key] !== current[key]);
+}
+
+const KEY_NAMES: Record<string, string> = {
+  bindingId: 'the bindingId', model: 'the model', output: 'the output schema', fallback: 'fallbackModels',
+  tools: 'the tools', limits: 'the limits',
+};
+
+/**
+ * Which parts of a binding changed, for people, without values: `the model`,
+ * `tool deploy: its parameters schema`, `tool audit was added`, `limit maxSteps`.
+ * A record saved before bindings kept their parts says only `the tools` or `the limits`.
+ */
+export function describeBindingChanges(stored: AgentRunBinding, current: AgentRunBinding): string[] {
+  const out: string[] = [];
+  for (const key of bindingChanges(stored, current)) {
+    const before = stored.parts;
+    const now = current.parts;
+    if (key === 'tools' && before && now) {
+      const names = [...new Set([...Object.keys(before.tools), ...Object.keys(now.tools)])].sort();
+      for (const name of names) {
+        const a = before.tools[name];
+        const b = now.tools[name];
+        if (!a) out.push(`tool ${name} was added`);
+        else if (!b) out.push(`tool ${name} was removed`);
+        else {
+          if (a.schema !== b.schema) out.push(`tool ${name}: its parameters schema`);
+          if (a.rest !== b.rest) out.push(`tool ${name}: its description, output schema, replay, approval or client flag`);
+        }
+      }
+    } else if (key === 'limits' && before && now) {
+      for (const name of [...new Set([...Object.keys(before.limits), ...Object.keys(now.limits)])].sort()) {
+        if (before.limits[name] !== now.limits[name]) out.push(`limit ${name}`);
+      }
+    } else {
+      out.push(KEY_NAMES[key] ?? key);
+    }
+  }
+  return out;
 }
 
 /** Validates each tool's toolsContext entry. Values stay in memory: they are never serialized. */

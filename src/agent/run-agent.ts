@@ -11,7 +11,7 @@ import { DEFAULT_LEASE_TTL_MS, RunHost } from '../runtime/host.js';
 import { checkEnvelope } from './envelope.js';
 import { toJson } from './json.js';
 import {
-  bindingChanges, initialMessages, normalizeOptions, validateToolContexts, type NormalizedOptions,
+  bindingChanges, describeBindingChanges, initialMessages, normalizeOptions, validateToolContexts, type NormalizedOptions,
 } from './options.js';
 import { checkApprovalResponses, matchAnswers, refuseAnswer } from './resume-answers.js';
 import { resultBase } from './result.js';
@@ -127,7 +127,7 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     if (loaded === undefined) throw new RunIdentityError('run_not_found', runId);
     const stored = checkEnvelope(loaded, runId, session.scope);
     const changed = bindingChanges(stored.binding, opts.binding);
-    if (changed.length > 0) throw new BindingChangedError(changed);
+    if (changed.length > 0) throw new BindingChangedError(changed, describeBindingChanges(stored.binding, opts.binding));
     const retrying = stored.status === 'failed' && options.retryFailed === true;
     if (retrying && !stored.retry) {
       const error = new InvalidOptionsError(

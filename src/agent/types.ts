@@ -450,6 +450,14 @@ export interface AgentRunBinding {
   limits: string;
   /** The fallback models, `provider:modelId` in order; absent for a run without them. */
   fallback?: string;
+  /**
+   * Fingerprints of each tool and each limit, so a changed binding can say
+   * which part changed. Not compared itself: the keys above decide.
+   */
+  parts?: {
+    tools: Record<string, { schema: string; rest: string }>;
+    limits: Record<string, string>;
+  };
 }
 
 /** `drained`: stopped at a model-step boundary on request; any executor's resume goes on. */

@@ -42,6 +42,8 @@ export interface SerializedError {
   name: string;
   code: string;
   message: string;
+  /** What exactly went wrong, for people, when the message alone cannot say (which parts of a binding changed). */
+  details?: string[];
 }
 
 export class CairnError extends Error {
@@ -103,8 +105,12 @@ export class CheckpointVersionError extends CairnError {
 
 /** The resume's binding (bindingId, model, tool schemas, output schema, limits) differs from the stored one. */
 export class BindingChangedError extends CairnError {
-  constructor(readonly changedKeys: readonly string[]) {
-    // The message is part of the contract: applications match on it.
+  /**
+   * @param changedKeys the binding keys whose fingerprints differ
+   * @param details which part changed, without values: `the model`, `tool deploy: its parameters schema`, `limit maxSteps`, ...
+   */
+  constructor(readonly changedKeys: readonly string[], readonly details: readonly string[] = changedKeys) {
+    // The message is part of the contract: applications match on it. What changed is in `details`.
     super('binding_changed', 'Native agent binding changed across resume.', { fault: 'user' });
     this.name = 'BindingChangedError';
   }
@@ -333,7 +339,13 @@ function describe(value: unknown): string {
  */
 export function serializeError(error: unknown): SerializedError {
   if (CairnError.isInstance(error)) {
-    return { name: redactSecrets(error.name), code: redactSecrets(error.code), message: redactSecrets(error.message) };
+    const details = (error as { details?: unknown }).details;
+    return {
+      name: redactSecrets(error.name),
+      code: redactSecrets(error.code),
+      message: redactSecrets(error.message),
+      ...(Array.isArray(details) && details.length > 0 ? { details: details.map((d) => redactSecrets(String(d))) } : {}),
+    };
   }
   if (error !== null && typeof error === 'object') {
     const isError = error instanceof Error;

@@ -94,6 +94,11 @@ describe('the envelope', () => {
       tools: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
       output: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
       limits: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      // Each tool's and each limit's own fingerprint, so a changed binding can say which part changed.
+      parts: {
+        tools: expect.any(Object),
+        limits: expect.objectContaining({ maxSteps: expect.stringMatching(/^sha256:/) }),
+      },
     });
     expect(suspended.approvalRequestCounts).toEqual({ tool_0: 1 });
     expect(suspended.result).toBeUndefined();
