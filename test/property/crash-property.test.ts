@@ -41,7 +41,9 @@ const FAULT_KINDS = [
 type FaultKind = (typeof FAULT_KINDS)[number];
 
 const NUM_RUNS = Math.max(300, Number(process.env.CAIRN_PROPERTY_RUNS ?? 0) || 0);
-const MIN_PER_KIND = 10;
+// Twelve kinds share 300 runs (about 25 each, fewer for the tool points a scenario may lack):
+// at least 6 of every kind shows none was left out, without failing on an unlucky seed.
+const MIN_PER_KIND = 6;
 /** About 35 ms a run on a 2-core runner; the suite's 60 s default is kept for the normal 300. */
 const TIMEOUT = Math.max(60_000, NUM_RUNS * 150);
 
