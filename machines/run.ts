@@ -50,6 +50,7 @@ function assistantMessage(turn: Turn): Json {
 }
 
 const OPTIONAL_USAGE = ['cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens'] as const;
+const ZERO_USAGE: UsageTotals = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
 
 function addUsage(a: UsageTotals, b: UsageTotals): UsageTotals {
   const out: UsageTotals = {
@@ -122,6 +123,7 @@ export const runMachine = setup({
         step: context.step + 1,
         messages: [...context.messages, assistantMessage(turn)],
         usage: addUsage(context.usage, turn.usage),
+        ...(turn.model ? { usageByModel: { ...context.usageByModel, [turn.model]: addUsage(context.usageByModel?.[turn.model] ?? ZERO_USAGE, turn.usage) } } : {}),
         ...(output.models !== undefined ? { models: output.models } : {}),
       };
     }),

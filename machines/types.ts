@@ -193,6 +193,8 @@ export interface RunContext extends RunInput {
    * written before fail-over existed, which read as null.
    */
   models?: Json | null;
+  /** Usage by the model that answered (`provider:modelId`), so a run that failed over is priced per model. */
+  usageByModel?: Record<string, UsageTotals>;
 }
 
 export interface CallAnswer {

@@ -10,6 +10,8 @@ export function resultBase(runId: string, context: RunContext, warnings: readonl
     runId,
     messages,
     usage: { ...context.usage },
+    // Only a run answered by more than one model (a fail-over) needs it: each model has its own price.
+    ...(Object.keys(context.usageByModel ?? {}).length > 1 ? { usageByModel: structuredClone(context.usageByModel!) } : {}),
     steps: context.step,
     // Token totals; amounts in USD come with pricing and budgets.
     accounting: {

@@ -339,6 +339,8 @@ interface ResultBase {
   runId: string;
   messages: Message[];
   usage: Usage;
+  /** Usage by the model that answered (`provider:modelId`), present when more than one did (after a fail-over). */
+  usageByModel?: Record<string, Usage>;
   /** Model turns this run made, across every leg. */
   steps: number;
   accounting: Accounting;

@@ -5,7 +5,7 @@
 import { checkEnvelope } from '../agent/envelope.js';
 import { describeUnknownEffects, interruptedCalls } from '../agent/interrupted.js';
 import { resultBase } from '../agent/result.js';
-import type { AgentResult, AgentRunEnvelope, AgentRunStore } from '../agent/types.js';
+import type { AgentResult, AgentRunEnvelope, AgentRunStore, Usage } from '../agent/types.js';
 import type { RunContext } from '../../machines/index.js';
 import { bundledPriceProvider, priceOrNull } from './prices.js';
 import {
@@ -32,8 +32,20 @@ function modelOfBinding(binding: string): { provider: string; modelId: string } 
 export async function costOf(
   provider: PriceProvider,
   model: { provider: string; modelId: string },
-  usage: { inputTokens: number; outputTokens: number; totalTokens: number },
+  usage: Usage,
+  /** Usage by `provider:modelId` when more than one model answered: each is priced at its own price. */
+  byModel?: Record<string, Usage>,
 ): Promise<{ usd: number; complete: boolean }> {
+  if (byModel && Object.keys(byModel).length > 0) {
+    let usd = 0;
+    let complete = true;
+    for (const [key, part] of Object.entries(byModel)) {
+      const priced = await priceOrNull(provider, modelOfBinding(key), part);
+      if (priced === null) complete = false;
+      else usd += priced;
+    }
+    return { usd, complete };
+  }
   const usd = await priceOrNull(provider, model, usage);
   return usd === null ? { usd: 0, complete: false } : { usd, complete: true };
 }
@@ -55,7 +67,7 @@ export function storedPending(envelope: AgentRunEnvelope): PendingAction[] {
 async function reportOfStored(envelope: AgentRunEnvelope, priceProvider: PriceProvider): Promise<HeadlessReport<unknown>> {
   const context = (envelope.snapshot as unknown as { context: RunContext }).context;
   const base = resultBase(envelope.runId, context, []);
-  const cost = await costOf(priceProvider, modelOfBinding(envelope.binding.model), base.usage);
+  const cost = await costOf(priceProvider, modelOfBinding(envelope.binding.model), base.usage, base.usageByModel);
   const warnings: HeadlessWarning[] = [];
   const ended = envelope.status === 'completed' || envelope.status === 'failed' || envelope.status === 'stopped';
   if (ended && envelope.result) {

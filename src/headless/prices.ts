@@ -20,9 +20,8 @@
  *   explicit cache and Gemini 2.5 Pro's higher rate above 200K tokens are not
  *   modelled; no write surcharge.
  *
- * A report prices a run's whole usage at its `model`'s price, fallbacks' calls
- * included: the transcript does not keep each turn's usage apart by the model
- * that answered it (docs/headless.md, "Cost and budgets").
+ * A run that failed over is priced per model: the run keeps its usage by the
+ * model that answered (docs/headless.md, "Cost and budgets").
  */
 import { canonicalProvider } from '../models/profiles.js';
 import type { Usage } from '../models/types.js';

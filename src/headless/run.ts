@@ -181,7 +181,7 @@ async function finish<T>(
     }
   }
   const cost = model && typeof model.provider === 'string'
-    ? await costOf(prepared.priceProvider, model, result.usage)
+    ? await costOf(prepared.priceProvider, model, result.usage, result.usageByModel)
     : { usd: 0, complete: false };
   return reportOf(result, { cost, warnings, ...(drainedPending ? { drainedPending } : {}) });
 }

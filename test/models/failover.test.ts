@@ -246,3 +246,25 @@ describe('reasoning goes back to the model byte for byte', () => {
     ops.close?.();
   });
 });
+
+describe('a run that failed over is priced per model', () => {
+  it('keeps usage by the model that answered, and the headless report charges each at its own price', async () => {
+    const { runHeadless } = await import('cairn/headless');
+    const primary = mock('primary', [{ toolCalls: [{ toolName: 'look', args: {} }], usage: { inputTokens: 1_000_000, outputTokens: 0, totalTokens: 1_000_000 } }, down]);
+    const fallback = mock('fallback', [{ text: 'Done.', usage: { inputTokens: 2_000_000, outputTokens: 0, totalTokens: 2_000_000 } }]);
+    const prices: Record<string, number> = { 'mock:primary': 1, 'mock:fallback': 10 };
+    const report = await runHeadless({
+      model: primary, fallbackModels: [fallback], prompt: 'Go.', maxRetries: 0, store: createInMemoryAgentRunStore(),
+      tools: { look: { parameters: { type: 'object' }, execute: () => 'seen' } },
+      deps: { priceProvider: ({ provider, modelId, usage }) => (usage.inputTokens / 1_000_000) * (prices[`${provider}:${modelId}`] ?? NaN) },
+    });
+    expect(report.outcome).toBe('completed');
+    // 1M tokens at $1 by the primary, 2M at $10 by the fallback.
+    expect(report.cost).toEqual({ usd: 21, complete: true });
+  });
+
+  it('a run answered by one model carries no usageByModel', async () => {
+    const result = await runAgent({ model: mock('only', [{ text: 'ok' }]), prompt: 'Hi.' });
+    expect('usageByModel' in result).toBe(false);
+  });
+});
