@@ -10,14 +10,33 @@ import type { BreakerStore } from '../../models/breaker-store.js';
 import { createAgentRunStore, type SqliteAgentRunStore } from './agent-runs.js';
 import { createBreakerStore } from './breakers.js';
 import { createLeaseProvider } from './leases.js';
+import { checkCairnSchema, hasTable, openReadOnlyDatabase, refuseNonFile } from './read-only.js';
 import { openDatabase } from './schema.js';
 
 export { MIGRATIONS, SCHEMA_VERSION, StoreSchemaVersionError } from './schema.js';
+export { NotACairnStoreError } from './read-only.js';
 export type { SqliteAgentRunStore } from './agent-runs.js';
 
 export interface SqliteOpsStoreOptions {
-  /** The database file; created, with its schema, when missing. */
+  /** The database file; created, with its schema, when missing (unless `create` is false or `readonly` is set). */
   path: string;
+  /**
+   * `false`: the file must exist and already hold a Cairn store (its schema is
+   * brought up to date as usual). A missing, empty or non-SQLite file, or a
+   * SQLite file without Cairn's tables, is refused with NotACairnStoreError
+   * before anything is written to it.
+   * @default true
+   */
+  create?: boolean;
+  /**
+   * Opens an existing Cairn store for reading only: no schema, no WAL switch,
+   * nothing written to the file or created beside it, and every write rejects.
+   * The checks of `create: false` apply. A store with no `-wal` file (its last
+   * writer closed) is read from an in-memory copy taken at open; a store with
+   * one (a writer is using it, or one crashed) is read in place, through it.
+   * @default false
+   */
+  readonly?: boolean;
   /**
    * How hard a commit waits for the disk. `'full'`: a save resolves only once
    * its commit is on disk. `'normal'`: in WAL mode, commits reach the disk at
@@ -66,12 +85,22 @@ export interface SqliteOpsStore {
  */
 export function createSqliteOpsStore(options: SqliteOpsStoreOptions): SqliteOpsStore {
   const normalized = normalize(options);
-  const db: Database.Database = openDatabase(normalized);
+  const { path } = normalized;
+  let db: Database.Database;
+  if (normalized.readonly) {
+    db = openReadOnlyDatabase(path, normalized.busyTimeoutMs);
+  } else if (!normalized.create) {
+    refuseNonFile(path);
+    db = openDatabase({ ...normalized, check: (fresh) => void checkCairnSchema(fresh, path) });
+  } else {
+    db = openDatabase(normalized);
+  }
   const clock = options.clock ?? { now: () => Date.now() };
-  return {
+  const store: SqliteOpsStore = {
     agentRuns: createAgentRunStore(db, clock),
     leases: createLeaseProvider(db, clock),
-    breakers: createBreakerStore(db, clock),
+    // A store read-only at schema 1 has no breaker table (migration 2 adds it): it has no breaker state either.
+    breakers: normalized.readonly && !hasTable(db, 'cairn_breakers') ? NO_BREAKERS : createBreakerStore(db, clock),
     async backup(destination: string) {
       if (typeof destination !== 'string' || destination === '') {
         throw new InvalidOptionsError('backup: destination must be a file path.');
@@ -82,9 +111,40 @@ export function createSqliteOpsStore(options: SqliteOpsStoreOptions): SqliteOpsS
       if (db.open) db.close();
     },
   };
+  connections.set(store, db);
+  return store;
 }
 
-function normalize(options: SqliteOpsStoreOptions): { path: string; synchronous: 'full' | 'normal'; busyTimeoutMs: number } {
+const connections = new WeakMap<object, Database.Database>();
+
+/**
+ * The connection under a store this module opened, for the CLI's own table in
+ * the same file (not part of the public entry).
+ */
+export function connectionOf(store: SqliteOpsStore): Database.Database {
+  const db = connections.get(store);
+  if (!db) throw new TypeError('connectionOf: not a store of createSqliteOpsStore.');
+  return db;
+}
+
+const NO_BREAKERS: BreakerStore = {
+  async get() {
+    return undefined;
+  },
+  async set() {
+    throw new TypeError('The ops store was opened read-only: it cannot record breaker state.');
+  },
+};
+
+interface Normalized {
+  path: string;
+  synchronous: 'full' | 'normal';
+  busyTimeoutMs: number;
+  create: boolean;
+  readonly: boolean;
+}
+
+function normalize(options: SqliteOpsStoreOptions): Normalized {
   if (typeof options !== 'object' || options === null || typeof options.path !== 'string' || options.path === '') {
     throw new InvalidOptionsError('createSqliteOpsStore: path must be a file path.');
   }
@@ -99,5 +159,12 @@ function normalize(options: SqliteOpsStoreOptions): { path: string; synchronous:
   if (options.clock !== undefined && typeof options.clock?.now !== 'function') {
     throw new InvalidOptionsError('createSqliteOpsStore: clock must have a now() method.');
   }
-  return { path: options.path, synchronous, busyTimeoutMs };
+  for (const name of ['create', 'readonly'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'boolean') {
+      throw new InvalidOptionsError(`createSqliteOpsStore: ${name} must be a boolean.`);
+    }
+  }
+  return {
+    path: options.path, synchronous, busyTimeoutMs, create: options.create ?? true, readonly: options.readonly ?? false,
+  };
 }

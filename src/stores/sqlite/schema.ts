@@ -84,6 +84,11 @@ export interface OpenOptions {
   path: string;
   synchronous: 'full' | 'normal';
   busyTimeoutMs: number;
+  /**
+   * Run on the fresh connection before anything is written (the WAL switch, the
+   * migrations); throws to refuse the file. With a check, the file must exist.
+   */
+  check?: (db: Database.Database) => void;
 }
 
 /**
@@ -93,8 +98,9 @@ export interface OpenOptions {
  * others find them applied.
  */
 export function openDatabase(options: OpenOptions): Database.Database {
-  const db = new Database(options.path, { timeout: options.busyTimeoutMs });
+  const db = new Database(options.path, { timeout: options.busyTimeoutMs, fileMustExist: options.check !== undefined });
   try {
+    options.check?.(db);
     // WAL: readers never block the writer and the writer never blocks readers.
     // The mode is stored in the file; asking again is a no-op.
     enterWal(db, Date.now() + options.busyTimeoutMs);
