@@ -21,10 +21,32 @@ export interface Parsed {
   positionals: string[];
 }
 
+/**
+ * `--name -1` as `--name=-1` for a string option: parseArgs calls a value that
+ * starts with a dash ambiguous, and a negative number is still the value the
+ * user meant, to be refused with a plain message by the flag's own check.
+ */
+function joinNegativeValues(argv: string[], options: OptionSpecs): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const name = arg.startsWith('--') ? arg.slice(2) : undefined;
+    const next = argv[i + 1];
+    if (name !== undefined && Object.hasOwn(options, name) && options[name]!.type === 'string' && next !== undefined && /^-[\d.]/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
 /** parseArgs, with its errors turned into one-line UsageErrors. */
 export function parse(argv: string[], options: OptionSpecs): Parsed {
   try {
-    const { values, positionals } = parseArgs({ args: argv, options: { ...options, ...HELP_OPTION }, strict: true, allowPositionals: true });
+    const args = joinNegativeValues(argv, options);
+    const { values, positionals } = parseArgs({ args, options: { ...options, ...HELP_OPTION }, strict: true, allowPositionals: true });
     return { values: values as Parsed['values'], positionals };
   } catch (error) {
     const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
@@ -44,13 +66,27 @@ export const strs = (parsed: Parsed, name: string): string[] => {
 
 export const flag = (parsed: Parsed, name: string): boolean => parsed.values[name] === true;
 
-/** A positive integer flag value (`--max-steps 2`). */
-export function positiveInt(name: string, value: string | undefined, max = Number.MAX_SAFE_INTEGER): number | undefined {
+/**
+ * A whole-number flag value from `min` to `max` (no upper bound by default),
+ * refused with a plain message: `--max-steps must be a whole number of at
+ * least 1, got -1.` `unit` names what it counts (`milliseconds`).
+ */
+export function wholeNumber(
+  name: string, value: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER, unit = '',
+): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) {
-    throw new UsageError(`--${name} takes a whole number from 1 to ${max}, got ${JSON.stringify(value)}.`);
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    const what = `a whole number${unit ? ` of ${unit}` : ''}`;
+    const range = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`;
+    const shown = value === '' ? 'nothing' : /^[\w.+-]+$/.test(value) ? value : JSON.stringify(value);
+    throw new UsageError(`--${name} must be ${what} ${range}, got ${shown}.`);
   }
   return Number(value);
+}
+
+/** A positive whole-number flag value (`--max-steps 2`). */
+export function positiveInt(name: string, value: string | undefined, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  return wholeNumber(name, value, 1, max);
 }
 
 /** `<callId>=<json>`: the call id, then a JSON value (quote strings: `c1='"done"'`). */

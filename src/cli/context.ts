@@ -8,8 +8,10 @@ import { dirname, resolve } from 'node:path';
 import { customAlphabet } from 'nanoid';
 import type { AgentTools } from '../agent/types.js';
 import type { LanguageModel } from '../models/types.js';
+import { agentRunLeaseKey } from '../agent/index.js';
 import { createSqliteOpsStore, type SqliteOpsStore } from '../ops/sqlite/index.js';
-import { UsageError } from './args.js';
+import { NotACairnStoreError } from '../stores/sqlite/index.js';
+import { UsageError, wholeNumber } from './args.js';
 import { demoTools } from './demo.js';
 import { buildModel, requireKeys } from './model-spec.js';
 import type { RunMeta } from './run-meta.js';
@@ -31,11 +33,7 @@ export const DEFAULT_LEASE_TTL_MS = 10_000;
 
 /** `--lease-ttl <ms>`: at least 30 ms (the engine's floor). */
 export function leaseTtl(value: string | undefined): number {
-  if (value === undefined) return DEFAULT_LEASE_TTL_MS;
-  if (!/^\d+$/.test(value) || Number(value) < 30 || Number(value) > 86_400_000) {
-    throw new UsageError(`--lease-ttl takes milliseconds from 30 to 86400000, got ${JSON.stringify(value)}.`);
-  }
-  return Number(value);
+  return wholeNumber('lease-ttl', value, 30, 86_400_000, 'milliseconds') ?? DEFAULT_LEASE_TTL_MS;
 }
 
 /** The lease a CLI leg holds on its run, so a second cairn process on the same run is refused (busy, exit 7). */
@@ -60,18 +58,56 @@ export function storeLocation(given: string | undefined, cwd: string): StoreLoca
   return { path, ctx: { storeArgs: isDefault || given === undefined ? [] : ['--store', given] } };
 }
 
-/** Opens the store, creating its directory and file (commands that start runs). */
-export function openStoreForWrite(location: StoreLocation): SqliteOpsStore {
-  mkdirSync(dirname(location.path), { recursive: true });
-  return createSqliteOpsStore({ path: location.path });
+/** The store path as the user gave it (or the default), for messages. */
+const shown = (given: string | undefined) => given ?? DEFAULT_STORE;
+
+/** Opens a store the way `open` says; a file that is not a Cairn store is a usage error naming it. */
+function openAs(location: StoreLocation, given: string | undefined, how: { create?: boolean; readonly?: boolean }): SqliteOpsStore {
+  try {
+    return createSqliteOpsStore({ path: location.path, ...how });
+  } catch (error) {
+    if (error instanceof NotACairnStoreError) {
+      throw new UsageError(`${shown(given)} is not a Cairn store: ${error.why}. It was left as it was; pass --store <path> of a store cairn run created.`);
+    }
+    throw error;
+  }
 }
 
-/** Opens a store that must already exist: reading commands never create one. */
-export function openExistingStore(location: StoreLocation, given: string | undefined): SqliteOpsStore {
-  if (!existsSync(location.path)) {
-    throw new UsageError(`There is no run store at ${given ?? DEFAULT_STORE}; start a run with cairn run or cairn demo, or pass --store <path>.`);
+/**
+ * Opens the store of a command that starts runs, creating its directory and
+ * file. An existing file must be a Cairn store already (or empty): a run never
+ * writes its tables into another program's database.
+ */
+export function openStoreForWrite(location: StoreLocation, given: string | undefined): SqliteOpsStore {
+  let size = -1;
+  try {
+    size = statSync(location.path).size;
+  } catch {
+    // no file yet: created below
   }
-  return createSqliteOpsStore({ path: location.path });
+  if (size < 0) mkdirSync(dirname(location.path), { recursive: true });
+  return openAs(location, given, { create: size <= 0 });
+}
+
+function requireFile(location: StoreLocation, given: string | undefined): void {
+  if (!existsSync(location.path)) {
+    throw new UsageError(`There is no run store at ${shown(given)}; start a run with cairn run or cairn demo, or pass --store <path>.`);
+  }
+}
+
+/** Opens a store that must already exist and be a Cairn store (resume): it is never created. */
+export function openExistingStore(location: StoreLocation, given: string | undefined): SqliteOpsStore {
+  requireFile(location, given);
+  return openAs(location, given, { create: false });
+}
+
+/**
+ * Opens a store for reading only (inspect, runs, backup): nothing is written
+ * to the file or created beside it, so it works on a file the user cannot write.
+ */
+export function openStoreReadOnly(location: StoreLocation, given: string | undefined): SqliteOpsStore {
+  requireFile(location, given);
+  return openAs(location, given, { readonly: true });
 }
 
 /** Absolute skill directories; a mistyped one is a usage error, not a silently empty list. */
@@ -119,12 +155,55 @@ export async function materialize(
   return { model, fallbackModels, tools, skills: meta.skills };
 }
 
-/** Aborts the leg on Ctrl-C (it then reports `cancelled`); a second Ctrl-C ends the process. */
-export function interruptSignal(): { signal: AbortSignal; dispose(): void } {
+export interface Interrupt {
+  /** Aborted by the second Ctrl-C. */
+  signal: AbortSignal;
+  /** The leg holds the run's lease now: a drain asked for before can be sent. */
+  started(): void;
+  dispose(): void;
+}
+
+/**
+ * Ctrl-C during a leg. The first asks the run to stop at its next model-step
+ * boundary through its lease (`requestDrain`: the leg's next renewal sees it),
+ * so it is stored `drained` and stays resumable (exit 3); the second aborts
+ * the leg (exit 5); after that, Ctrl-C ends the process as usual.
+ */
+export function interruptHandler(drain: () => Promise<void>, say: (text: string) => void): Interrupt {
   const controller = new AbortController();
-  const onSigint = () => controller.abort(new Error('Interrupted (SIGINT).'));
-  process.once('SIGINT', onSigint);
-  return { signal: controller.signal, dispose: () => process.removeListener('SIGINT', onSigint) };
+  let presses = 0;
+  let running = false;
+  let wanted = false;
+  const send = () => {
+    drain().catch((error: unknown) => say(`could not ask the run to stop (${error instanceof Error ? error.message : String(error)}); press Ctrl-C again to abort it.`));
+  };
+  const onSigint = () => {
+    presses++;
+    if (presses === 1) {
+      say('stopping at the next step boundary; the run stays resumable. Press Ctrl-C again to abort it.');
+      wanted = true;
+      if (running) send();
+      return;
+    }
+    say('aborting.');
+    process.removeListener('SIGINT', onSigint);
+    controller.abort(new Error('Interrupted (SIGINT).'));
+  };
+  process.on('SIGINT', onSigint);
+  return {
+    signal: controller.signal,
+    started() {
+      if (running) return;
+      running = true;
+      if (wanted) send();
+    },
+    dispose: () => process.removeListener('SIGINT', onSigint),
+  };
+}
+
+/** The lease key of a run and a drain request on it: what the first Ctrl-C sends. */
+export function drainRun(ops: SqliteOpsStore, scope: string, runId: string): () => Promise<void> {
+  return () => ops.leases.requestDrain(agentRunLeaseKey({ scope, runId }));
 }
 
 export function printJson(io: Io, value: unknown): void {

@@ -11,6 +11,7 @@ Commands:
   resume <runId>       answer what a stored run waits for, and go on
   inspect <runId>      show a stored run without running anything
   runs                 list stored runs
+  backup <dest>        copy the run store consistently, while runs work
   doctor               check a configuration before running it
 
 Options:
@@ -20,6 +21,8 @@ Options:
 Exit codes: 0 completed, 1 failed, 2 usage error, 3 pending, 4 stopped,
 5 cancelled, 6 limit, 7 busy, 8 doctor found an error.
 The run store defaults to .cairn/runs.sqlite under the working directory.
+Ctrl-C during run or resume stops the run at its next step (exit 3, resume it
+later); a second Ctrl-C aborts it (exit 5).
 `;
 
 const STORE = '  --store <path>       the SQLite run store (default .cairn/runs.sqlite)';
@@ -78,6 +81,10 @@ anything is written.
 A resume reuses the model, fallbacks, tools, skills and max steps recorded for
 the run. While a leg works it holds the run's lease: another cairn run or
 resume of the same run exits 7 (busy) until the lease is released or expires.
+
+Ctrl-C stops the run at its next step boundary: it is stored as drained and
+goes on with cairn resume <runId> (exit 3). A second Ctrl-C aborts the leg
+(exit 5).
 `;
 
 export const DEMO_HELP = `Usage: cairn demo [options]
@@ -128,16 +135,21 @@ ${LEASE}
 
 ${KEYS}
 
-A resume must use the run's model, fallbacks, tools and skills: a change fails
-it (exit 1) and leaves the stored run as it was. A run another process holds
-exits 7 (busy); after a crash its lease expires --lease-ttl after its last
-renewal.
+An approval takes one verdict: --approve and --deny of the same id is a usage
+error. A call that ran under an approval and was cut off is retried under the
+verdict the run recorded; no new --approve is needed.
+
+A resume must use the run's model, fallbacks, tools and skills: a change is
+refused (exit 1) and leaves the stored run as it was. A run another process
+holds exits 7 (busy) and says when the holder's lease lapses; after a crash it
+lapses --lease-ttl after its last renewal. Ctrl-C works as for cairn run.
 `;
 
 export const INSPECT_HELP = `Usage: cairn inspect <runId> [options]
 
-Reports a stored run without a model call or a write. The exit code is the
-run's, as the table says (3 while it waits, 0 once it completed).
+Reports a stored run without a model call or a write: the store is opened
+read-only, so a store you cannot write works too. The exit code is the run's,
+as the table says (3 while it waits, 0 once it completed).
 
 Options:
 ${STORE}
@@ -147,7 +159,8 @@ ${STORE}
 
 export const RUNS_HELP = `Usage: cairn runs [options]
 
-Lists stored runs, the most recently updated first.
+Lists stored runs, the most recently updated first. The store is opened
+read-only.
 
 Options:
   --status <status>    only runs in this status (repeatable): running, suspended,
@@ -155,6 +168,22 @@ Options:
   --limit <n>          at most n runs (default 50, at most 1000)
 ${STORE}
   --json               print the list as JSON
+  -h, --help           show this help
+`;
+
+export const BACKUP_HELP = `Usage: cairn backup <dest> [options]
+
+Writes a consistent copy of the run store to <dest>, which must not exist,
+with SQLite's online backup: runs may be working meanwhile, and the copy holds
+every run as it was at one moment. The store is opened read-only. Do not copy
+a live store's file instead: see docs/cli.md, Backups.
+
+To restore: stop every cairn process on the store, delete the store file and
+its -wal and -shm files, and copy the backup in its place.
+
+Options:
+${STORE}
+  --json               print { store, backup, runs } as JSON
   -h, --help           show this help
 `;
 

@@ -4,8 +4,10 @@
  * `main(process.argv.slice(2))` and exits with what it returns.
  */
 import { readFileSync } from 'node:fs';
+import { redactSecrets } from '../errors/index.js';
 import { HEADLESS_EXIT_CODES } from '../headless/index.js';
 import { UsageError } from './args.js';
+import { backupCommand } from './backup-command.js';
 import type { Io } from './context.js';
 import { doctorCommand } from './doctor-command.js';
 import { MAIN_HELP } from './help.js';
@@ -21,6 +23,7 @@ const COMMANDS: Record<string, Command> = {
   resume: resumeCommand,
   inspect: inspectCommand,
   runs: runsCommand,
+  backup: backupCommand,
   doctor: doctorCommand,
 };
 
@@ -62,12 +65,14 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
   try {
     return await command(rest, io);
   } catch (error) {
-    if (error instanceof UsageError) {
-      io.stderr.write(`cairn ${name}: ${error.message}\nSee cairn ${name} --help.\n`);
-      return HEADLESS_EXIT_CODES.usage;
+    // Every message is redacted: a tools module or a store can throw with a key in its text.
+    const usage = error instanceof UsageError;
+    const message = redactSecrets(usage ? error.message : error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+    io.stderr.write(`cairn ${name}: ${message}\n${usage ? `See cairn ${name} --help.\n` : ''}`);
+    // With --json, stdout stays JSON: the error, as a script reads it.
+    if (rest.includes('--json')) {
+      io.stdout.write(`${JSON.stringify({ error: { code: usage ? 'usage' : 'failed', message } }, null, 2)}\n`);
     }
-    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    io.stderr.write(`cairn ${name}: ${message}\n`);
-    return HEADLESS_EXIT_CODES.failed;
+    return usage ? HEADLESS_EXIT_CODES.usage : HEADLESS_EXIT_CODES.failed;
   }
 }

@@ -2,7 +2,7 @@
  * The model flags `cairn run`, `cairn resume` and `cairn doctor` share:
  * `--model`, `--fallback`, the endpoint flags and the call limits.
  */
-import { str, strs, UsageError, type OptionSpecs, type Parsed } from './args.js';
+import { str, strs, UsageError, wholeNumber, type OptionSpecs, type Parsed } from './args.js';
 import { checkEndpointFlags, parseModelArg, withEndpoints, type EndpointFlags, type ModelSource } from './model-spec.js';
 
 export const MODEL_OPTIONS = {
@@ -26,14 +26,6 @@ export interface ModelFlags {
 
 const MAX_RETRIES = 100;
 const MAX_TIMEOUT_MS = 86_400_000;
-
-function wholeNumber(flag: string, value: string | undefined, min: number, max: number, unit: string): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
-    throw new UsageError(`--${flag} takes ${unit} from ${min} to ${max}, got ${JSON.stringify(value)}.`);
-  }
-  return Number(value);
-}
 
 /** The endpoint flags a recorded model was started with. */
 function endpointsOf(source: ModelSource): EndpointFlags {
@@ -59,7 +51,7 @@ export function readModelFlags(parsed: Parsed, cwd: string, recorded?: ModelSour
   const modelArg = str(parsed, 'model');
   const fallbackArgs = strs(parsed, 'fallback');
   const out: ModelFlags = {};
-  const maxRetries = wholeNumber('max-retries', str(parsed, 'max-retries'), 0, MAX_RETRIES, 'a whole number of retries');
+  const maxRetries = wholeNumber('max-retries', str(parsed, 'max-retries'), 0, MAX_RETRIES);
   if (maxRetries !== undefined) out.maxRetries = maxRetries;
   const modelTimeoutMs = wholeNumber('model-timeout', str(parsed, 'model-timeout'), 1, MAX_TIMEOUT_MS, 'milliseconds');
   if (modelTimeoutMs !== undefined) out.modelTimeoutMs = modelTimeoutMs;

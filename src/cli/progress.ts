@@ -14,6 +14,8 @@ export interface ProgressStream {
 
 export interface Progress {
   onEvent(event: AgentEvent<unknown>): void;
+  /** A line of the CLI's own among the progress lines (what Ctrl-C does). */
+  note(text: string): void;
   /** Clears the spinner; call on every path before the report is printed. */
   stop(): void;
 }
@@ -22,7 +24,7 @@ const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '
 const FRAME_MS = 80;
 const ARGS_MAX = 80;
 
-export const NO_PROGRESS: Progress = { onEvent: () => undefined, stop: () => undefined };
+export const NO_PROGRESS: Progress = { onEvent: () => undefined, note: () => undefined, stop: () => undefined };
 
 function brief(value: unknown): string {
   const text = JSON.stringify(value) ?? '';
@@ -63,6 +65,7 @@ export function createProgress(stream: ProgressStream): Progress {
         const { line } = describe(event);
         if (line) stream.write(`cairn: ${line}\n`);
       },
+      note: (text) => stream.write(`cairn: ${text}\n`),
       stop: () => undefined,
     };
   }
@@ -72,6 +75,7 @@ export function createProgress(stream: ProgressStream): Progress {
   // While the model's text streams, it owns the line: the spinner waits until the text ends.
   let streaming = false;
   let lineStart = true;
+  let stopped = false;
   const clear = () => {
     if (drawn) stream.write('\r\x1b[2K');
     drawn = false;
@@ -128,7 +132,14 @@ export function createProgress(stream: ProgressStream): Progress {
       }
       draw();
     },
+    note(text) {
+      endText();
+      clear();
+      stream.write(`  ${text}\n`);
+      if (!stopped) draw();
+    },
     stop() {
+      stopped = true;
       clearInterval(timer);
       endText();
       clear();

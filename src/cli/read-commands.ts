@@ -1,9 +1,14 @@
-/** `cairn inspect` and `cairn runs`: read the store, never write it, never create it. */
+/**
+ * `cairn inspect` and `cairn runs`: open the store read-only, so they never
+ * write it, never create it or anything beside it, and work on a store the
+ * user cannot write.
+ */
 import { existsSync } from 'node:fs';
 import type { AgentRunStatus } from '../agent/types.js';
 import { DEFAULT_HEADLESS_SCOPE, exitCodeFor, inspectRun } from '../headless/index.js';
 import { atMost, checkId, flag, parse, positiveInt, str, strs, UsageError, type OptionSpecs } from './args.js';
-import { DEFAULT_STORE, openExistingStore, printJson, storeLocation, type Io } from './context.js';
+import { connectionOf } from '../stores/sqlite/index.js';
+import { DEFAULT_STORE, openStoreReadOnly, printJson, storeLocation, type Io } from './context.js';
 import { INSPECT_HELP, RUNS_HELP } from './help.js';
 import { readRunMeta } from './run-meta.js';
 import { formatReport } from './summary.js';
@@ -30,9 +35,9 @@ export async function inspectCommand(argv: string[], io: Io): Promise<number> {
   checkId('The run id', runId);
   const given = str(parsed, 'store');
   const location = storeLocation(given, io.cwd);
-  const ops = openExistingStore(location, given);
+  const ops = openStoreReadOnly(location, given);
   try {
-    const scope = readRunMeta(location.path, runId)?.scope ?? DEFAULT_HEADLESS_SCOPE;
+    const scope = readRunMeta(connectionOf(ops), runId)?.scope ?? DEFAULT_HEADLESS_SCOPE;
     if ((await ops.agentRuns.load(runId)) === undefined) throw new UsageError(`There is no run ${runId} in ${given ?? 'the store'}.`);
     const report = await inspectRun(ops.agentRuns, runId, { scope });
     if (flag(parsed, 'json')) printJson(io, report);
@@ -68,7 +73,7 @@ export async function runsCommand(argv: string[], io: Io): Promise<number> {
     else io.stdout.write(`No runs: there is no store at ${given ?? DEFAULT_STORE} yet.\n`);
     return 0;
   }
-  const ops = openExistingStore(location, given);
+  const ops = openStoreReadOnly(location, given);
   try {
     const page = await ops.agentRuns.list({
       ...(status.length > 0 ? { status } : {}),

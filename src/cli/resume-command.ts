@@ -1,21 +1,25 @@
 /**
  * `cairn resume <runId>`: answers what a stored run waits for and goes on,
  * with the model, tools and skills recorded when it started (flags override
- * them). An approval's token comes from the stored run's pending list.
+ * them). The answers are checked before the store is opened (resume-answers.ts);
+ * a refusal of a run that still waits says so, and a busy run says when the
+ * holder's lease lapses.
  */
-import type { ApprovalResponse, ClientToolResult, JsonValue, ReconciledToolResult } from '../agent/types.js';
-import { DEFAULT_HEADLESS_SCOPE, exitCodeFor, inspectRun, resumeHeadless } from '../headless/index.js';
+import { agentRunLeaseKey } from '../agent/index.js';
+import { DEFAULT_HEADLESS_SCOPE, exitCodeFor, inspectRun, resumeHeadless, type HeadlessReport } from '../headless/index.js';
+import type { SqliteOpsStore } from '../ops/sqlite/index.js';
+import { connectionOf } from '../stores/sqlite/index.js';
+import { atMost, checkId, flag, parse, str, strs, UsageError, type OptionSpecs } from './args.js';
 import {
-  atMost, checkId, flag, idEqualsJson, parse, str, strs, UsageError, type OptionSpecs,
-} from './args.js';
-import {
-  cliLease, interruptSignal, leaseTtl, materialize, openExistingStore, printJson, safeId, skillDirs, storeLocation, type Io,
+  cliLease, drainRun, interruptHandler, leaseTtl, materialize, openExistingStore, printJson, safeId, skillDirs, storeLocation,
+  type Io,
 } from './context.js';
 import { RESUME_HELP } from './help.js';
 import { MODEL_OPTIONS, readModelFlags } from './model-flags.js';
 import { createProgress, NO_PROGRESS } from './progress.js';
+import { approvalResponses, readAnswers } from './resume-answers.js';
 import { readRunMeta, type RunMeta } from './run-meta.js';
-import { formatReport } from './summary.js';
+import { formatBusy, formatRefusal, formatReport, resumeCommand as resumeLine, type CommandContext } from './summary.js';
 import { loadToolsModule } from './tools-module.js';
 
 const RESUME_OPTIONS = {
@@ -48,20 +52,7 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
   checkId('The run id', runId);
 
   // Every answer is checked before the store is opened.
-  const approve = strs(parsed, 'approve').map((id) => checkId('--approve', id));
-  const deny = strs(parsed, 'deny').map((id) => checkId('--deny', id));
-  const reason = str(parsed, 'reason');
-  if (reason !== undefined && deny.length === 0) throw new UsageError('--reason goes with --deny <approvalId>.');
-  const clientToolResults: ClientToolResult[] = strs(parsed, 'client-result').map((v) => {
-    const { id, json } = idEqualsJson('client-result', v);
-    return { toolCallId: id, output: json as JsonValue };
-  });
-  const reconciledToolResults: ReconciledToolResult[] = [
-    ...strs(parsed, 'reconcile').map((v) => ({ ...idEqualsJson('reconcile', v), isError: false })),
-    ...strs(parsed, 'reconcile-error').map((v) => ({ ...idEqualsJson('reconcile-error', v), isError: true })),
-  ].map(({ id, json, isError }) => ({ toolCallId: id, output: json as JsonValue, ...(isError ? { isError } : {}) }));
-  const retryToolCallIds = strs(parsed, 'retry').map((id) => checkId('--retry', id));
-  const retryFailed = flag(parsed, 'retry-failed');
+  const answers = readAnswers(parsed);
   const ttlMs = leaseTtl(str(parsed, 'lease-ttl'));
 
   // Checked here, before the store is opened; read again below against the recorded model.
@@ -73,10 +64,11 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
   const given = str(parsed, 'store');
   const location = storeLocation(given, io.cwd);
   const ops = openExistingStore(location, given);
-  const interrupt = interruptSignal();
-  const progress = flag(parsed, 'quiet') ? NO_PROGRESS : createProgress(io.stderr);
+  const quiet = flag(parsed, 'quiet');
+  const progress = quiet ? NO_PROGRESS : createProgress(io.stderr);
+  let interrupt: ReturnType<typeof interruptHandler> | undefined;
   try {
-    const recorded = readRunMeta(location.path, runId);
+    const recorded = readRunMeta(connectionOf(ops), runId);
     const scope = recorded?.scope ?? DEFAULT_HEADLESS_SCOPE;
     const envelope = await ops.agentRuns.load(runId);
     if (envelope === undefined) throw new UsageError(`There is no run ${runId} in ${given ?? 'the store'}.`);
@@ -103,18 +95,12 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
     // A completed run's resume only reports the stored result: it needs no key.
     const built = await materialize(meta, io.cwd, { keys: envelope.status !== 'completed' });
 
-    // The token of each approval comes from the stored run; an id it does not wait on goes
-    // through without one, and the engine ignores it with a warning.
     const stored = await inspectRun(ops.agentRuns, runId, { scope });
-    const tokens = new Map(stored.pending.flatMap((a) => (a.kind === 'approval' ? [[a.approvalId, a.token] as const] : [])));
-    const verdict = (approvalId: string, approved: boolean): ApprovalResponse => ({
-      approvalId,
-      approved,
-      ...(tokens.has(approvalId) ? { token: tokens.get(approvalId)! } : {}),
-      ...(!approved && reason !== undefined ? { reason } : {}),
-    });
-    const approvalResponses = [...approve.map((id) => verdict(id, true)), ...deny.map((id) => verdict(id, false))];
+    const verdicts = approvalResponses(answers, stored, (args) => resumeLine(location.ctx, runId, args));
+    const { clientToolResults, reconciledToolResults, retryToolCallIds, retryFailed } = answers;
 
+    interrupt = interruptHandler(drainRun(ops, scope, runId), (text) => (quiet ? io.stderr.write(`cairn: ${text}\n`) : progress.note(text)));
+    const legInterrupt = interrupt;
     const report = await resumeHeadless<unknown>({
       model: built.model,
       ...(built.fallbackModels.length > 0 ? { fallbackModels: built.fallbackModels } : {}),
@@ -127,22 +113,46 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
       runId,
       scope,
       lease: cliLease(ops, ttlMs),
-      ...(approvalResponses.length > 0 ? { approvalResponses } : {}),
+      ...(verdicts.length > 0 ? { approvalResponses: verdicts } : {}),
       ...(clientToolResults.length > 0 ? { clientToolResults } : {}),
       ...(retryToolCallIds.length > 0 ? { retryToolCallIds } : {}),
       ...(reconciledToolResults.length > 0 ? { reconciledToolResults } : {}),
       ...(retryFailed ? { retryFailed } : {}),
-      abortSignal: interrupt.signal,
-      onEvent: (event) => progress.onEvent(event),
+      abortSignal: legInterrupt.signal,
+      onEvent: (event) => {
+        if (event.type === 'run-start') legInterrupt.started();
+        progress.onEvent(event);
+      },
       deps: { generateId: safeId },
     });
     progress.stop();
     if (flag(parsed, 'json')) printJson(io, report);
-    else io.stdout.write(formatReport(report, location.ctx));
+    else io.stdout.write(await summary(report, { ops, runId, scope, revision: envelope.revision, ctx: location.ctx }));
     return exitCodeFor(report);
   } finally {
     progress.stop();
-    interrupt.dispose();
+    interrupt?.dispose();
     ops.close();
   }
+}
+
+/**
+ * The human summary of a leg. A failure that wrote nothing to a run that
+ * still waits is a refusal, and says so; a busy run says when the holder's
+ * lease lapses.
+ */
+async function summary(
+  report: HeadlessReport<unknown>,
+  leg: { ops: SqliteOpsStore; runId: string; scope: string; revision: number; ctx: CommandContext },
+): Promise<string> {
+  const { ops, runId, scope } = leg;
+  if (report.outcome === 'busy') {
+    const lease = await ops.leases.inspect(agentRunLeaseKey({ scope, runId }));
+    return formatReport(report, leg.ctx) + formatBusy(lease, Date.now());
+  }
+  if (report.outcome === 'failed' && (await ops.agentRuns.load(runId))?.revision === leg.revision) {
+    const stored = await inspectRun(ops.agentRuns, runId, { scope });
+    if (stored.outcome === 'pending') return formatRefusal(report, stored, leg.ctx);
+  }
+  return formatReport(report, leg.ctx);
 }

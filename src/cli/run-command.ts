@@ -13,7 +13,8 @@ import { atMost, checkId, flag, parse, positiveInt, str, strs, UsageError, type 
 import { MODEL_OPTIONS, readModelFlags } from './model-flags.js';
 import { MODEL_PREFIXES } from './model-spec.js';
 import {
-  cliLease, interruptSignal, leaseTtl, materialize, openStoreForWrite, printJson, safeId, skillDirs, storeLocation, type Io, type StoreLocation,
+  cliLease, drainRun, interruptHandler, leaseTtl, materialize, openStoreForWrite, printJson, safeId, skillDirs, storeLocation,
+  type Io, type StoreLocation,
 } from './context.js';
 import { DEMO_LOG_NAME, DEMO_PROMPT } from './demo.js';
 import { DEMO_HELP, RUN_HELP } from './help.js';
@@ -82,6 +83,8 @@ interface FirstLeg {
   prompt: string;
   projectDir?: string;
   location: StoreLocation;
+  /** `--store` as given, for messages. */
+  givenStore: string | undefined;
   leaseTtlMs: number;
   json: boolean;
   quiet: boolean;
@@ -91,7 +94,7 @@ interface FirstLeg {
 
 /** Opens the store, records the run, drives its first leg and prints the report. */
 async function firstLeg(io: Io, leg: FirstLeg): Promise<number> {
-  const ops = openStoreForWrite(leg.location);
+  const ops = openStoreForWrite(leg.location, leg.givenStore);
   const table = (() => {
     try {
       return openRunMeta(leg.location.path);
@@ -101,8 +104,8 @@ async function firstLeg(io: Io, leg: FirstLeg): Promise<number> {
     }
   })();
   const progress = leg.quiet ? NO_PROGRESS : createProgress(io.stderr);
-  const interrupt = interruptSignal();
   const { runId, scope } = leg.meta;
+  const interrupt = interruptHandler(drainRun(ops, scope, runId), (text) => (leg.quiet ? io.stderr.write(`cairn: ${text}\n`) : progress.note(text)));
   try {
     if ((await ops.agentRuns.load(runId)) !== undefined) {
       throw new UsageError(`Run ${runId} already exists in this store; go on with it with: ${resumeCommand(leg.location.ctx, runId)}`);
@@ -123,7 +126,10 @@ async function firstLeg(io: Io, leg: FirstLeg): Promise<number> {
       scope,
       lease: cliLease(ops, leg.leaseTtlMs),
       abortSignal: interrupt.signal,
-      onEvent: (event) => progress.onEvent(event),
+      onEvent: (event) => {
+        if (event.type === 'run-start') interrupt.started();
+        progress.onEvent(event);
+      },
       deps: { generateId: safeId },
     });
     // A leg refused before its first save leaves no run: its record goes too.
@@ -168,7 +174,8 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
   const maxSteps = positiveInt('max-steps', str(parsed, 'max-steps'));
   const leaseTtlMs = leaseTtl(str(parsed, 'lease-ttl'));
   const runId = runIdOf(str(parsed, 'run-id'));
-  const location = storeLocation(str(parsed, 'store'), io.cwd);
+  const givenStore = str(parsed, 'store');
+  const location = storeLocation(givenStore, io.cwd);
   const prompt = await promptOf(parsed.positionals, io);
   const meta: RunMeta = {
     runId,
@@ -184,7 +191,7 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
   };
   const built = await materialize(meta, io.cwd);
   return firstLeg(io, {
-    meta, model: built.model, fallbackModels: built.fallbackModels, tools: tools?.tools, prompt, location, leaseTtlMs,
+    meta, model: built.model, fallbackModels: built.fallbackModels, tools: tools?.tools, prompt, location, givenStore, leaseTtlMs,
     ...(projectDir ? { projectDir } : {}),
     json: flag(parsed, 'json'), quiet: flag(parsed, 'quiet'),
   });
@@ -222,7 +229,7 @@ export async function demoCommand(argv: string[], io: Io): Promise<number> {
     ].join('\n');
   };
   return firstLeg(io, {
-    meta, model: built.model, tools: built.tools, prompt: DEMO_PROMPT, location, leaseTtlMs,
+    meta, model: built.model, tools: built.tools, prompt: DEMO_PROMPT, location, givenStore: given, leaseTtlMs,
     json: flag(parsed, 'json'), quiet: flag(parsed, 'quiet'), epilogue,
   });
 }

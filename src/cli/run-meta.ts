@@ -76,15 +76,13 @@ export function openRunMeta(storePath: string): RunMetaTable {
   };
 }
 
-/** Reads a run's metadata from a store file without creating the table (read-only commands). */
-export function readRunMeta(storePath: string, runId: string): RunMeta | undefined {
-  const db = new Database(storePath, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
-  try {
-    const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'cairn_cli_runs'").get();
-    if (!table) return undefined;
-    const row = db.prepare('SELECT meta FROM cairn_cli_runs WHERE run_id = ?').get(runId) as { meta: string } | undefined;
-    return row ? (JSON.parse(row.meta) as RunMeta) : undefined;
-  } finally {
-    db.close();
-  }
+/**
+ * Reads a run's metadata through a store's own connection (read-only for
+ * inspect), without creating the table: a run not started by cairn has none.
+ */
+export function readRunMeta(db: Database.Database, runId: string): RunMeta | undefined {
+  const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'cairn_cli_runs'").get();
+  if (!table) return undefined;
+  const row = db.prepare('SELECT meta FROM cairn_cli_runs WHERE run_id = ?').get(runId) as { meta: string } | undefined;
+  return row ? (JSON.parse(row.meta) as RunMeta) : undefined;
 }

@@ -130,22 +130,35 @@ describe('two processes on one run', () => {
   });
 });
 
-describe('Ctrl-C', () => {
-  it('aborts the leg: the run is stored as cancelled (5), and a second look says the same', async () => {
+/** Resolves once the child's stderr has shown `text`. */
+function stderrShows(child: ReturnType<typeof start>['child'], text: string): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let seen = '';
+    const onData = (d: string) => {
+      seen += d;
+      if (seen.includes(text)) {
+        child.stderr!.off('data', onData);
+        resolve();
+      }
+    };
+    child.stderr!.on('data', onData);
+  });
+}
+
+describe('Ctrl-C twice', () => {
+  it('the first asks for a stop at the next step, the second aborts the leg: stored as cancelled (5)', async () => {
     const cwd = tempDir();
     write(cwd, { 'model.json': { turns: [{ text: 'Too slow.', delayMs: 60_000 }] } });
     const run = start(['run', 'Take your time.', '--model', 'model.json', '--run-id', 'slow'], { cwd });
     // Interrupt once the model call is under way (progress says so), not after a guessed delay.
-    await new Promise<void>((resolve) => {
-      let seen = '';
-      run.child.stderr!.on('data', (d: string) => {
-        seen += d;
-        if (seen.includes('cairn: step 1')) resolve();
-      });
-    });
+    await stderrShows(run.child, 'cairn: step 1');
+    run.child.kill('SIGINT');
+    // The model call holds the step: the first Ctrl-C waits for its end, and says what a second one does.
+    await stderrShows(run.child, 'Press Ctrl-C again to abort it.');
     run.child.kill('SIGINT');
     const result = await run.done;
     expect(result.code, result.stderr).toBe(5);
+    expect(result.stderr).toContain('cairn: aborting.');
     expect(result.stdout).toContain('Run slow cancelled (aborted, exit 5).');
     const inspected = await cairn(['inspect', 'slow', '--json'], { cwd });
     expect(inspected.code).toBe(5);

@@ -161,15 +161,26 @@ describe('usage errors: exit 2, a message on stderr, nothing written', () => {
     ['--api-key-env given a key', ['run', 'x', '--model', 'openai-compatible:m', '--base-url', 'http://localhost:1/v1', '--api-key-env', 'sk-live-0123456789abcdef'], /--api-key-env takes the name of an environment variable .*got "sk-l…"/],
     ['--api-key-env naming an unset variable', ['run', 'x', '--model', 'openai-compatible:m', '--base-url', 'http://localhost:1/v1', '--api-key-env', 'CAIRN_NO_SUCH_KEY'], /needs CAIRN_NO_SUCH_KEY in the environment/],
     ['an openai-compatible fallback of another model', ['run', 'x', '--model', 'model.json', '--fallback', 'openai-compatible:m'], /an openai-compatible fallback uses the server of an openai-compatible --model/],
-    ['a bad --max-retries', ['run', 'x', '--model', 'model.json', '--max-retries', 'many'], /--max-retries takes a whole number of retries from 0 to 100/],
-    ['a bad --model-timeout', ['run', 'x', '--model', 'model.json', '--model-timeout', '0'], /--model-timeout takes milliseconds from 1 to 86400000/],
+    ['a bad --max-retries', ['run', 'x', '--model', 'model.json', '--max-retries', 'many'], /--max-retries must be a whole number from 0 to 100, got many\./],
+    ['a bad --model-timeout', ['run', 'x', '--model', 'model.json', '--model-timeout', '0'], /--model-timeout must be a whole number of milliseconds from 1 to 86400000, got 0\./],
     ['a missing --model file', ['run', 'x', '--model', 'nope.json'], /--model nope.json: no such file/],
     ['a model file that is not JSON', ['run', 'x', '--model', 'broken.json'], /--model broken.json: not valid JSON/],
     ['a missing --tools file', ['run', 'x', '--model', 'model.json', '--tools', 'nope.mjs'], /--tools nope.mjs: no such file/],
     ['a mistyped --project-dir', ['run', 'x', '--model', 'model.json', '--project-dir', 'scr'], /--project-dir scr: /],
     ['a --project-dir that is a file', ['run', 'x', '--model', 'model.json', '--project-dir', 'model.json'], /--project-dir model.json: /],
     ['a mistyped --skills dir', ['run', 'x', '--model', 'model.json', '--skills', 'skils'], /--skills skils: not a directory/],
-    ['a bad --max-steps', ['run', 'x', '--model', 'model.json', '--max-steps', '0'], /--max-steps takes a whole number/],
+    ['a bad --max-steps', ['run', 'x', '--model', 'model.json', '--max-steps', '0'], /--max-steps must be a whole number of at least 1, got 0\./],
+    ['a negative --max-steps', ['run', 'x', '--model', 'model.json', '--max-steps', '-1'], /^cairn run: --max-steps must be a whole number of at least 1, got -1\.\n/],
+    ['a fractional --max-steps', ['run', 'x', '--model', 'model.json', '--max-steps', '1.5'], /--max-steps must be a whole number of at least 1, got 1\.5\./],
+    ['a negative --max-retries', ['run', 'x', '--model', 'model.json', '--max-retries', '-2'], /--max-retries must be a whole number from 0 to 100, got -2\./],
+    ['a negative --model-timeout', ['run', 'x', '--model', 'model.json', '--model-timeout', '-5'], /--model-timeout must be a whole number of milliseconds from 1 to 86400000, got -5\./],
+    ['a bad --lease-ttl', ['run', 'x', '--model', 'model.json', '--lease-ttl', '-100'], /--lease-ttl must be a whole number of milliseconds from 30 to 86400000, got -100\./],
+    ['a bad --limit', ['runs', '--limit', '-1'], /--limit must be a whole number from 1 to 1000, got -1\./],
+    ['a --limit too large', ['runs', '--limit', '5000'], /--limit must be a whole number from 1 to 1000, got 5000\./],
+    ['a resume --max-retries', ['resume', 'r1', '--max-retries', '-1'], /--max-retries must be a whole number from 0 to 100, got -1\./],
+    ['a typo in a turn of the model file', ['run', 'x', '--model', 'typo-turn.json'], /--model typo-turn.json: turn 1 has an unknown key "txt" \(did you mean "text"\?\)/],
+    ['an unknown top-level key in the model file', ['run', 'x', '--model', 'typo-top.json'], /--model typo-top.json: the file has an unknown key "modleId" \(did you mean "modelId"\?\)/],
+    ['a typo in a tool call of the model file', ['run', 'x', '--model', 'typo-call.json'], /turn 1, tool call 1 has an unknown key "tool"/],
     ['an empty prompt on stdin', ['run', '--model', 'model.json'], /stdin was empty/],
     ['resume without a run id', ['resume'], /needs the run id/],
     ['inspect without a store', ['inspect', 'r1'], /no run store/],
@@ -178,7 +189,12 @@ describe('usage errors: exit 2, a message on stderr, nothing written', () => {
 
   it.each(cases)('%s', async (_name, args, message) => {
     const cwd = tempDir();
-    write(cwd, { 'model.json': { turns: [{ text: 'ok' }] }, 'broken.json': '{ "turns": [', 'src/.keep': '' });
+    write(cwd, {
+      'model.json': { turns: [{ text: 'ok' }] }, 'broken.json': '{ "turns": [', 'src/.keep': '',
+      'typo-turn.json': { turns: [{ txt: 'hello' }] },
+      'typo-top.json': { modleId: 'm', turns: [{ text: 'hello' }] },
+      'typo-call.json': { turns: [{ toolCalls: [{ tool: 'look' }] }] },
+    });
     const before = snapshotDir(cwd);
     const result = await cairn(args, { cwd });
     expect(result.code, result.stderr).toBe(2);
@@ -214,7 +230,7 @@ describe('usage errors: exit 2, a message on stderr, nothing written', () => {
     const cwd = tempDir();
     const main = await cairn(['--help'], { cwd });
     expect(main.code).toBe(0);
-    for (const command of ['demo', 'run', 'resume', 'inspect', 'runs', 'doctor']) {
+    for (const command of ['demo', 'run', 'resume', 'inspect', 'runs', 'backup', 'doctor']) {
       expect(main.stdout).toContain(`  ${command}`);
       const help = await cairn([command, '--help'], { cwd });
       expect(help.code).toBe(0);
