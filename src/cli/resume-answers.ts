@@ -113,3 +113,15 @@ export function approvalResponses(answers: Answers, stored: HeadlessReport<unkno
   }
   return responses;
 }
+
+/** The flags of `cairn resume` that answer the run, as parseArgs takes them. */
+export const ANSWER_OPTIONS = {
+  approve: { type: 'string', multiple: true },
+  deny: { type: 'string', multiple: true },
+  reason: { type: 'string' },
+  'client-result': { type: 'string', multiple: true },
+  retry: { type: 'string', multiple: true },
+  reconcile: { type: 'string', multiple: true },
+  'reconcile-error': { type: 'string', multiple: true },
+  'retry-failed': { type: 'boolean' },
+} as const;

@@ -17,20 +17,13 @@ import {
 import { RESUME_HELP } from './help.js';
 import { MODEL_OPTIONS, readModelFlags } from './model-flags.js';
 import { createProgress, NO_PROGRESS } from './progress.js';
-import { approvalResponses, readAnswers } from './resume-answers.js';
+import { ANSWER_OPTIONS, approvalResponses, readAnswers } from './resume-answers.js';
 import { readRunMeta, type RunMeta } from './run-meta.js';
 import { formatBusy, formatRefusal, formatReport, resumeCommand as resumeLine, type CommandContext } from './summary.js';
 import { loadToolsModule } from './tools-module.js';
 
 const RESUME_OPTIONS = {
-  approve: { type: 'string', multiple: true },
-  deny: { type: 'string', multiple: true },
-  reason: { type: 'string' },
-  'client-result': { type: 'string', multiple: true },
-  retry: { type: 'string', multiple: true },
-  reconcile: { type: 'string', multiple: true },
-  'reconcile-error': { type: 'string', multiple: true },
-  'retry-failed': { type: 'boolean' },
+  ...ANSWER_OPTIONS,
   ...MODEL_OPTIONS,
   tools: { type: 'string' },
   skills: { type: 'string', multiple: true },

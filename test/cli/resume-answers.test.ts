@@ -7,18 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import type { HeadlessReport, PendingAction } from '../../src/headless/index.js';
 import { parse } from '../../src/cli/args.js';
-import { approvalResponses, readAnswers } from '../../src/cli/resume-answers.js';
+import { ANSWER_OPTIONS, approvalResponses, readAnswers } from '../../src/cli/resume-answers.js';
 
-const OPTIONS = {
-  approve: { type: 'string', multiple: true },
-  deny: { type: 'string', multiple: true },
-  reason: { type: 'string' },
-  'client-result': { type: 'string', multiple: true },
-  retry: { type: 'string', multiple: true },
-  reconcile: { type: 'string', multiple: true },
-  'reconcile-error': { type: 'string', multiple: true },
-  'retry-failed': { type: 'boolean' },
-} as const;
+const OPTIONS = ANSWER_OPTIONS;
 
 const unknown = (approval?: { approved?: boolean }): PendingAction => ({
   kind: 'unknown-effect', resumeWith: ['retryToolCallIds', 'reconciledToolResults'], toolCallId: 'c1', toolName: 'charge', modelStep: 0,
