@@ -1,9 +1,15 @@
 /**
- * `npm run bench`: durable steps per second of a 100-step tool loop on each
- * store, next to the raw commit rate of that store measured in the same run
- * (one ~2 KB row upserted per transaction), and the bytes a save writes at
- * step 10 and at step 200 of one run. Numbers, not assertions: read the
- * ratios in the table.
+ * `npm run bench`: the engine's CPU time per step with no store, for 100- and
+ * 1,000-step loops, against a bare XState loop of the same shape (see
+ * bench/engine.ts); then durable steps per second of a 100-step tool loop on
+ * each store, next to the raw commit rate of that store measured in the same
+ * run (one ~2 KB row upserted per transaction), and the bytes a save writes
+ * at step 10 and at step 200 of one run. Numbers, not assertions: read the
+ * ratios in the tables.
+ *
+ *   npm run bench                        every section
+ *   npm run bench -- --engine            the engine section alone (or CAIRN_BENCH=engine)
+ *   npm run bench -- --engine --profile  CPU profiles of the engine loop instead (or CAIRN_BENCH=profile)
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,6 +21,7 @@ import { createInMemoryAgentRunStore, type AgentRunEnvelope, type AgentRunStore 
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createPostgresOpsStore } from 'cairn/ops/postgres';
 import { toolLoop } from './tool-loop.js';
+import { measureEngine, printEngine, profileEngine } from './engine.js';
 import { splitEnvelope } from '../src/stores/codec.js';
 
 const STEPS = 100;
@@ -223,6 +230,14 @@ async function bytesGrowth(): Promise<{ at10: number; at200: number }> {
 }
 
 async function main() {
+  const args = process.argv.slice(2);
+  const only = process.env.CAIRN_BENCH;
+  if (args.includes('--profile') || only === 'profile') {
+    await profileEngine();
+    return;
+  }
+  printEngine(await measureEngine());
+  if (args.includes('--engine') || only === 'engine') return;
   const rows: Row[] = [];
   const split = await splitStep();
   const envelopes = await recordEnvelopes();

@@ -1,0 +1,198 @@
+/**
+ * The engine section of `npm run bench`: CPU time per step of a tool loop run
+ * with no session (no store, no saves), for 100- and 1,000-step loops, next to
+ * a bare XState loop of the same shape measured in the same run
+ * (bench/xstate-baseline.ts). CPU time is the process's (process.cpuUsage:
+ * user + system, every thread: the collector and the compiler included), so a
+ * step's figure does not move with how busy the other core is.
+ *
+ * Alone: `npm run bench -- --engine` (or CAIRN_BENCH=engine npm run bench).
+ * CPU profile: add `--profile`; a .cpuprofile for each N is written (open it
+ * in Chrome's DevTools or VS Code) and the functions that cost most are
+ * printed, with what grows from N = 100 to N = 1,000.
+ */
+import { Session } from 'node:inspector/promises';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { toolLoop } from './tool-loop.js';
+import { baselineLoop } from './xstate-baseline.js';
+
+/** The target the issue set: CPU per step at N = 100, and how far N = 1,000 may drift from it. */
+export const TARGET_US_PER_STEP = 300;
+export const TARGET_GROWTH = 1.1;
+
+const SIZES = [100, 1_000] as const;
+/** Timed repetitions per size (the median is reported); a 1,000-step loop is long enough to need fewer. */
+const REPETITIONS: Record<number, number> = { 100: 15, 1_000: 5 };
+/** The transcript baseline is there to show a growth, not to be read closely: at N = 1,000 one loop takes seconds. */
+const TRANSCRIPT_REPETITIONS: Record<number, number> = { 100: 5, 1_000: 1 };
+/** Untimed loops first, so V8 has optimized the code both loops run (the first loops run several times slower). */
+const WARMUP = { engine: 10, baseline: 20 };
+
+type Loop = (steps: number) => Promise<void>;
+
+const engineLoop: Loop = async (steps) => {
+  const result = await toolLoop(null, `bench-engine-${steps}`, steps);
+  if (result.status !== 'completed' || result.steps !== steps + 1) {
+    throw new Error(`engine: the ${steps}-step loop ended ${result.status} after ${result.steps} steps`);
+  }
+};
+
+const baseline = (keepTranscript: boolean): Loop => async (steps) => {
+  const checkpoints = await baselineLoop(steps, keepTranscript);
+  if (checkpoints !== 2 * steps) throw new Error(`baseline: ${checkpoints} checkpoints for ${steps} steps`);
+};
+
+/** µs of process CPU time per step of one loop. */
+async function cpuPerStep(loop: Loop, steps: number): Promise<number> {
+  const before = process.cpuUsage();
+  await loop(steps);
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / steps;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export interface EngineFigures {
+  /** Median µs of CPU per step, by loop and size. */
+  engine: Record<number, number>;
+  baseline: Record<number, number>;
+  baselineWithTranscript: Record<number, number>;
+  repetitions: Record<number, number>;
+}
+
+/**
+ * Measures the three loops at each size. Repetitions alternate between the
+ * loops, so a slower minute of the machine weighs on all three alike.
+ */
+export async function measureEngine(): Promise<EngineFigures> {
+  const loops = { engine: engineLoop, baseline: baseline(false), baselineWithTranscript: baseline(true) };
+  for (let i = 0; i < WARMUP.engine; i++) await engineLoop(100);
+  for (let i = 0; i < WARMUP.baseline; i++) {
+    await loops.baseline(100);
+    await loops.baselineWithTranscript(100);
+  }
+  const figures: EngineFigures = { engine: {}, baseline: {}, baselineWithTranscript: {}, repetitions: REPETITIONS };
+  for (const steps of SIZES) {
+    const samples = { engine: [] as number[], baseline: [] as number[], baselineWithTranscript: [] as number[] };
+    for (let i = 0; i < REPETITIONS[steps]!; i++) {
+      samples.engine.push(await cpuPerStep(loops.engine, steps));
+      samples.baseline.push(await cpuPerStep(loops.baseline, steps));
+      if (i < TRANSCRIPT_REPETITIONS[steps]!) samples.baselineWithTranscript.push(await cpuPerStep(loops.baselineWithTranscript, steps));
+    }
+    for (const name of ['engine', 'baseline', 'baselineWithTranscript'] as const) figures[name][steps] = median(samples[name]);
+  }
+  return figures;
+}
+
+export function printEngine(f: EngineFigures): void {
+  const us = (n: number) => n.toFixed(0);
+  const x = (n: number) => `${n.toFixed(2)}x`;
+  const [small, large] = SIZES;
+  console.log(
+    `\nEngine CPU per step, no store (process CPU time, µs per step; median of ${f.repetitions[small]} loops at N = ${small}, ` +
+    `${f.repetitions[large]} at N = ${large.toLocaleString('en')}), against a bare XState loop of the same shape measured in the same run\n`,
+  );
+  console.log(`| loop | N = ${small} | N = ${large.toLocaleString('en')} | ${large.toLocaleString('en')} / ${small} | vs baseline at N = ${small} | vs baseline at N = ${large.toLocaleString('en')} |`);
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+  const row = (label: string, r: Record<number, number>) =>
+    console.log(`| ${label} | ${us(r[small]!)} | ${us(r[large]!)} | ${x(r[large]! / r[small]!)} | ${x(r[small]! / f.baseline[small]!)} | ${x(r[large]! / f.baseline[large]!)} |`);
+  row('Cairn engine (runAgent, no session)', f.engine);
+  row('baseline: bare XState, 2 checkpoints a step', f.baseline);
+  row(`baseline with its transcript in context (${TRANSCRIPT_REPETITIONS[small]} and ${TRANSCRIPT_REPETITIONS[large]} loops)`, f.baselineWithTranscript);
+  const perStep = f.engine[small]!;
+  const growth = f.engine[large]! / perStep;
+  const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+  console.log(
+    `\nTarget: at most ${TARGET_US_PER_STEP} µs per step at N = ${small}: ${us(perStep)} µs, ${verdict(perStep <= TARGET_US_PER_STEP)}. ` +
+    `N = ${large.toLocaleString('en')} within ${TARGET_GROWTH}x of N = ${small}: ${x(growth)}, ${verdict(growth <= TARGET_GROWTH)}.`,
+  );
+  console.log(
+    'A step: one scripted model turn with one tool call, the tool returning at once, its result. The baseline: promise actors for the ' +
+    'turn, the tool and two checkpoints (getPersistedSnapshot copied to JSON); its context keeps the last turn and result only.',
+  );
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+  children?: number[];
+}
+
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples?: number[];
+  timeDeltas?: number[];
+}
+
+/** Self time by function (file:line function), in µs, from a V8 CPU profile. */
+function selfTimes(profile: CpuProfile): Map<string, number> {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const out = new Map<string, number>();
+  const samples = profile.samples ?? [];
+  const deltas = profile.timeDeltas ?? [];
+  for (let i = 0; i < samples.length; i++) {
+    const node = byId.get(samples[i]!);
+    if (!node) continue;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const file = url.replace(/^file:\/\//, '').replace(`${process.cwd()}/`, '');
+    // Code that tsx compiled reports no useful line: the file and the function name say where.
+    const where = lineNumber > 0 ? `${file}:${lineNumber + 1}` : file;
+    const key = url ? `${where} ${functionName || '(anonymous)'}` : functionName || '(anonymous)';
+    out.set(key, (out.get(key) ?? 0) + (deltas[i + 1] ?? deltas[i] ?? 0));
+  }
+  return out;
+}
+
+/**
+ * Profiles the engine loop at each size (sampling every 50 µs, after the same
+ * warm-up as the timed run), writes each profile to a file, and prints the
+ * top functions by self time per step, and those whose cost per step grows
+ * most from the first size to the second.
+ */
+export async function profileEngine(dir = tmpdir()): Promise<void> {
+  for (let i = 0; i < WARMUP.engine; i++) await engineLoop(100);
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 50 });
+  const perStep: Record<number, Map<string, number>> = {};
+  const loops: Record<number, number> = { 100: 20, 1_000: 2 };
+  for (const steps of SIZES) {
+    await session.post('Profiler.start');
+    for (let i = 0; i < loops[steps]!; i++) await engineLoop(steps);
+    const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile };
+    const path = join(dir, `cairn-engine-${steps}.cpuprofile`);
+    writeFileSync(path, JSON.stringify(profile));
+    const self = selfTimes(profile);
+    const total = [...self.values()].reduce((a, b) => a + b, 0);
+    const scale = loops[steps]! * steps;
+    perStep[steps] = new Map([...self].map(([k, v]) => [k, v / scale]));
+    console.log(`\nN = ${steps}: ${path} (${loops[steps]} loops; ${(total / scale).toFixed(0)} µs sampled a step). Top self time:\n`);
+    console.log('| function | µs/step | share |');
+    console.log('| --- | ---: | ---: |');
+    for (const [key, value] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
+      console.log(`| ${key} | ${(value / scale).toFixed(1)} | ${((100 * value) / total).toFixed(1)}% |`);
+    }
+  }
+  session.disconnect();
+  const [small, large] = SIZES;
+  const grown = [...perStep[large]!]
+    .map(([key, value]) => [key, value - (perStep[small]!.get(key) ?? 0)] as const)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 15);
+  console.log(`\nWhat grows with N: µs per step at N = ${large.toLocaleString('en')} less at N = ${small}\n`);
+  console.log(`| function | N = ${small} | N = ${large.toLocaleString('en')} | growth |`);
+  console.log('| --- | ---: | ---: | ---: |');
+  for (const [key, growth] of grown) {
+    console.log(`| ${key} | ${(perStep[small]!.get(key) ?? 0).toFixed(1)} | ${perStep[large]!.get(key)!.toFixed(1)} | +${growth.toFixed(1)} |`);
+  }
+}
