@@ -68,7 +68,7 @@ const object = (properties: Record<string, unknown>, required: string[]) => ({
  * The agent's tools:
  * - `pay` needs approval and has an effect (a payment);
  * - `askUser` is a client tool: no `execute`, the caller answers it;
- * - `lookup` is a plain tool with an effect-free-looking, but counted, read;
+ * - `lookup` is a plain tool (a read, counted like the others, so a replayed step shows);
  * - `ship` has an effect that a crash can leave interrupted, or that
  *   {@link CorpusAgentOptions.holdShip} can hold open.
  */
