@@ -208,6 +208,9 @@ function resumeOptions(envelope: AgentRunEnvelope, store: AgentRunStore, plan: P
   return { ...options, ...plan.answers(envelope) };
 }
 
+/** A failed result's error, for the message of a status check. */
+const why = (result: AgentResult) => JSON.stringify(result.status === 'failed' ? result.error : result.status);
+
 /** Each call's answer in the conversation; a call answered twice fails here. */
 function toolAnswers(result: AgentResult): Record<string, unknown> {
   const answers: Record<string, unknown> = {};
@@ -242,7 +245,7 @@ describe('the compatibility corpus', () => {
 
             const result = await resumeAgent(options);
 
-            expect(result.status, JSON.stringify(result.status === 'failed' ? result.error : result.status)).toBe('completed');
+            expect(result.status, why(result)).toBe('completed');
             if (result.status !== 'completed') return;
             expect(result.output).toBe(plan.output);
             expect(effects.byTool).toEqual(plan.effects);
@@ -271,7 +274,7 @@ describe('the compatibility corpus', () => {
             const result = await resumeAgent(corpusAgent({
               effects, runId: fixture.envelope.runId, store, responses: [], now: RESUMED_AT, idPrefix: 'resume',
             }));
-            expect(result.status).toBe('stopped');
+            expect(result.status, why(result)).toBe('stopped');
             if (result.status !== 'stopped') return;
             expect(result.reason).toBe('tool-reconciliation-required');
             const interrupted = Object.values(fixture.envelope.receipts).filter((r) => r.status === 'executing');
@@ -292,7 +295,7 @@ describe('the compatibility corpus', () => {
             const result = await resumeAgent(corpusAgent({
               effects, runId: fixture.envelope.runId, store, responses: [], now: RESUMED_AT, idPrefix: 'resume',
             }));
-            expect(result.status).toBe('suspended');
+            expect(result.status, why(result)).toBe('suspended');
             if (result.status !== 'suspended') return;
             // The same approvalId and token: a person's verdict given on the old request still applies.
             expect(result.pendingApprovals).toEqual(fixture.envelope.pendingApprovals);
