@@ -40,7 +40,7 @@ function ajvFor(schema: { $schema?: unknown }, own: boolean): AnyAjv {
   else if (/json-schema\.org\/draft-06\/schema$/.test(declared)) draft = 'draft-06';
   else if (/json-schema\.org\/draft\/2019-09\/schema$/.test(declared)) draft = '2019-09';
   else if (/json-schema\.org\/draft\/2020-12\/schema$/.test(declared)) draft = '2020-12';
-  else throw new Error(`it declares $schema ${JSON.stringify(schema.$schema)}, a draft Cairn cannot check; use draft-07 or 2020-12, or leave $schema out`);
+  else throw new InvalidOptionsError(`it declares $schema ${JSON.stringify(schema.$schema)}, a draft Cairn cannot check; use draft-07 or 2020-12, or leave $schema out`);
   // A schema with its own $id gets its own instance: two tools may use the same $id.
   const cached = own ? undefined : instances.get(draft);
   if (cached) return cached;

@@ -4,7 +4,7 @@
  * so a resume goes on only once the operator said, for each, to run it again
  * (retryToolCallIds) or what happened (reconciledToolResults).
  */
-import { InvalidOptionsError } from '../errors/index.js';
+import { CairnTypeError } from '../errors/index.js';
 import { receiptKey } from './envelope.js';
 import { toJson } from './json.js';
 import type {
@@ -87,9 +87,7 @@ export function checkReconciliation(
   reconciledToolResults: unknown,
 ): Reconciliation {
   const refuse = (message: string): never => {
-    const error = new InvalidOptionsError(message);
-    error.name = 'TypeError';
-    throw error;
+    throw new CairnTypeError('invalid_options', message);
   };
   if (retryToolCallIds !== undefined && (!Array.isArray(retryToolCallIds) || retryToolCallIds.some((id) => typeof id !== 'string'))) {
     refuse('retryToolCallIds must be an array of tool call ids.');

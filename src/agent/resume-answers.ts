@@ -10,7 +10,7 @@
  * opts in with `allowBareApprovalIds`.
  */
 import type { CallAnswer } from '../../machines/index.js';
-import { InvalidOptionsError } from '../errors/index.js';
+import { CairnTypeError } from '../errors/index.js';
 import { receiptKey } from './envelope.js';
 import type {
   AgentRunEnvelope, AgentWarning, ApprovalResponse, ClientToolResult, Message, PendingApproval, RecordedVerdict,
@@ -25,11 +25,9 @@ export interface MatchedAnswers {
   warnings: AgentWarning[];
 }
 
-/** A resume's refusal of what the caller passed: a TypeError that writes nothing. */
+/** A resume's refusal of what the caller passed: a TypeError (an `invalid_options` CairnTypeError) that writes nothing. */
 export function refuseAnswer(message: string): never {
-  const error = new InvalidOptionsError(message);
-  error.name = 'TypeError';
-  throw error;
+  throw new CairnTypeError('invalid_options', message);
 }
 
 const verdictOf = (r: ApprovalResponse): RecordedVerdict =>

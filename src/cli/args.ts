@@ -5,10 +5,18 @@
  * opened a store or written anything.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { CairnError } from '../errors/index.js';
 
-/** The command line was wrong. main prints the message and exits with HEADLESS_EXIT_CODES.usage. */
-export class UsageError extends Error {
-  override name = 'UsageError';
+/**
+ * The command line was wrong. main prints the message and exits with
+ * HEADLESS_EXIT_CODES.usage. A Cairn error like any other: code
+ * `invalid_options`, the user's to fix.
+ */
+export class UsageError extends CairnError {
+  constructor(message: string) {
+    super('invalid_options', message, { fault: 'user' });
+    this.name = 'UsageError';
+  }
 }
 
 export type OptionSpecs = NonNullable<ParseArgsConfig['options']>;

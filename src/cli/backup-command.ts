@@ -11,6 +11,7 @@
 import { constants, copyFileSync, existsSync, linkSync, rmSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { PersistenceError } from '../errors/index.js';
 import { connectionOf } from '../stores/sqlite/index.js';
 import { atMost, flag, parse, str, UsageError, type OptionSpecs } from './args.js';
 import { DEFAULT_STORE, openStoreReadOnly, printJson, storeLocation, type Io } from './context.js';
@@ -44,7 +45,7 @@ function checkCopy(path: string): number {
   try {
     copy.pragma('journal_mode = WAL');
     const integrity = copy.pragma('integrity_check', { simple: true });
-    if (integrity !== 'ok') throw new Error(`The copy failed SQLite's integrity check (${String(integrity)}); the store was left as it was.`);
+    if (integrity !== 'ok') throw new PersistenceError(`The copy failed SQLite's integrity check (${String(integrity)}); the store was left as it was.`);
     return copy.prepare<[], number>('SELECT COUNT(*) FROM cairn_runs').pluck().get()!;
   } finally {
     copy.close(); // the last connection: SQLite folds the copy's -wal back in and deletes it

@@ -8,6 +8,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { CairnError } from '../errors/index.js';
 import type { LanguageModel, ModelRequest } from '../models/types.js';
 import { createMockModel, type MockTurn } from '../testing/index.js';
 import { UsageError } from './args.js';
@@ -85,7 +86,7 @@ export function loadModelFile(path: string, cwd: string): { path: string; script
   const abs = resolve(cwd, path);
   let text: string;
   try {
-    if (!statSync(abs).isFile()) throw new Error('not a file');
+    if (!statSync(abs).isFile()) throw new UsageError('not a file'); // caught below: reported as no such file
     text = readFileSync(abs, 'utf8');
   } catch {
     throw new UsageError(`--model ${path}: no such file (a scripted model file: { "turns": [...] }).`);
@@ -121,7 +122,8 @@ export function scriptedModel(script: ScriptedModelFile, name = 'the scripted mo
     const n = request.messages.filter((m) => m.role === 'assistant').length;
     const turn = turns[n];
     if (turn === undefined) {
-      return { error: new Error(`${name} has ${turns.length} turn(s) and the run asked for turn ${n + 1}; add turns to the script.`) };
+      const message = `${name} has ${turns.length} turn(s) and the run asked for turn ${n + 1}; add turns to the script.`;
+      return { error: new CairnError('mock_model_unexpected_call', message, { fault: 'user' }) };
     }
     // Ids by the run's turn number, so they stay the same in whichever process asks.
     if (!turn.toolCalls) return turn;

@@ -2,51 +2,96 @@
  * Every error Cairn throws or reports is a {@link CairnError}: a stable `name`,
  * a `code` from a closed union, and structured fields. `isInstance` works across
  * copies of the package (it checks a marker symbol, not the prototype chain).
+ *
+ * The calls the spec says fail "with a TypeError" throw a {@link CairnTypeError}
+ * instead: the same marker and fields on `TypeError`'s prototype chain, so it is
+ * `instanceof TypeError` and `CairnError.isInstance` at once.
  */
 const MARKER = Symbol.for('cairn.error');
+/** The Cairn class a {@link CairnTypeError} stands for (its `name` is `'TypeError'`, so the name cannot say). */
+const KIND = Symbol.for('cairn.error.kind');
 
-export type CairnErrorCode =
-  | 'revision_conflict'
-  | 'checkpoint_version_unsupported'
-  | 'binding_changed'
-  | 'run_not_found'
-  | 'scope_mismatch'
-  | 'run_busy'
-  | 'lease_held'
-  | 'lease_lost'
-  | 'record_corrupt'
-  | 'record_version_unsupported'
-  | 'persistence_failed'
-  | 'model_call_failed'
-  | 'api_call_failed'
-  | 'api_key_missing'
-  | 'invalid_response'
-  | 'mock_model_unexpected_call'
-  | 'tool_not_allowed'
-  | 'deadline_exceeded'
-  | 'invalid_options'
-  | 'invalid_envelope'
-  | 'tool_context_invalid'
-  | 'result_too_large'
-  | 'result_unstorable'
-  | 'budget_exceeded'
-  | 'unpriced_model'
-  | 'breaker_open'
-  | 'skill_access_denied'
-  | 'internal';
+/**
+ * Every code a Cairn error, or the `error` of a result, a receipt or an event,
+ * can carry: the closed union {@link CairnErrorCode} is derived from this list,
+ * so the two cannot drift apart. docs/errors.md says what each one means and
+ * whose move it is.
+ */
+export const CAIRN_ERROR_CODES = [
+  'revision_conflict',
+  'checkpoint_version_unsupported',
+  'binding_changed',
+  'run_not_found',
+  'scope_mismatch',
+  'run_busy',
+  'lease_held',
+  'lease_lost',
+  'record_corrupt',
+  'record_version_unsupported',
+  'persistence_failed',
+  'model_call_failed',
+  'api_call_failed',
+  'api_key_missing',
+  'invalid_response',
+  'mock_model_unexpected_call',
+  'tool_not_allowed',
+  'deadline_exceeded',
+  'invalid_options',
+  'invalid_envelope',
+  'tool_context_invalid',
+  'result_too_large',
+  'result_unstorable',
+  'budget_exceeded',
+  'unpriced_model',
+  'breaker_open',
+  'skill_access_denied',
+  'unknown_effect',
+  'reconciled_error',
+  'tool_failed',
+  'callback_failed',
+  'injected_fault',
+  'internal',
+] as const;
+
+export type CairnErrorCode = (typeof CAIRN_ERROR_CODES)[number];
+
+const CODES: ReadonlySet<string> = new Set(CAIRN_ERROR_CODES);
+
+/** True when `value` is one of {@link CAIRN_ERROR_CODES}. */
+export function isCairnErrorCode(value: unknown): value is CairnErrorCode {
+  return typeof value === 'string' && CODES.has(value);
+}
 
 /** Who is at fault: the caller's configuration, the model's answer, a dependency (store, provider), or Cairn itself. */
 export type Fault = 'user' | 'model' | 'dependency' | 'library';
 
 export interface SerializedError {
+  /** The error's `name`: a Cairn class name, `'TypeError'` for a {@link CairnTypeError}, or the name of an error of yours. */
   name: string;
-  code: string;
+  /** Always one of {@link CAIRN_ERROR_CODES}; an error of yours gets the code of the place it was thrown from (see {@link serializeError}). */
+  code: CairnErrorCode;
   message: string;
   /** What exactly went wrong, for people, when the message alone cannot say (which parts of a binding changed). */
   details?: string[];
 }
 
-export class CairnError extends Error {
+function isMarked(value: unknown): value is Record<symbol, unknown> & { name?: unknown } {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[MARKER] === true;
+}
+
+/** The Cairn class a marked error is: its kind when it carries one (a CairnTypeError), else its name. */
+function kindOf(value: Record<symbol, unknown> & { name?: unknown }): unknown {
+  return value[KIND] ?? value.name;
+}
+
+/** What every Cairn error carries, whichever built-in error it extends. */
+export interface CairnErrorFields {
+  readonly code: CairnErrorCode;
+  readonly fault: Fault;
+  readonly isRetryable: boolean;
+}
+
+export class CairnError extends Error implements CairnErrorFields {
   readonly [MARKER] = true;
   readonly code: CairnErrorCode;
   readonly fault: Fault;
@@ -66,11 +111,83 @@ export class CairnError extends Error {
 
   /**
    * True for an error of this class (by its stable name), from this copy of the
-   * package or another; `CairnError.isInstance` is true for every Cairn error.
+   * package or another; `CairnError.isInstance` is true for every Cairn error,
+   * a {@link CairnTypeError} included. A CairnTypeError is also recognised by
+   * the class it stands for: `InvalidOptionsError.isInstance(e)` is true for a
+   * resume's malformed answers.
    */
   static isInstance<C extends abstract new (...args: never[]) => CairnError>(this: C, value: unknown): value is InstanceType<C> {
-    if (typeof value !== 'object' || value === null || (value as Record<symbol, unknown>)[MARKER] !== true) return false;
-    return (this as unknown) === CairnError || (value as Error).name === this.name;
+    if (!isMarked(value)) return false;
+    return (this as unknown) === CairnError || kindOf(value) === this.name;
+  }
+
+  /**
+   * `instanceof` answers as the prototype chain does, and also as
+   * {@link CairnError.isInstance} does: so `error instanceof CairnError` (or
+   * `instanceof InvalidOptionsError`) holds for a {@link CairnTypeError}, which
+   * single inheritance puts on `TypeError`'s chain instead, and for an error
+   * of another copy of the package.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return Function.prototype[Symbol.hasInstance].call(this, value) || (CairnError.isInstance as (v: unknown) => boolean).call(this, value);
+  }
+}
+
+/** The Cairn classes a {@link CairnTypeError} can stand for. */
+export type CairnTypeErrorKind = 'InvalidOptionsError' | 'RunIdentityError';
+
+/**
+ * A Cairn error that is a `TypeError`: what Cairn throws (or reports, as a
+ * result's `error`) where the spec says a call fails "with a TypeError" (a
+ * resume's malformed or contradicting answers, `retryFailed` on a failure that
+ * was not transient, `inspectRun` of an unknown run, a project directory that
+ * is not one, a malformed headless or skills option).
+ *
+ * Single inheritance puts it on `TypeError`'s prototype chain, so it carries
+ * the Cairn marker and fields itself: `error instanceof TypeError`,
+ * `CairnError.isInstance(error)` and `error instanceof CairnError` all hold,
+ * and so do `isInstance` and `instanceof` of the class it stands for
+ * (`InvalidOptionsError` unless the code is `run_not_found`, then
+ * `RunIdentityError`). Its `name` is `'TypeError'`, as Node names its own
+ * `TypeError`s with a `code` (`ERR_INVALID_ARG_TYPE`): match on `code`.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await inspectRun(store, 'no-such-run');
+ * } catch (error) {
+ *   error instanceof TypeError;               // true
+ *   RunIdentityError.isInstance(error);       // true: error.code === 'run_not_found'
+ * }
+ * ```
+ */
+export class CairnTypeError extends TypeError implements CairnErrorFields {
+  readonly [MARKER] = true;
+  readonly [KIND]: CairnTypeErrorKind;
+  readonly code: CairnErrorCode;
+  readonly fault: Fault;
+  readonly isRetryable: boolean;
+  /** The run it names, for a `run_not_found`. */
+  readonly runId: string | undefined;
+
+  constructor(
+    code: 'invalid_options' | 'run_not_found',
+    message: string,
+    options: { cause?: unknown; runId?: string } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'TypeError';
+    this[KIND] = code === 'run_not_found' ? 'RunIdentityError' : 'InvalidOptionsError';
+    this.code = code;
+    // Every TypeError refusal is of something the caller passed.
+    this.fault = 'user';
+    this.isRetryable = false;
+    this.runId = options.runId;
+  }
+
+  /** True for a CairnTypeError, from this copy of the package or another. */
+  static isInstance(value: unknown): value is CairnTypeError {
+    return isMarked(value) && value.name === 'TypeError' && value[KIND] !== undefined;
   }
 }
 
@@ -332,17 +449,35 @@ function describe(value: unknown): string {
 }
 
 /**
- * Turns anything thrown into plain, secret-redacted data that survives JSON.
- * Every field is redacted (a `code` or `name` can carry a credential as well
- * as a message can); a thrown plain object's own `message`, `code` and `name`
- * are used, instead of `[object Object]`.
+ * Turns anything thrown into plain, secret-redacted data that survives JSON:
+ * `{ name, code, message }` (and `details` for a changed binding).
+ *
+ * - A Cairn error (a {@link CairnTypeError} included) keeps its `name` and `code`.
+ * - Anything else is not Cairn's to name, so it keeps its own `name` (`'Error'`
+ *   when it has none) and `message`, and takes `fallback` as its code: the
+ *   caller says where it came from (`'tool_failed'` for a tool's `execute`,
+ *   `'callback_failed'` for a guardrail or another function of yours,
+ *   `'model_call_failed'` for a model). With no caller to say, `'internal'`.
+ *   Its own `code` (`ECONNRESET`) is dropped unless it is already one of
+ *   {@link CAIRN_ERROR_CODES}, so serializing a serialized error changes nothing.
+ * - A thrown plain object gives its own `message` and `name`, instead of
+ *   `[object Object]`; anything else thrown becomes `String(value)`.
+ *
+ * Every field is redacted: a `name` can carry a credential as well as a
+ * message can.
+ *
+ * @example
+ * ```ts
+ * serializeError(new Error('upstream timeout'), 'tool_failed');
+ * // { name: 'Error', code: 'tool_failed', message: 'upstream timeout' }
+ * ```
  */
-export function serializeError(error: unknown): SerializedError {
+export function serializeError(error: unknown, fallback: CairnErrorCode = 'internal'): SerializedError {
   if (CairnError.isInstance(error)) {
     const details = (error as { details?: unknown }).details;
     return {
       name: redactSecrets(error.name),
-      code: redactSecrets(error.code),
+      code: isCairnErrorCode(error.code) ? error.code : fallback,
       message: redactSecrets(error.message),
       ...(Array.isArray(details) && details.length > 0 ? { details: details.map((d) => redactSecrets(String(d))) } : {}),
     };
@@ -350,11 +485,24 @@ export function serializeError(error: unknown): SerializedError {
   if (error !== null && typeof error === 'object') {
     const isError = error instanceof Error;
     const message = stringField(error, 'message');
+    const own = stringField(error, 'code');
+    const details = isCairnErrorCode(own) ? detailsOf(error) : undefined;
     return {
       name: redactSecrets(stringField(error, 'name') ?? 'Error'),
-      code: redactSecrets(stringField(error, 'code') ?? 'error'),
+      code: isCairnErrorCode(own) ? own : fallback,
       message: redactSecrets(message ?? (isError ? '' : describe(error))),
+      ...(details ? { details } : {}),
     };
   }
-  return { name: 'Error', code: 'error', message: redactSecrets(describe(error)) };
+  return { name: 'Error', code: fallback, message: redactSecrets(describe(error)) };
+}
+
+/** The `details` of an already serialized error passing through again. */
+function detailsOf(value: object): string[] | undefined {
+  try {
+    const details = (value as { details?: unknown }).details;
+    return Array.isArray(details) && details.length > 0 ? details.map((d) => redactSecrets(String(d))) : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -7,6 +7,7 @@ import { describeUnknownEffects, interruptedCalls } from '../agent/interrupted.j
 import { resultBase } from '../agent/result.js';
 import type { AgentResult, AgentRunEnvelope, AgentRunStore, Usage } from '../agent/types.js';
 import type { RunContext } from '../../machines/index.js';
+import { CairnTypeError } from '../errors/index.js';
 import { bundledPriceProvider, priceOrNull } from './prices.js';
 import {
   approvalAction, clientAction, reportOf, storedPhase, unknownEffectAction,
@@ -102,11 +103,11 @@ async function reportOfStored(envelope: AgentRunEnvelope, priceProvider: PricePr
  * rejects with a TypeError.
  */
 export async function inspectRun(store: AgentRunStore, runId: string, options: InspectRunOptions = {}): Promise<HeadlessReport<unknown>> {
-  if (!store || typeof store.load !== 'function') throw new TypeError('inspectRun: store must implement load(runId).');
-  if (typeof runId !== 'string' || runId === '') throw new TypeError('inspectRun: runId must be a non-empty string.');
+  if (!store || typeof store.load !== 'function') throw new CairnTypeError('invalid_options', 'inspectRun: store must implement load(runId).');
+  if (typeof runId !== 'string' || runId === '') throw new CairnTypeError('invalid_options', 'inspectRun: runId must be a non-empty string.');
   const scope = options.scope ?? DEFAULT_HEADLESS_SCOPE;
   const envelope = await store.load(runId, { scope });
-  if (envelope === undefined) throw new TypeError(`inspectRun: no run ${JSON.stringify(runId)} in this store.`);
+  if (envelope === undefined) throw new CairnTypeError('run_not_found', `inspectRun: no run ${JSON.stringify(runId)} in this store.`, { runId });
   const checked = checkEnvelope(envelope, runId, scope);
   return reportOfStored(checked, options.priceProvider ?? bundledPriceProvider);
 }

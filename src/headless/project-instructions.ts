@@ -5,6 +5,7 @@
  */
 import { lstat, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { CairnTypeError } from '../errors/index.js';
 import type {
   ProjectInstructionFile, ProjectInstructions, ProjectInstructionsOptions, SkippedInstructionFile, SkippedInstructionReason,
 } from './types.js';
@@ -85,7 +86,7 @@ export async function loadProjectInstructions(
   dir: string,
   options?: ProjectInstructionsOptions,
 ): Promise<ProjectInstructions> {
-  if (typeof dir !== 'string' || dir === '') throw new TypeError(`${LABEL}: dir must be a non-empty path.`);
+  if (typeof dir !== 'string' || dir === '') throw new CairnTypeError('invalid_options', `${LABEL}: dir must be a non-empty path.`);
   const opts = normalizeOptions(options);
   const absDir = path.resolve(dir);
   await requireDirectory(absDir);
@@ -166,24 +167,24 @@ function normalizeOptions(options: unknown): Normalized {
     return { root: undefined, fileNames: DEFAULT_FILE_NAMES, maxBytes: DEFAULT_MAX_BYTES, role: 'system' };
   }
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new TypeError(`${LABEL}: options must be an object.`);
+    throw new CairnTypeError('invalid_options', `${LABEL}: options must be an object.`);
   }
   const given = options as Record<string, unknown>;
   const unknown = Object.keys(given).filter((key) => !OPTION_KEYS.has(key) && given[key] !== undefined);
   if (unknown.length > 0) {
-    throw new TypeError(`${LABEL}: unknown option ${unknown.join(', ')}; the options are ${[...OPTION_KEYS].join(', ')}.`);
+    throw new CairnTypeError('invalid_options', `${LABEL}: unknown option ${unknown.join(', ')}; the options are ${[...OPTION_KEYS].join(', ')}.`);
   }
 
   const { root, fileNames, maxBytes, role } = given;
   if (root !== undefined && (typeof root !== 'string' || root === '')) {
-    throw new TypeError(`${LABEL}: root must be a non-empty path.`);
+    throw new CairnTypeError('invalid_options', `${LABEL}: root must be a non-empty path.`);
   }
   if (maxBytes !== undefined
     && !(typeof maxBytes === 'number' && (maxBytes === Infinity || (Number.isInteger(maxBytes) && maxBytes >= 0)))) {
-    throw new TypeError(`${LABEL}: maxBytes must be a non-negative integer or Infinity, got ${String(maxBytes)}.`);
+    throw new CairnTypeError('invalid_options', `${LABEL}: maxBytes must be a non-negative integer or Infinity, got ${String(maxBytes)}.`);
   }
   if (role !== undefined && role !== 'system' && role !== 'user') {
-    throw new TypeError(`${LABEL}: role must be 'system' or 'user', got ${JSON.stringify(role)}.`);
+    throw new CairnTypeError('invalid_options', `${LABEL}: role must be 'system' or 'user', got ${JSON.stringify(role)}.`);
   }
   return {
     root,
@@ -195,15 +196,15 @@ function normalizeOptions(options: unknown): Normalized {
 
 function checkFileNames(fileNames: unknown): string[] {
   if (!Array.isArray(fileNames) || fileNames.length === 0) {
-    throw new TypeError(`${LABEL}: fileNames must be a list of at least one file name.`);
+    throw new CairnTypeError('invalid_options', `${LABEL}: fileNames must be a list of at least one file name.`);
   }
   const names: string[] = [];
   for (const name of fileNames as unknown[]) {
     // A name with a separator would read files from other directories than the walk's.
     if (typeof name !== 'string' || name === '' || name === '.' || name === '..' || /[/\\\0]/.test(name)) {
-      throw new TypeError(`${LABEL}: fileNames must hold plain file names (no path separators), got ${JSON.stringify(name)}.`);
+      throw new CairnTypeError('invalid_options', `${LABEL}: fileNames must hold plain file names (no path separators), got ${JSON.stringify(name)}.`);
     }
-    if (names.includes(name)) throw new TypeError(`${LABEL}: fileNames names ${name} twice.`);
+    if (names.includes(name)) throw new CairnTypeError('invalid_options', `${LABEL}: fileNames names ${name} twice.`);
     names.push(name);
   }
   return names;
@@ -222,11 +223,11 @@ async function requireDirectory(absDir: string): Promise<void> {
   } catch (error) {
     const code = errorCode(error);
     if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') {
-      throw new TypeError(`${LABEL}: dir ${absDir} does not exist.`, { cause: error });
+      throw new CairnTypeError('invalid_options', `${LABEL}: dir ${absDir} does not exist.`, { cause: error });
     }
     throw error;
   }
-  if (!isDirectory) throw new TypeError(`${LABEL}: dir ${absDir} is not a directory.`);
+  if (!isDirectory) throw new CairnTypeError('invalid_options', `${LABEL}: dir ${absDir} is not a directory.`);
 }
 
 /**
@@ -242,7 +243,7 @@ async function findRoot(absDir: string, explicitRoot: string | undefined): Promi
     const realDir = await realpath(absDir);
     const realRoot = await realpath(absRoot).catch(() => undefined);
     if (realRoot !== undefined && isInside(realRoot, realDir)) return { root: realRoot, chain: chainFrom(realRoot, realDir) };
-    throw new TypeError(`${LABEL}: root ${absRoot} must be dir (${absDir}) or one of its ancestors.`);
+    throw new CairnTypeError('invalid_options', `${LABEL}: root ${absRoot} must be dir (${absDir}) or one of its ancestors.`);
   }
 
   const lexical = await nearestRepository(absDir);

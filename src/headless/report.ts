@@ -2,6 +2,7 @@
  * The headless report: how a leg or a stored run ended, what it waits for,
  * what it cost, and the exit code a shell branches on.
  */
+import { CairnTypeError } from '../errors/index.js';
 import type {
   AgentResult, AgentRunEnvelope, AgentWarning, PendingApproval, PendingClientCall, UnknownEffect,
 } from '../agent/types.js';
@@ -38,10 +39,10 @@ export const HEADLESS_EXIT_CODES = Object.freeze({
 
 /** The exit code for a run report or a doctor report. */
 export function exitCodeFor(report: HeadlessReport<unknown> | DoctorReport): number {
-  if (report === null || typeof report !== 'object') throw new TypeError('exitCodeFor takes a headless report or a doctor report.');
+  if (report === null || typeof report !== 'object') throw new CairnTypeError('invalid_options', 'exitCodeFor takes a headless report or a doctor report.');
   if (report.kind === 'doctor') return report.findings.some((f) => f.severity === 'error') ? HEADLESS_EXIT_CODES.doctorError : 0;
   const code = Object.hasOwn(OUTCOME_CODES, report.outcome) ? OUTCOME_CODES[report.outcome] : undefined;
-  if (code === undefined) throw new TypeError(`exitCodeFor: unknown outcome ${JSON.stringify(report.outcome)}.`);
+  if (code === undefined) throw new CairnTypeError('invalid_options', `exitCodeFor: unknown outcome ${JSON.stringify(report.outcome)}.`);
   return code;
 }
 

@@ -7,7 +7,7 @@
 import { nanoid } from 'nanoid';
 import { refusal, resumeStreamAgent, streamAgent } from '../agent/run-agent.js';
 import type { AgentDeps, AgentEvent, AgentModel, AgentOptions, AgentResult, AgentTools, Message, ResumeOptions } from '../agent/types.js';
-import { BudgetError, InvalidOptionsError } from '../errors/index.js';
+import { BudgetError, CairnTypeError, InvalidOptionsError, RunIdentityError } from '../errors/index.js';
 import { emptyUsage, type LanguageModel, type Usage } from '../models/types.js';
 import { costOf, DEFAULT_HEADLESS_SCOPE, storedPending } from './inspect.js';
 import { guardModel } from './model-guard.js';
@@ -173,7 +173,7 @@ async function finish<T>(
   if (result.status === 'stopped' && result.reason === 'drained') {
     try {
       const stored = await store.load(prepared.runId, { scope: prepared.scope });
-      if (!stored) throw new Error('not found');
+      if (!stored) throw new RunIdentityError('run_not_found', prepared.runId);
       drainedPending = storedPending(stored);
     } catch {
       drainedPending = [];
@@ -214,11 +214,11 @@ function instructionWarnings(
  * to 'headless'.
  */
 export async function runHeadless<T = string>(options: HeadlessRunOptions<T>): Promise<HeadlessReport<T>> {
-  if (options === null || typeof options !== 'object') throw new TypeError('runHeadless takes an options object.');
+  if (options === null || typeof options !== 'object') throw new CairnTypeError('invalid_options', 'runHeadless takes an options object.');
   const runId = options.runId ?? options.deps?.generateId?.() ?? nanoid();
   // Loaded first: a bad projectDir or option rejects the leg before anything else.
   if (options.projectInstructions !== undefined && options.projectDir === undefined) {
-    throw new TypeError('projectInstructions needs projectDir: the directory to load the instruction files from.');
+    throw new CairnTypeError('invalid_options', 'projectInstructions needs projectDir: the directory to load the instruction files from.');
   }
   const project = options.projectDir !== undefined
     ? await loadProjectInstructions(options.projectDir, options.projectInstructions ?? {})
@@ -262,7 +262,7 @@ export async function runHeadless<T = string>(options: HeadlessRunOptions<T>): P
  * the first leg: the run's binding refuses a change.
  */
 export async function resumeHeadless<T = string>(options: HeadlessResumeOptions<T>): Promise<HeadlessReport<T>> {
-  if (options === null || typeof options !== 'object') throw new TypeError('resumeHeadless takes an options object.');
+  if (options === null || typeof options !== 'object') throw new CairnTypeError('invalid_options', 'resumeHeadless takes an options object.');
   const runId = options.runId;
   const scope = options.scope ?? DEFAULT_HEADLESS_SCOPE;
   const usageBefore = async (): Promise<Usage> => {

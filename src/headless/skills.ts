@@ -4,7 +4,7 @@
  * inside the skill's own folder, judged by real paths, so a symlink cannot
  * hand the model a file from elsewhere on the machine.
  */
-import { CairnError } from '../errors/index.js';
+import { CairnError, CairnTypeError } from '../errors/index.js';
 import type { Dirent } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import * as nodePath from 'node:path';
@@ -151,10 +151,10 @@ interface SkillFolder {
  * ```
  */
 export function nodeSkillSource(dir: string, options: NodeSkillSourceOptions = {}): SkillSource {
-  if (typeof dir !== 'string' || dir === '') throw new TypeError('nodeSkillSource: dir must be a non-empty path.');
+  if (typeof dir !== 'string' || dir === '') throw new CairnTypeError('invalid_options', 'nodeSkillSource: dir must be a non-empty path.');
   const maxBytes = options.maxResourceBytes ?? DEFAULT_MAX_RESOURCE_BYTES;
   if (!Number.isInteger(maxBytes) || maxBytes <= 0) {
-    throw new TypeError('nodeSkillSource: maxResourceBytes must be a positive integer.');
+    throw new CairnTypeError('invalid_options', 'nodeSkillSource: maxResourceBytes must be a positive integer.');
   }
   const base = nodePath.resolve(dir);
 
@@ -279,11 +279,11 @@ export function resolveSkillSources(option: SkillsOption | undefined): SkillSour
   return items.map((item, index) => {
     const where = Array.isArray(option) ? `skills[${index}]` : 'skills';
     if (typeof item === 'string') {
-      if (item === '') throw new TypeError(`${where} is an empty path; give a directory of skill folders.`);
+      if (item === '') throw new CairnTypeError('invalid_options', `${where} is an empty path; give a directory of skill folders.`);
       return nodeSkillSource(item);
     }
     if (isSkillSource(item)) return item;
-    throw new TypeError(`${where} must be a directory path or a skill source with list, load and readResource.`);
+    throw new CairnTypeError('invalid_options', `${where} must be a directory path or a skill source with list, load and readResource.`);
   });
 }
 
@@ -297,7 +297,7 @@ export function assertNoSkillToolCollision(tools: Record<string, unknown> | unde
   if (!tools) return;
   for (const name of SKILL_TOOL_NAMES) {
     if (Object.prototype.hasOwnProperty.call(tools, name)) {
-      throw new TypeError(`Tool "${name}" has the name of a skill tool; rename your tool, or run without skills.`);
+      throw new CairnTypeError('invalid_options', `Tool "${name}" has the name of a skill tool; rename your tool, or run without skills.`);
     }
   }
 }
@@ -312,7 +312,7 @@ interface Entry {
 function checkSummary(value: unknown, source: number): SkillSummary {
   const summary = value as Partial<SkillSummary> | null;
   if (typeof summary !== 'object' || summary === null || typeof summary.id !== 'string' || summary.id === '') {
-    throw new TypeError(`Skill source ${source} listed a skill without a string id.`);
+    throw new CairnTypeError('invalid_options', `Skill source ${source} listed a skill without a string id.`);
   }
   return {
     id: summary.id,
@@ -370,13 +370,13 @@ function systemTextOf(skills: SkillSummary[]): string {
  * ```
  */
 export async function createSkillTools(sources: SkillSource[]): Promise<SkillToolset> {
-  if (!Array.isArray(sources)) throw new TypeError('createSkillTools takes an array of skill sources.');
+  if (!Array.isArray(sources)) throw new CairnTypeError('invalid_options', 'createSkillTools takes an array of skill sources.');
   const entries = new Map<string, Entry>();
   const shadowed: SkillToolset['shadowed'] = [];
   for (const [index, source] of sources.entries()) {
-    if (!isSkillSource(source)) throw new TypeError(`Skill source ${index} must have list, load and readResource methods.`);
+    if (!isSkillSource(source)) throw new CairnTypeError('invalid_options', `Skill source ${index} must have list, load and readResource methods.`);
     const listed = await source.list();
-    if (!Array.isArray(listed)) throw new TypeError(`Skill source ${index}: list() must resolve to an array.`);
+    if (!Array.isArray(listed)) throw new CairnTypeError('invalid_options', `Skill source ${index}: list() must resolve to an array.`);
     for (const item of listed) {
       const summary = checkSummary(item, index);
       if (entries.has(summary.id)) shadowed.push({ id: summary.id, source: index });

@@ -2,6 +2,8 @@
  * Which model-call failures are transient: the ones a retry can cure. The same
  * errors the model fail-over acts on.
  */
+import { CairnError } from '../errors/index.js';
+
 const NETWORK_CODES = new Set([
   'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH',
   'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT',
@@ -35,7 +37,8 @@ export function transientCause(error: unknown, midStream: boolean): TransientCau
     if (code === 'breaker_open') return 'breaker-open';
   }
   if (field(error, 'name') === 'TimeoutError' || field(cause, 'name') === 'TimeoutError') return 'timeout';
-  if (field(error, 'name') === 'TypeError' && /fetch failed|network|terminated/i.test(String(field(error, 'message')))) return 'network';
+  // fetch's own TypeError for a dropped connection; a CairnTypeError is a refusal, never transient.
+  if (field(error, 'name') === 'TypeError' && !CairnError.isInstance(error) && /fetch failed|network|terminated/i.test(String(field(error, 'message')))) return 'network';
   if (midStream) return 'stream-broke';
   // A provider error with no status that a retry may cure: the connection failed or the answer broke off.
   if (field(error, 'isRetryable') === true) return field(error, 'name') === 'APICallError' ? 'network' : 'provider-error';

@@ -1,3 +1,5 @@
+import { InvalidOptionsError } from '../../errors/index.js';
+
 /** A clock that moves only when told to: the seam the lease suites move time through. */
 export interface ManualClock {
   now(): number;
@@ -20,7 +22,7 @@ export function createManualClock(start = 1_700_000_000_000): ManualClock {
   return {
     now: () => now,
     advance(ms) {
-      if (!(ms >= 0)) throw new RangeError(`A manual clock moves forward only; got ${ms} ms.`);
+      if (!(ms >= 0)) throw new InvalidOptionsError(`A manual clock moves forward only; got ${ms} ms.`);
       now += ms;
     },
   };

@@ -8,6 +8,7 @@ import type {
   AgentRunEnvelope, AgentRunStatus, AgentRunStore, AgentToolReceipt, JsonValue, Message, PendingApproval,
   PendingClientCall,
 } from '../../agent/types.js';
+import { CairnError, type SerializedError } from '../../errors/index.js';
 import { createMockModel } from '../mock-model.js';
 
 export interface EnvelopeSpec {
@@ -179,7 +180,7 @@ export function buildEnvelope(spec: EnvelopeSpec): AgentRunEnvelope {
   if (status === 'drained') envelope.result = { ...base, status: 'stopped', reason: 'drained' };
   if (status === 'stopped') envelope.result = { ...base, status: 'stopped', reason: 'max-steps', stopDetails: { limit: 20 } };
   if (status === 'failed') {
-    const error = { name: 'ModelCallError', code: 'model_call_failed', message: `503 for ${marker}` };
+    const error: SerializedError = { name: 'ModelCallError', code: 'model_call_failed', message: `503 for ${marker}` };
     // A result whose messages are not the whole transcript: a store must keep both as they are.
     envelope.result = { ...base, messages: messages.slice(0, -1), status: 'failed', error, retry: { cause: 'model_call_failed', phase: 'loop' } };
     envelope.retry = { cause: 'model_call_failed', phase: 'loop', error };
@@ -243,11 +244,11 @@ export async function recordEngineRun(
     },
   };
   const first = await runAgent(agentOptions);
-  if (first.status !== 'suspended') throw new Error(`The scripted run should suspend on its approval; it ended ${first.status}.`);
+  if (first.status !== 'suspended') throw new CairnError('internal', `The scripted run should suspend on its approval; it ended ${first.status}.`);
   const approvalResponses = first.pendingApprovals.map((a) => ({ approvalId: a.approvalId, token: a.token, approved: true }));
   const done = await resumeAgent({ ...agentOptions, approvalResponses });
   if (done.status !== 'completed') {
-    throw new Error(`The scripted run should complete after its approval; it ended ${done.status}: ${JSON.stringify(done)}`);
+    throw new CairnError('internal', `The scripted run should complete after its approval; it ended ${done.status}: ${JSON.stringify(done)}`);
   }
   return saved;
 }

@@ -4,6 +4,7 @@
  */
 import type { AgentRunStore, AgentTool, AgentTools } from '../../agent/types.js';
 import type { LanguageModel, ModelStreamPart } from '../../models/types.js';
+import { CairnTypeError } from '../../errors/index.js';
 import { isPositiveInteger, never } from './internal.js';
 
 /** Where the simulated process dies. */
@@ -66,12 +67,12 @@ export interface CrashPlan {
 }
 
 function checkPoint(at: CrashPoint): void {
-  if (at === null || typeof at !== 'object') throw new TypeError('createCrashPlan: `at` must be a crash point.');
-  if (!['save', 'model', 'tool'].includes(at.kind)) throw new TypeError("createCrashPlan: `at.kind` must be 'save', 'model' or 'tool'.");
-  if (!isPositiveInteger(at.index)) throw new TypeError('createCrashPlan: `at.index` must be a 1-based occurrence.');
-  if (at.when !== 'before' && at.when !== 'after') throw new TypeError("createCrashPlan: `at.when` must be 'before' or 'after'.");
+  if (at === null || typeof at !== 'object') throw new CairnTypeError('invalid_options', 'createCrashPlan: `at` must be a crash point.');
+  if (!['save', 'model', 'tool'].includes(at.kind)) throw new CairnTypeError('invalid_options', "createCrashPlan: `at.kind` must be 'save', 'model' or 'tool'.");
+  if (!isPositiveInteger(at.index)) throw new CairnTypeError('invalid_options', 'createCrashPlan: `at.index` must be a 1-based occurrence.');
+  if (at.when !== 'before' && at.when !== 'after') throw new CairnTypeError('invalid_options', "createCrashPlan: `at.when` must be 'before' or 'after'.");
   if (at.toolName !== undefined && (at.kind !== 'tool' || typeof at.toolName !== 'string' || at.toolName === '')) {
-    throw new TypeError("createCrashPlan: `at.toolName` names a tool, and only with kind 'tool'.");
+    throw new CairnTypeError('invalid_options', "createCrashPlan: `at.toolName` names a tool, and only with kind 'tool'.");
   }
 }
 

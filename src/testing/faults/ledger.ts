@@ -3,6 +3,7 @@
  * every runtime, and tools that write to it under the call's stable identity.
  */
 import type { AgentTool, JsonValue, ToolExecuteContext } from '../../agent/types.js';
+import { InjectedFaultError } from './store.js';
 
 /** Counts of effects by key. It belongs to the test, so it survives any simulated crash. */
 export interface Ledger {
@@ -58,7 +59,7 @@ export function ledgerKey(name: string, modelStep: number, toolCallId: string): 
  * A tool whose effect is one ledger entry under the call's identity
  * (`<name>@<modelStep>:<toolCallId>`, see {@link ledgerKey}), stable across resume, so a count above
  * 1 is an effect that ran twice. With `fail`, the effect is recorded and then the call throws a
- * plain `Error` with `code: 'injected_fault'`: the effect happened, its call failed.
+ * {@link InjectedFaultError} (code `'injected_fault'`): the effect happened, its call failed.
  */
 export function ledgerTool<Args = any>(ledger: Ledger, name: string, options: LedgerToolOptions<Args> = {}): AgentTool<Args> {
   const tool: AgentTool<Args> = {
@@ -67,7 +68,7 @@ export function ledgerTool<Args = any>(ledger: Ledger, name: string, options: Le
     execute(args, ctx) {
       ledger.record(ledgerKey(name, ctx.modelStep, ctx.toolCallId));
       const fail = typeof options.fail === 'function' ? options.fail(args) : options.fail === true;
-      if (fail) throw Object.assign(new Error(`${name} failed (injected)`), { code: 'injected_fault' });
+      if (fail) throw new InjectedFaultError(`${name} failed (injected)`);
       return options.result ? options.result(args, ctx) : `${name} done`;
     },
   };

@@ -3,6 +3,7 @@
  * lands and then reports failure, or never answers.
  */
 import type { AgentRunEnvelope, AgentRunStore } from '../../agent/types.js';
+import { CairnError, CairnTypeError } from '../../errors/index.js';
 import { copyEnvelope, isPositiveInteger, never } from './internal.js';
 
 /**
@@ -22,7 +23,7 @@ export interface StoreFault {
   mode: StoreFaultMode;
   /**
    * What the failing call throws (for `'reject'` and `'apply-then-throw'`), thrown as it is.
-   * @default a fresh plain `Error('injected store failure')` with `code: 'injected_fault'`
+   * @default a fresh `InjectedFaultError('injected store failure')` (code `'injected_fault'`)
    */
   error?: unknown;
   /**
@@ -62,9 +63,24 @@ export interface FaultyStore extends AgentRunStore {
   heal(): void;
 }
 
-/** The error an injected fault throws unless the plan names one: a plain `Error`, deliberately not a `CairnError`. */
-export function injectedFaultError(message = 'injected store failure'): Error & { code: 'injected_fault' } {
-  return Object.assign(new Error(message), { code: 'injected_fault' as const });
+/**
+ * What an injected fault throws unless the plan names one: a failure of the
+ * dependency (the store, or a ledger tool's call) that the test stands in for.
+ * Its code, `injected_fault`, tells it apart from a real failure in a result or
+ * a receipt. The engine treats it as any store or tool error that is not its
+ * own: a failed save still becomes a `persistence_failed`.
+ */
+export class InjectedFaultError extends CairnError {
+  declare readonly code: 'injected_fault';
+  constructor(message = 'injected store failure') {
+    super('injected_fault', message, { fault: 'dependency' });
+    this.name = 'InjectedFaultError';
+  }
+}
+
+/** The error an injected fault throws unless the plan names one: a fresh {@link InjectedFaultError}. */
+export function injectedFaultError(message = 'injected store failure'): InjectedFaultError {
+  return new InjectedFaultError(message);
 }
 
 /** True for an error made by {@link injectedFaultError} (or anything else with `code: 'injected_fault'`). */
@@ -79,12 +95,12 @@ function normalizeFaults(faults: StoreFault | StoreFault[] | undefined, where: s
   const list = Array.isArray(faults) ? [...faults] : [faults];
   list.forEach((fault, i) => {
     const label = `createFaultyStore: ${where}[${i}]`;
-    if (fault === null || typeof fault !== 'object') throw new TypeError(`${label} must be an object.`);
-    if (!isPositiveInteger(fault.at)) throw new TypeError(`${label}.at must be a 1-based attempt number.`);
-    if (!MODES.includes(fault.mode)) throw new TypeError(`${label}.mode must be one of ${MODES.join(', ')}.`);
+    if (fault === null || typeof fault !== 'object') throw new CairnTypeError('invalid_options', `${label} must be an object.`);
+    if (!isPositiveInteger(fault.at)) throw new CairnTypeError('invalid_options', `${label}.at must be a 1-based attempt number.`);
+    if (!MODES.includes(fault.mode)) throw new CairnTypeError('invalid_options', `${label}.mode must be one of ${MODES.join(', ')}.`);
     const times = fault.times;
     if (times !== undefined && !(times === Infinity || isPositiveInteger(times))) {
-      throw new TypeError(`${label}.times must be a positive integer or Infinity.`);
+      throw new CairnTypeError('invalid_options', `${label}.times must be a positive integer or Infinity.`);
     }
   });
   return list;
@@ -109,7 +125,7 @@ function faultFor(faults: StoreFault[], attempt: number): StoreFault | undefined
  * ```
  */
 export function createFaultyStore(inner: AgentRunStore, plan: StoreFaultPlan = {}): FaultyStore {
-  if (plan === null || typeof plan !== 'object') throw new TypeError('createFaultyStore: the plan must be an object.');
+  if (plan === null || typeof plan !== 'object') throw new CairnTypeError('invalid_options', 'createFaultyStore: the plan must be an object.');
   let saveFaults = normalizeFaults(plan.failSave, 'failSave');
   let loadFaults = normalizeFaults(plan.failLoad, 'failLoad');
   let saves = 0;
