@@ -107,14 +107,18 @@ export function createMockModel(options: MockModelOptions): MockLanguageModel {
   const responses = [...script.responses];
   const calls: RecordedModelRequest[] = [];
   let cursor = 0;
+  let previous: Conversation | null = null;
 
   /** Records the call and claims its response, synchronously, so call order decides the answer. */
   function claim(request: ModelRequest): Claim {
     const callNumber = calls.length + 1;
-    calls.push(recordRequest(request));
-    if (cursor < responses.length) return { callNumber, responseNumber: cursor + 1, entry: responses[cursor++] };
-    if (!strict) return { callNumber, responseNumber: responses.length, entry: responses[responses.length - 1] };
-    return { callNumber, responseNumber: 0, entry: undefined };
+    const conversation = readConversation(request.messages, previous);
+    previous = conversation;
+    calls.push(recordRequest(request, conversation));
+    const inputChars = conversation.chars;
+    if (cursor < responses.length) return { callNumber, responseNumber: cursor + 1, entry: responses[cursor++], inputChars };
+    if (!strict) return { callNumber, responseNumber: responses.length, entry: responses[responses.length - 1], inputChars };
+    return { callNumber, responseNumber: 0, entry: undefined, inputChars };
   }
 
   async function answer(request: ModelRequest, claimed: Claim): Promise<Answer> {
@@ -145,7 +149,7 @@ export function createMockModel(options: MockModelOptions): MockLanguageModel {
       text,
       toolCalls,
       finishReason: turn.finishReason ?? (toolCalls.length > 0 ? 'tool-calls' : 'stop'),
-      usage: usageFor(request, text, toolCalls, turn.usage),
+      usage: usageFor(claimed.inputChars, text, toolCalls, turn.usage),
       ...(turn.reasoning ? { reasoning: toJson<ReasoningPart[]>(turn.reasoning) } : {}),
     };
     return { response, chunks: turn.chunks ? [...turn.chunks] : splitText(text), streamError: turn.streamError };
@@ -211,6 +215,8 @@ interface Claim {
   /** One-based position of the claimed response in the script; 0 when there is none. */
   responseNumber: number;
   entry: MockResponse | undefined;
+  /** The characters of the request's messages, as JSON: the input the usage estimate counts. */
+  inputChars: number;
 }
 
 interface Answer {
@@ -281,11 +287,66 @@ function checkTurn(turn: unknown, where: string): asserts turn is MockTurn {
   }
 }
 
-function recordRequest(request: ModelRequest): RecordedModelRequest {
-  // Each message is copied once (frozen) and shared by the later requests that repeat it, so recording a long
-  // conversation does not copy its whole history on every call. (The signal, undefined here, is dropped by the copy.)
+/**
+ * The messages of the last request, their frozen copies and the length of
+ * their JSON: the next request of the same conversation repeats them (the
+ * engine sends its history again each turn, with the new messages appended).
+ * `copies` only grows, and is shared by every recorded request of the
+ * conversation: each reads its first `length` entries.
+ */
+interface Conversation {
+  source: readonly unknown[];
+  copies: unknown[];
+  length: number;
+  chars: number;
+}
+
+/**
+ * The copies and JSON length of `messages`, reusing what `previous` had for
+ * the messages both share from the start (by identity). Only the new messages
+ * are copied and measured, so a long conversation costs each call what it
+ * added, not its whole history (a shared message is an unchanged one: its
+ * frozen copy was already made once per object). A request that does not
+ * extend the last one (a rewritten history) starts a conversation of its own.
+ */
+function readConversation(messages: readonly unknown[], previous: Conversation | null): Conversation {
+  let same = 0;
+  if (previous) {
+    const before = previous.source;
+    const limit = Math.min(messages.length, before.length);
+    while (same < limit && messages[same] === before[same]) same++;
+  }
+  const extends_ = previous !== null && same === previous.length && previous.copies.length === previous.length;
+  const copies = extends_ ? previous.copies : previous ? previous.copies.slice(0, same) : [];
+  let chars = extends_ ? previous.chars : 0;
+  if (!extends_) for (let i = 0; i < same; i++) chars += jsonLength(copies[i]);
+  for (let i = same; i < messages.length; i++) {
+    const copy = frozenJsonCopy(messages[i]);
+    copies.push(copy);
+    chars += jsonLength(copy);
+  }
+  // A copy of the caller's array: the next request is compared with what this one held, even if that array changes.
+  return { source: messages.slice(), copies, length: messages.length, chars };
+}
+
+/**
+ * The request as recorded. Its `messages` are made from the conversation's
+ * shared copies when first read, so a script of N calls keeps O(N) messages
+ * rather than N histories.
+ */
+function recordRequest(request: ModelRequest, conversation: Conversation): RecordedModelRequest {
+  // (The signal, undefined here, is dropped by the copy.)
   const recorded = toJson<RecordedModelRequest>({ ...request, signal: undefined, messages: [] });
-  recorded.messages = request.messages.map((message) => frozenJsonCopy(message));
+  const { copies, length } = conversation;
+  let messages: RecordedModelRequest['messages'] | undefined;
+  Object.defineProperty(recorded, 'messages', {
+    enumerable: true,
+    configurable: true,
+    get: () => (messages ??= copies.slice(0, length) as RecordedModelRequest['messages']),
+    set: (value: RecordedModelRequest['messages']) => {
+      messages = value;
+    },
+  });
   return recorded;
 }
 
@@ -363,8 +424,7 @@ function jsonLength(message: unknown): number {
 }
 
 /** A deterministic stand-in for a provider's count, so usage totals in tests are stable. */
-function usageFor(request: ModelRequest, text: string, toolCalls: ModelToolCall[], given: Partial<Usage> | undefined): Usage {
-  const inputChars = request.messages.reduce((sum, message) => sum + jsonLength(message), 0);
+function usageFor(inputChars: number, text: string, toolCalls: ModelToolCall[], given: Partial<Usage> | undefined): Usage {
   // Name and arguments only: the id does not change what a provider would bill.
   const outputChars = toolCalls.reduce(
     (sum, call) => sum + JSON.stringify({ toolName: call.toolName, args: call.args }).length,
