@@ -403,6 +403,30 @@ describe('createMockModel: recorded calls', () => {
     expect(JSON.parse(JSON.stringify(model.calls))).toEqual(model.calls);
   });
 
+  it('records each request of a conversation as it was, and counts its usage, however the next one changes the history', async () => {
+    const model = createMockModel({ strict: false, responses: [{ text: 'ok' }] });
+    const user = { role: 'user' as const, content: 'Plan a trip.' };
+    const turn = { role: 'assistant' as const, content: 'Where to?' };
+    const answer = { role: 'user' as const, content: 'Oslo, in May.' };
+    const sent: ModelRequest['messages'][] = [
+      [user],
+      [user, turn, answer], // extends the last one
+      [user, { role: 'assistant', content: 'Which city?' }, answer], // rewrites a message in the middle
+      [{ role: 'user', content: 'Start over.' }], // shares nothing
+    ];
+    const reused = [user, turn];
+    const usages = [];
+    for (const messages of sent) usages.push((await model.doGenerate({ ...ask(''), messages })).usage);
+    // The caller's own array, sent, extended in place and sent again.
+    usages.push((await model.doGenerate({ ...ask(''), messages: reused })).usage);
+    reused.push(answer);
+    usages.push((await model.doGenerate({ ...ask(''), messages: reused })).usage);
+    const expected = [...sent, [user, turn], [user, turn, answer]];
+    expect(model.calls.map((call) => call.messages)).toEqual(expected);
+    const tokens = (messages: unknown[]) => Math.ceil(messages.reduce<number>((n, m) => n + JSON.stringify(m).length, 0) / 4);
+    expect(usages.map((u) => u.inputTokens)).toEqual(expected.map(tokens));
+  });
+
   it('records unexpected calls too', async () => {
     const model = createMockModel({ responses: [] });
     await model.doGenerate(ask('surprise')).catch(() => undefined);
