@@ -38,7 +38,8 @@ type Event<T> = AgentRunActorEvent | InternalEvent<T>;
 
 /** The logic `agentRunLogic` returns: register it in `setup({ actors })` and invoke or spawn it. */
 export type AgentRunLogic<T = string> = ActorLogic<
-  AgentRunActorSnapshot<T>, AgentRunActorEvent, AgentRunInput, AnyActorSystem, AgentRunEmitted<T>
+  // Optional for the types only, so that a restore (`createActor(logic, { snapshot })`) needs none; a start without one is refused.
+  AgentRunActorSnapshot<T>, AgentRunActorEvent, AgentRunInput | undefined, AnyActorSystem, AgentRunEmitted<T>
 >;
 
 type Scope<T> = ActorScope<AgentRunActorSnapshot<T>, AgentRunActorEvent, AnyActorSystem, AgentRunEmitted<T>>;
