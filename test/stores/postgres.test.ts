@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   AgentRunLeaseError, PersistenceError, agentRunLeaseKey, RevisionConflictError, RunIdentityError, StoredRecordError,
   createInMemoryAgentRunStore, resumeAgent, runAgent,
-  type AgentRunEnvelope, type AgentRunStore, type AgentTool, type ResumeOptions,
+  type AgentRunEnvelope, type AgentRunStore, type AgentTool, type AgentToolReceipt, type ResumeOptions,
 } from 'cairn/agent';
 import {
   createPostgresOpsStore, MIGRATIONS, SCHEMA_VERSION, StoreSchemaVersionError,
@@ -575,7 +575,23 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
     expect(await open().agentRuns.load('gone-1')).toEqual(JSON.parse(JSON.stringify(after)));
   });
 
-  it('a one-statement save checks settled receipts that are not the previous save\'s own objects by their digest, and stores them exactly', async () => {
+  /**
+   * An envelope whose receipts `edit` changed, in `envelope.receipts` and, when
+   * the snapshot keeps the ended calls' receipts, there too (the envelope's are
+   * a projection of the snapshot's).
+   */
+  function withReceipts(envelope: AgentRunEnvelope, edit: (receipts: Record<string, AgentToolReceipt>) => Record<string, AgentToolReceipt>) {
+    const copy = clone(envelope);
+    copy.receipts = edit(copy.receipts);
+    const context = (copy.snapshot as { context?: { receipts?: Record<string, AgentToolReceipt> } }).context;
+    if (context?.receipts) {
+      const ended = edit(context.receipts);
+      context.receipts = Object.fromEntries(Object.entries(ended).filter(([key]) => Object.hasOwn(context.receipts!, key)));
+    }
+    return copy;
+  }
+
+  it('a one-statement save takes settled receipts as stored (an equal copy is one statement), and one dropped or migrated goes the locked way, stored exactly', async () => {
     const texts: string[] = [];
     const pool = interceptingPool(env.url, (q) => void texts.push(textOf(q)));
     pools.push(pool);
@@ -591,28 +607,29 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
     for (const envelope of envelopes.slice(0, k)) await store.save(envelope);
     const loaded = async () => open().agentRuns.load('settled-1');
 
-    // A settled receipt that is an equal copy, not the engine's object: the digest says it is the stored one.
+    // A settled receipt that is an equal copy, not the engine's object: nothing to write for it.
     const a = envelopes[k]!;
     const copied = settledOf(a)[0]!;
-    const withCopy = { ...a, receipts: { ...a.receipts, [copied.key]: structuredClone(copied) } };
+    const withCopy = withReceipts(a, (receipts) => ({ ...receipts, [copied.key]: structuredClone(copied) }));
     texts.length = 0;
     await store.save(withCopy);
     expect(firstWords()).toEqual(['WITH']);
     expect(await loaded()).toEqual(JSON.parse(JSON.stringify(withCopy)));
 
-    // A settled receipt changed: the one statement does not apply; the checked way rewrites the receipts.
+    // A settled receipt changed in place, as a migration to another machine version does: every row is written again.
     const b = envelopes[k + 1]!;
     const changed = settledOf(b)[0]!;
-    const withChange = { ...b, receipts: { ...b.receipts, [changed.key]: { ...changed, toolName: 'changed' } } };
+    const withChange = withReceipts({ ...b, machine: { ...b.machine, version: b.machine.version + 1 } },
+      (receipts) => ({ ...receipts, [changed.key]: { ...changed, toolName: 'changed' } }));
     texts.length = 0;
     await store.save(withChange);
     expect(firstWords()).toContain('BEGIN');
     expect(await loaded()).toEqual(JSON.parse(JSON.stringify(withChange)));
 
-    // A settled receipt left out, after a save that had it: refused by the digest as well, and stored exactly.
+    // A settled receipt left out, after a save that had it: the receipts are written again.
     const c = envelopes[k + 2]!;
     const left = settledOf(c)[0]!;
-    const withoutSettled = { ...c, receipts: Object.fromEntries(Object.entries(c.receipts).filter(([key]) => key !== left.key)) };
+    const withoutSettled = withReceipts(c, (receipts) => Object.fromEntries(Object.entries(receipts).filter(([key]) => key !== left.key)));
     texts.length = 0;
     await store.save(withoutSettled);
     expect(firstWords()).toContain('BEGIN');

@@ -273,7 +273,7 @@ describe('save', () => {
     }
   });
 
-  it('stores exactly what it is given, also when the transcript or older receipts changed (rewriting them then)', async () => {
+  it('stores exactly what it is given when a save does not extend the stored record: it rewrites what changed', async () => {
     const ops = open();
     const db = raw();
     const receipt = (modelStep: number, rawResult: JsonValue) => ({
@@ -283,23 +283,30 @@ describe('save', () => {
     const one = envelope('r-1', { messages, receipts: { '0:c': receipt(0, 'a'), '1:c': receipt(1, 'b') } });
     (one.snapshot as { context: { step: number } }).context.step = 2;
     await ops.agentRuns.save(one);
-    // Another prefix, an older step's receipt changed, one dropped: nothing the engine does, all stored exactly.
+    // Another first message, the current step's receipt dropped: the transcript and the receipts are written again.
     const two = envelope('r-1', {
       revision: 2,
       messages: [{ role: 'user', content: 'other' }, ...messages.slice(1), { role: 'user', content: 'm4' }],
-      receipts: { '0:c': receipt(0, 'changed') },
+      receipts: { '0:c': receipt(0, 'a') },
     });
     (two.snapshot as { context: { step: number } }).context.step = 2;
     await ops.agentRuns.save(two);
     expect(json(await ops.agentRuns.load('r-1'))).toEqual(json(two));
     expect(db.prepare('SELECT COUNT(*) FROM cairn_run_receipts').pluck().get()).toBe(1);
-    // And the common case again: appended messages, the current step's receipt.
+    // A settled receipt changed in place comes with a migrated machine version (a new lineage): every row is written again.
     const three = structuredClone(two);
     three.revision = 3;
-    (three.snapshot as { context: { messages: JsonValue[] } }).context.messages.push({ role: 'user', content: 'm5' });
-    three.receipts['1:c'] = receipt(1, 'new');
+    three.machine = { ...three.machine, version: three.machine.version + 1 };
+    three.receipts['0:c'] = receipt(0, 'migrated');
     await ops.agentRuns.save(three);
     expect(json(await ops.agentRuns.load('r-1'))).toEqual(json(three));
+    // And the common case again: appended messages, the current step's receipt.
+    const four = structuredClone(three);
+    four.revision = 4;
+    (four.snapshot as { context: { messages: JsonValue[] } }).context.messages.push({ role: 'user', content: 'm5' });
+    four.receipts['1:c'] = receipt(1, 'new');
+    await ops.agentRuns.save(four);
+    expect(json(await ops.agentRuns.load('r-1'))).toEqual(json(four));
     expect(db.prepare('SELECT COUNT(*) FROM cairn_run_messages').pluck().get()).toBe(5);
   });
 
@@ -401,7 +408,7 @@ describe('what load refuses', () => {
     }],
     ['a head of a future format', 'record_version_unsupported', (db) => {
       const head = Buffer.from(db.prepare('SELECT head FROM cairn_runs').pluck().get() as Buffer);
-      head[3] = 2;
+      head[3] = 9;
       db.prepare('UPDATE cairn_runs SET head = ?').run(head);
     }],
     ['foreign bytes in the head (JSON text)', 'record_corrupt', (db) => {

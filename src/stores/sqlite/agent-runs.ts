@@ -3,20 +3,19 @@
  * transcript and older receipts, plus the columns list and prune need, and
  * digests of its other rows), transcript rows appended one per message, and
  * receipt rows upserted: a save writes what the step added, not the whole
- * history (see write-plan.ts).
+ * history (see ../write-plan.ts).
  */
 import type Database from 'better-sqlite3';
+import type { AgentRunEnvelope } from '../../agent/types.js';
 import type {
-  AgentRunEnvelope, AgentRunListPage, AgentRunListQuery, AgentRunLoadOptions, AgentRunSaveOptions, AgentRunStore,
-  AgentToolReceipt,
-} from '../../agent/types.js';
+  AgentRunListPage, AgentRunListQuery, AgentRunLoadOptions, AgentRunSaveOptions, AgentRunStore,
+} from '../types.js';
 import {
   AgentRunLeaseError, InvalidOptionsError, RevisionConflictError, RunIdentityError, StoredRecordError,
 } from '../../errors/index.js';
-import { decodePart, joinEnvelope } from '../codec.js';
+import { sha256 } from '../codec.js';
 import { decodeCursor, encodeCursor, listLimit, listStatuses, toSummary, type SummaryRow } from '../list-query.js';
-import { digestOf, sameDigest } from './digest.js';
-import { planWrite, transcriptOf, type WriteMemory } from './write-plan.js';
+import { loadRecord, planSave, readIndex, SaveMemory, type PlanIndex, type SavePlan, type StoredState } from '../write-plan.js';
 
 export interface SqliteAgentRunStore extends AgentRunStore {
   list(query?: AgentRunListQuery): Promise<AgentRunListPage>;
@@ -34,7 +33,6 @@ const PRUNE_BATCH = 500;
 interface HeadRow {
   scope: string;
   revision: number;
-  transcript_length: number;
   transcript_digest: unknown;
   receipts_digest: unknown;
 }
@@ -42,15 +40,16 @@ interface HeadRow {
 export function createAgentRunStore(db: Database.Database, clock: { now(): number }): SqliteAgentRunStore {
   const statements = {
     head: db.prepare<[string], HeadRow>(
-      'SELECT scope, revision, transcript_length, transcript_digest, receipts_digest FROM cairn_runs WHERE run_id = ?'),
+      'SELECT scope, revision, transcript_digest, receipts_digest FROM cairn_runs WHERE run_id = ?'),
+    headBytes: db.prepare<[string], unknown>('SELECT head FROM cairn_runs WHERE run_id = ?').pluck(),
     headForLoad: db.prepare<[string], HeadRow & { head: unknown }>(
-      'SELECT scope, revision, transcript_length, transcript_digest, receipts_digest, head FROM cairn_runs WHERE run_id = ?'),
+      'SELECT scope, revision, transcript_digest, receipts_digest, head FROM cairn_runs WHERE run_id = ?'),
     messages: db.prepare<[string], { idx: number; body: unknown }>(
       'SELECT idx, body FROM cairn_run_messages WHERE run_id = ? ORDER BY idx'),
     receipts: db.prepare<[string], { receipt_key: string; body: unknown }>(
       'SELECT receipt_key, body FROM cairn_run_receipts WHERE run_id = ? ORDER BY receipt_key'),
-    receipt: db.prepare<[string, string], unknown>(
-      'SELECT body FROM cairn_run_receipts WHERE run_id = ? AND receipt_key = ?').pluck(),
+    openReceipts: db.prepare<[string, number], { receipt_key: string; body: unknown }>(
+      'SELECT receipt_key, body FROM cairn_run_receipts WHERE run_id = ? AND model_step >= ?'),
     lease: db.prepare<[string, string, number, number], { ok: number }>(
       'SELECT 1 AS ok FROM cairn_leases WHERE lease_key = ? AND owner = ? AND token = ? AND expires_at > ?'),
     upsertHead: db.prepare(`INSERT INTO cairn_runs (run_id, scope, status, revision, binding_id, created_at, updated_at,
@@ -68,6 +67,7 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
     putReceipt: db.prepare<[string, string, number, Buffer]>(`INSERT INTO cairn_run_receipts (run_id, receipt_key, model_step, body)
   VALUES (?, ?, ?, ?)
   ON CONFLICT (run_id, receipt_key) DO UPDATE SET model_step = excluded.model_step, body = excluded.body`),
+    deleteReceipt: db.prepare<[string, string]>('DELETE FROM cairn_run_receipts WHERE run_id = ? AND receipt_key = ?'),
     prunable: db.prepare<[number, number], string>(`SELECT run_id FROM cairn_runs
   WHERE status IN ('completed', 'failed', 'stopped') AND updated_at < ? LIMIT ?`).pluck(),
     deleteMessages: db.prepare<[string]>('DELETE FROM cairn_run_messages WHERE run_id = ?'),
@@ -76,38 +76,45 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
   };
 
   let lastSaveBytes = 0;
-  /** What this object's last save of each run left in its rows (see WriteMemory); running runs only. */
-  const memories = new Map<string, WriteMemory>();
+  /** What this object's last save of each run left in its rows; running runs only. */
+  const memory = new SaveMemory();
 
-  const saveTx = db.transaction((envelope: AgentRunEnvelope, options: AgentRunSaveOptions | undefined) => {
+  /** What the store holds of a run, read from its head and its open receipt rows. */
+  function readState(runId: string, row: HeadRow): StoredState {
+    let index: PlanIndex | null = null;
+    try {
+      index = readIndex(runId, bytesOf(statements.headBytes.get(runId)));
+    } catch {
+      // A head that does not decode: the save writes every row again.
+    }
+    const unsettled = new Map<string, Uint8Array>();
+    if (index) {
+      for (const r of statements.openReceipts.all(runId, index.settledStep)) unsettled.set(r.receipt_key, sha256(bytesOf(r.body)));
+    }
+    return {
+      revision: row.revision, index, unsettled,
+      transcriptDigest: blobOrNull(row.transcript_digest) ?? new Uint8Array(0),
+      receiptsDigest: blobOrNull(row.receipts_digest) ?? new Uint8Array(0),
+    };
+  }
+
+  const saveTx = db.transaction((envelope: AgentRunEnvelope, options: AgentRunSaveOptions | undefined): SavePlan => {
     const runId = envelope.runId;
-    const stored = statements.head.get(runId);
+    const row = statements.head.get(runId);
     // Checked before the revision, so a caller of another scope learns nothing about the run.
-    if (stored && stored.scope !== envelope.scope) throw new RunIdentityError('scope_mismatch', runId);
-    const storedRevision = stored?.revision ?? 0;
+    if (row && row.scope !== envelope.scope) throw new RunIdentityError('scope_mismatch', runId);
+    const storedRevision = row?.revision ?? 0;
     if (envelope.revision !== storedRevision + 1) {
-      throw new RevisionConflictError(runId, envelope.revision - 1, stored ? stored.revision : null);
+      throw new RevisionConflictError(runId, envelope.revision - 1, row ? row.revision : null);
     }
     const lease = options?.lease;
     if (lease && !statements.lease.get(lease.key, lease.owner, lease.token, clock.now())) {
       throw new AgentRunLeaseError('lease_lost', lease.key);
     }
-    const plan = planWrite(envelope, stored && {
-      revision: stored.revision,
-      transcriptLength: stored.transcript_length,
-      transcriptDigest: blobOrNull(stored.transcript_digest),
-      receiptsDigest: blobOrNull(stored.receipts_digest),
-    }, (key) => {
-      const bytes = blobOrNull(statements.receipt.get(runId, key));
-      if (!bytes) return undefined;
-      let value: AgentToolReceipt | undefined;
-      try {
-        value = decodePart<AgentToolReceipt>(runId, bytes);
-      } catch {
-        // An unreadable row: the plan rewrites every receipt.
-      }
-      return { bytes, value };
-    }, memories.get(runId));
+    const stored = row && (memory.recall(runId, {
+      revision: row.revision, transcriptDigest: blobOrNull(row.transcript_digest), receiptsDigest: blobOrNull(row.receipts_digest),
+    }) ?? readState(runId, row));
+    const plan = planSave(envelope, stored);
     statements.upsertHead.run({
       runId,
       scope: envelope.scope,
@@ -118,15 +125,15 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
       updatedAt: envelope.updatedAt,
       pendingApprovals: envelope.pendingApprovals?.length ?? 0,
       pendingClientCalls: envelope.pendingClientCalls?.length ?? 0,
-      transcriptLength: plan.transcriptLength,
-      transcriptDigest: plan.transcriptDigest,
-      receiptsDigest: plan.receiptsDigest,
+      transcriptLength: plan.next.index!.length,
+      transcriptDigest: plan.next.transcriptDigest,
+      receiptsDigest: plan.next.receiptsDigest,
       head: plan.head,
     });
-    // Only when the stored transcript is not this envelope's prefix (the engine appends, so: defensive).
     if (plan.trimMessagesFrom !== null) statements.trimMessages.run(runId, plan.trimMessagesFrom);
     for (const message of plan.messages) statements.putMessage.run(runId, message.index, message.bytes);
     if (plan.replaceReceipts) statements.deleteReceipts.run(runId);
+    for (const key of plan.deleteReceipts) statements.deleteReceipt.run(runId, key);
     for (const receipt of plan.receipts) statements.putReceipt.run(runId, receipt.key, receipt.modelStep, receipt.bytes);
     return plan;
   });
@@ -161,23 +168,16 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
       const read = loadTx.deferred(runId, options?.scope);
       if (!read) return undefined;
       const { head, messages, receipts } = read;
-      if (messages.length !== head.transcript_length || messages.some((m, i) => m.idx !== i)) {
-        throw new StoredRecordError('record_corrupt', runId, `Stored transcript of run ${runId} is incomplete.`);
-      }
-      const envelope = joinEnvelope(runId, bytesOf(head.head), messages.map((m) => bytesOf(m.body)),
-        receipts.map((r) => bytesOf(r.body)));
+      const envelope = loadRecord(runId, {
+        head: bytesOf(head.head),
+        messages: messages.map((m) => ({ index: m.idx, bytes: bytesOf(m.body) })),
+        receipts: receipts.map((r) => ({ key: r.receipt_key, bytes: bytesOf(r.body) })),
+        transcriptDigest: blobOrNull(head.transcript_digest),
+        receiptsDigest: blobOrNull(head.receipts_digest),
+      }, 'json');
       // A head copied from another run (or edited) decodes, but it is not this row's record.
       if (envelope.runId !== runId || envelope.scope !== head.scope || envelope.revision !== head.revision) {
         throw new StoredRecordError('record_corrupt', runId, `Stored record under run ${runId} belongs to another run.`);
-      }
-      // Rows that decode but are not the ones the last save left: deleted, added or swapped behind the store's back.
-      const keys = Object.keys(envelope.receipts);
-      const rowsMatchKeys = keys.length === receipts.length && receipts.every((r) => Object.hasOwn(envelope.receipts, r.receipt_key));
-      const transcriptDigest = digestOf(transcriptOf(envelope).map((message, index) => [index, message] as const));
-      const receiptsDigest = digestOf(Object.entries(envelope.receipts).map(([key, receipt]) => [key, receipt] as const));
-      if (!rowsMatchKeys || !sameDigest(blobOrNull(head.transcript_digest), transcriptDigest)
-        || !sameDigest(blobOrNull(head.receipts_digest), receiptsDigest)) {
-        throw new StoredRecordError('record_corrupt', runId, `Stored rows of run ${runId} do not match its head.`);
       }
       return envelope;
     },
@@ -186,14 +186,12 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
       checkEnvelope(envelope);
       // IMMEDIATE: the write lock is taken before the revision is read, so no
       // other connection can commit between the check and the write.
-      let plan: ReturnType<typeof saveTx> | undefined;
+      let plan: SavePlan | undefined;
       try {
         plan = saveTx.immediate(envelope, options);
       } finally {
-        // Remembered only once committed, and only while the run is running: a run at rest
-        // (suspended, drained, ended) is not kept in memory for a resume that may never come.
-        if (plan && envelope.status === 'running') memories.set(envelope.runId, plan.memory);
-        else memories.delete(envelope.runId);
+        // Remembered only once committed.
+        memory.keep(envelope.runId, envelope.status, plan?.next);
       }
       lastSaveBytes = plan.bytes;
     },

@@ -1,0 +1,120 @@
+/**
+ * The SQL of the PostgreSQL run store, over one schema's tables. Every save
+ * statement is prepared once per connection (see statementName): the
+ * engine's saves then cost the server a bind and an execution.
+ */
+import type { OpsTables } from './migrations.js';
+import { statementName } from './sql.js';
+
+export function runStatements(t: OpsTables) {
+  const leaseHeld = `($LK::text IS NULL OR EXISTS (
+    SELECT 1 FROM ${t.leases} l WHERE l.key = $LK AND l.owner = $LO AND l.token = $LT AND l.expires_at > now()))`;
+  /** The lease condition over parameters n (key), n + 1 (owner), n + 2 (token); a null key holds. */
+  const leaseAt = (n: number) => leaseHeld.replaceAll('$LK', `$${n}`).replaceAll('$LO', `$${n + 1}`).replaceAll('$LT', `$${n + 2}::bigint`);
+
+  // The first save, in one statement: the run's row, then (only if it was
+  // inserted) its messages and receipts. ON CONFLICT DO NOTHING: no row
+  // inserted means the run exists.
+  const insertRun = `
+    WITH run AS (
+      INSERT INTO ${t.runs} (run_id, scope, status, revision, binding_id, created_at, updated_at,
+        pending_approvals, pending_client_calls, head, transcript_length, transcript_digest, receipts_digest, settled_step)
+      SELECT $1::text, $2::text, $3::text, $4::integer, $5::text, $6::float8, $7::float8, $8::integer, $9::integer,
+        $10::bytea, $11::integer, $12::bytea, $13::bytea, $14::integer
+      WHERE ${leaseAt(15)}
+      ON CONFLICT (run_id) DO NOTHING
+      RETURNING run_id
+    ), messages AS (
+      INSERT INTO ${t.messages} (run_id, idx, body)
+      SELECT run.run_id, x.idx, x.body FROM run, unnest($18::integer[], $19::bytea[]) AS x (idx, body)
+    ), receipts AS (
+      INSERT INTO ${t.receipts} (run_id, key, model_step, body)
+      SELECT run.run_id, x.key, x.model_step, x.body FROM run, unnest($20::text[], $21::integer[], $22::bytea[]) AS x (key, model_step, body)
+    )
+    SELECT count(*)::integer AS inserted FROM run`;
+
+  // A later save in one statement, when this store object wrote the run's
+  // previous revision and so knows what its rows hold: the compare-and-swap
+  // checks every column about the other rows against what that save left,
+  // and the rows are written only if it matched. No row changed: another
+  // writer, a lost lease or a conflict, and the save goes the locked way,
+  // which finds out which. The DELETE is there only when the save has rows
+  // to take out: even one that deletes nothing scans the run's receipt rows.
+  const fastSaveText = (withGone: boolean) => `
+    WITH run AS (
+      UPDATE ${t.runs} AS r SET status = $3, revision = $4, binding_id = $5, updated_at = $6,
+        pending_approvals = $7, pending_client_calls = $8, head = $9,
+        transcript_length = $13, transcript_digest = $14, receipts_digest = $15, settled_step = $16
+      WHERE r.run_id = $1 AND r.revision = $4 - 1 AND r.scope = $2 AND ${leaseAt(10)}
+        AND r.transcript_length = $17 AND r.transcript_digest = $18 AND r.receipts_digest = $19 AND r.settled_step = $20
+      RETURNING r.run_id
+    ), messages AS (
+      INSERT INTO ${t.messages} (run_id, idx, body)
+      SELECT run.run_id, x.idx, x.body FROM run, unnest($21::integer[], $22::bytea[]) AS x (idx, body)
+    ), receipts AS (
+      INSERT INTO ${t.receipts} (run_id, key, model_step, body)
+      SELECT run.run_id, x.key, x.model_step, x.body FROM run, unnest($23::text[], $24::integer[], $25::bytea[]) AS x (key, model_step, body)
+      ON CONFLICT (run_id, key) DO UPDATE SET model_step = EXCLUDED.model_step, body = EXCLUDED.body
+    )${withGone ? `, gone AS (
+      DELETE FROM ${t.receipts} WHERE run_id = $1 AND key = ANY($26::text[]) AND EXISTS (SELECT FROM run)
+    )` : ''}
+    SELECT count(*)::integer AS updated FROM run`;
+
+  // The locked way: the run's row, locked until the transaction ends, with whether the lease is held.
+  const lockRun = `
+    SELECT scope, revision, transcript_digest, receipts_digest, head, ${leaseAt(2)} AS held
+    FROM ${t.runs} WHERE run_id = $1 FOR UPDATE`;
+  const openReceipts = `SELECT key, sha256(body) AS sha FROM ${t.receipts} WHERE run_id = $1 AND model_step >= $2`;
+  const updateRun = `
+    UPDATE ${t.runs} SET status = $2, revision = $3, binding_id = $4, updated_at = $5,
+      pending_approvals = $6, pending_client_calls = $7, head = $8,
+      transcript_length = $9, transcript_digest = $10, receipts_digest = $11, settled_step = $12
+    WHERE run_id = $1`;
+  const trimMessages = `DELETE FROM ${t.messages} WHERE run_id = $1 AND idx >= $2`;
+  const putMessages = `
+    INSERT INTO ${t.messages} (run_id, idx, body)
+    SELECT $1, x.idx, x.body FROM unnest($2::integer[], $3::bytea[]) AS x (idx, body)`;
+  const deleteAllReceipts = `DELETE FROM ${t.receipts} WHERE run_id = $1`;
+  const deleteReceipts = `DELETE FROM ${t.receipts} WHERE run_id = $1 AND key = ANY($2::text[])`;
+  const putReceipts = `
+    INSERT INTO ${t.receipts} (run_id, key, model_step, body)
+    SELECT $1, x.key, x.model_step, x.body FROM unnest($2::text[], $3::integer[], $4::bytea[]) AS x (key, model_step, body)
+    ON CONFLICT (run_id, key) DO UPDATE SET model_step = EXCLUDED.model_step, body = EXCLUDED.body`;
+
+  // Why a first save changed nothing.
+  const afterMiss = `
+    SELECT (SELECT revision FROM ${t.runs} WHERE run_id = $1) AS revision,
+           (SELECT scope FROM ${t.runs} WHERE run_id = $1) AS scope,
+           ${leaseAt(2)} AS held`;
+
+  // One statement reads one snapshot: head, messages and receipts agree.
+  // For another scope's run the database sends no data, only the scope.
+  const load = `
+    WITH r AS (SELECT * FROM ${t.runs} WHERE run_id = $1), ok AS (SELECT $2::text IS NULL OR r.scope = $2::text AS ok FROM r)
+    SELECT r.scope, r.revision, r.transcript_digest, r.receipts_digest,
+      CASE WHEN ok.ok THEN r.head END AS head,
+      CASE WHEN ok.ok THEN ARRAY(SELECT idx FROM ${t.messages} m WHERE m.run_id = $1 ORDER BY idx) END AS message_idx,
+      CASE WHEN ok.ok THEN ARRAY(SELECT body FROM ${t.messages} m WHERE m.run_id = $1 ORDER BY idx) END AS messages,
+      CASE WHEN ok.ok THEN ARRAY(SELECT key FROM ${t.receipts} c WHERE c.run_id = $1 ORDER BY key) END AS receipt_keys,
+      CASE WHEN ok.ok THEN ARRAY(SELECT body FROM ${t.receipts} c WHERE c.run_id = $1 ORDER BY key) END AS receipts
+    FROM r, ok`;
+
+  const named = (text: string) => ({ text, name: statementName(text) });
+  return {
+    insertRun: named(insertRun),
+    fastSave: named(fastSaveText(false)),
+    fastSaveGone: named(fastSaveText(true)),
+    lockRun: named(lockRun),
+    openReceipts: named(openReceipts),
+    updateRun: named(updateRun),
+    trimMessages: named(trimMessages),
+    putMessages: named(putMessages),
+    deleteAllReceipts: named(deleteAllReceipts),
+    deleteReceipts: named(deleteReceipts),
+    putReceipts: named(putReceipts),
+    afterMiss,
+    load,
+  };
+}
+
+export type RunStatements = ReturnType<typeof runStatements>;

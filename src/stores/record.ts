@@ -1,0 +1,167 @@
+/**
+ * The one place that knows the shape of a run's persisted snapshot. It turns
+ * an envelope into a record a store can write without knowing that shape, and
+ * puts a stored record back together:
+ *
+ *   - the head: the envelope without what grows with the run. Its transcript
+ *     (`snapshot.context.messages`, and a terminal result's `messages` when
+ *     they are the same) is replaced by its length, `envelope.receipts` is
+ *     emptied, and the run's ended receipts (`snapshot.context.receipts`) are
+ *     replaced by their count. An open tool call's receipt stays inside the
+ *     head, in the call's snapshot: there are few (one batch).
+ *   - the transcript: one part per message.
+ *   - the receipts: one part per entry of `envelope.receipts` (the union of
+ *     the run's ended receipts and its open calls'), each stored once.
+ *
+ * The join restores `envelope.receipts` from every receipt part and
+ * `snapshot.context.receipts` from the parts that are not an open call's (the
+ * head lists those few keys). A snapshot without `context.receipts` (the
+ * engine's first shape) is handled as before: every receipt is a part and
+ * the snapshot keeps nothing of them.
+ *
+ * What the record relies on, and checks where that is cheap: every key of
+ * `snapshot.context.receipts` is a key of `envelope.receipts` with the same
+ * receipt (checked by key for all, by value for the current step's). When
+ * the keys do not agree, the context's receipts stay inside the head.
+ */
+import { StoredRecordError } from '../errors/index.js';
+import type { AgentRunEnvelope, AgentToolReceipt } from '../agent/types.js';
+
+/** Marks where a transcript was taken out of the head. */
+interface TranscriptRef {
+  $transcript: number;
+}
+
+/** Marks where the run's ended receipts were taken out of the head. */
+interface ReceiptsRef {
+  $receipts: number;
+}
+
+/** What the head says about the record's parts, beside the head envelope. */
+export interface RecordLayout {
+  /** Keys of receipt parts that are not in `snapshot.context.receipts` (open calls'); absent when the context has no receipts taken out. */
+  outside?: string[];
+}
+
+/** An envelope as a store writes it. */
+export interface RunRecord {
+  /** The head envelope (not encoded yet). */
+  head: Record<string, unknown>;
+  layout: RecordLayout;
+  /** The transcript, each message a part. It only grows: a save appends. */
+  messages: readonly unknown[];
+  /** The receipt parts. */
+  receipts: readonly AgentToolReceipt[];
+  /**
+   * The model step the run is in: receipts of earlier steps are settled and
+   * never change again in the engine's saves (a planner checks only the
+   * receipts of this step and later).
+   */
+  currentStep: number;
+  /**
+   * Changes when the snapshot may have been rewritten rather than appended to
+   * (a machine version migrated, another envelope version): the planner then
+   * writes every part again.
+   */
+  lineage: string;
+}
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function contextOf(snapshot: unknown): Json | undefined {
+  return isObject(snapshot) && isObject(snapshot.context) ? snapshot.context : undefined;
+}
+
+/** Splits an envelope into its record. Reads the envelope, changes nothing in it. */
+export function toRecord(envelope: AgentRunEnvelope): RunRecord {
+  const snapshot = envelope.snapshot as unknown;
+  const context = contextOf(snapshot);
+  const messages = Array.isArray(context?.messages) ? (context.messages as unknown[]) : [];
+  const step = typeof context?.step === 'number' ? context.step : 1;
+  const currentStep = Math.max(0, step - 1);
+  const all = envelope.receipts ?? {};
+  const receipts = Object.values(all);
+
+  const layout: RecordLayout = {};
+  // New objects along the paths to what the head replaces; the rest is shared with the envelope, only read by the encoder.
+  let headContext: Json | undefined;
+  if (context) {
+    headContext = { ...context, messages: { $transcript: messages.length } satisfies TranscriptRef };
+    const ended = endedReceipts(context, all, currentStep);
+    if (ended) {
+      headContext.receipts = { $receipts: ended.count } satisfies ReceiptsRef;
+      layout.outside = ended.outside;
+    }
+  }
+  // `receipts` is left empty, not deleted, so the loaded envelope keeps its keys in their order.
+  const head: Json = { ...envelope, snapshot: headContext ? { ...(snapshot as Json), context: headContext } : snapshot, receipts: {} };
+  if (envelope.result && sameMessages(envelope.result.messages, messages)) {
+    head.result = { ...envelope.result, messages: { $transcript: messages.length } satisfies TranscriptRef };
+  }
+  return { head, layout, messages, receipts, currentStep, lineage: `${envelope.version}/${envelope.machine?.id}@${envelope.machine?.version}` };
+}
+
+/**
+ * When the snapshot holds the run's ended receipts and they agree with
+ * `envelope.receipts`: how many there are, and the keys of the receipt parts
+ * that are not among them. Undefined: the context's receipts stay in the head.
+ */
+function endedReceipts(context: Json, all: Record<string, AgentToolReceipt>, currentStep: number) {
+  const ended = context.receipts;
+  if (!isObject(ended)) return undefined;
+  let count = 0;
+  for (const [key, receipt] of Object.entries(ended)) {
+    if (!Object.hasOwn(all, key)) return undefined;
+    const projected = all[key]!;
+    // The current step's receipts are compared by value; a settled one is the same key, so the same receipt.
+    if (projected !== receipt && (receipt as AgentToolReceipt)?.modelStep >= currentStep
+      && JSON.stringify(projected) !== JSON.stringify(receipt)) return undefined;
+    count++;
+  }
+  const outside = Object.keys(all).filter((key) => !Object.hasOwn(ended, key));
+  return { count, outside };
+}
+
+function sameMessages(a: unknown, b: readonly unknown[]): boolean {
+  return Array.isArray(a) && a.length === b.length && JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * Puts a stored run back together from its decoded parts: `head` as record
+ * format `format` wrote it (1: the envelope; 2: `{ layout, envelope }` with
+ * whatever else the planner keeps), `messages` the transcript parts in order,
+ * `receipts` every receipt part.
+ */
+export function joinRecord(runId: string, format: number, head: unknown, messages: unknown[], receipts: unknown[]): AgentRunEnvelope {
+  const corrupt = (what: string) => new StoredRecordError('record_corrupt', runId, `Stored ${what} of run ${runId} is incomplete.`);
+  const layout: RecordLayout = format >= 2 && isObject(head) && isObject(head.layout) ? head.layout as RecordLayout : {};
+  const envelope = (format >= 2 ? (isObject(head) ? head.envelope : undefined) : head) as AgentRunEnvelope | undefined;
+  if (!isObject(envelope)) throw corrupt('head');
+  const context = contextOf(envelope.snapshot);
+  const ref = context?.messages as TranscriptRef | undefined;
+  if (!context || !isObject(ref) || ref.$transcript !== messages.length) throw corrupt('transcript');
+  context.messages = messages;
+  if (isObject(envelope.result) && isObject(envelope.result.messages)
+    && (envelope.result.messages as unknown as TranscriptRef).$transcript !== undefined) {
+    (envelope.result as { messages: unknown }).messages = structuredClone(messages);
+  }
+  envelope.receipts = {};
+  for (const receipt of receipts) {
+    if (!isObject(receipt) || typeof receipt.key !== 'string') throw corrupt('receipts');
+    envelope.receipts[receipt.key] = receipt as unknown as AgentToolReceipt;
+  }
+  const ended = context.receipts as ReceiptsRef | undefined;
+  if (isObject(ended) && typeof ended.$receipts === 'number' && Object.keys(ended).length === 1) {
+    const outside = new Set(layout.outside ?? []);
+    const restored: Record<string, AgentToolReceipt> = {};
+    for (const [key, receipt] of Object.entries(envelope.receipts)) {
+      // Its own copy: the loaded snapshot and envelope.receipts share no object.
+      if (!outside.has(key)) restored[key] = structuredClone(receipt);
+    }
+    if (Object.keys(restored).length !== ended.$receipts) throw corrupt('receipts');
+    context.receipts = restored;
+  }
+  return envelope;
+}

@@ -1,0 +1,259 @@
+/**
+ * The incremental write planner every row-based store shares (SQLite,
+ * PostgreSQL, yours): from an envelope and what the store says it holds of
+ * the run, what one save writes. It knows nothing of the snapshot's shape
+ * (record.ts does) and nothing of SQL (the adapters do).
+ *
+ * A save encodes only what is new. The stored head carries a small index
+ * (`PlanIndex`): the transcript's length and the sha256 of its first and last parts, the
+ * model step from which receipts were still open, how many receipt parts
+ * there are, and the record's lineage. From it:
+ *
+ *   - transcript: when the envelope's transcript is at least as long and its
+ *     first message and its message at the stored length - 1 encode to the
+ *     stored first and last parts, the save appends the messages after it;
+ *     otherwise it rewrites them all.
+ *   - receipts: those of a step before the stored `settledStep` are settled
+ *     (the engine never changes them again); the save encodes the others,
+ *     upserts the ones whose bytes changed and deletes open rows the envelope
+ *     no longer has. When the settled ones are not as many as stored (one was
+ *     added, or dropped), or the run went back a step, it rewrites them all.
+ *   - a changed lineage (a migrated machine version), or a head of format 1,
+ *     which has no index: every row is written again.
+ *
+ * Bytes and hashing per save are those of the head and the step's parts. What
+ * the rules cannot see is a message in the middle of the transcript, or a
+ * settled receipt, rewritten in place: the engine does neither, and an
+ * envelope that does must come with a new lineage.
+ */
+import { StoredRecordError } from '../errors/index.js';
+import type { AgentRunEnvelope, AgentRunStatus } from '../agent/types.js';
+import { decodeFramed, encodePart, sha256 } from './codec.js';
+import { digestOf, emptyDigest, legacyJsonDigest, rowDigest, sameDigest, xorInto } from './digest.js';
+import { joinRecord, toRecord, type RecordLayout } from './record.js';
+
+/** What a stored head says about its run's other rows. */
+export interface PlanIndex {
+  /** Transcript parts stored. */
+  length: number;
+  /** sha256 of the first and of the last transcript part's bytes; null for an empty transcript. */
+  first: Uint8Array | null;
+  tail: Uint8Array | null;
+  /** Receipts of a model step before this one are settled. */
+  settledStep: number;
+  /** Receipt parts stored. */
+  receiptCount: number;
+  lineage: string;
+}
+
+/** What the store holds of a run, as the planner needs it. */
+export interface StoredState {
+  revision: number;
+  /** From the stored head (see {@link readIndex}); null when the head has none (format 1): the save rewrites every row. */
+  index: PlanIndex | null;
+  transcriptDigest: Uint8Array;
+  receiptsDigest: Uint8Array;
+  /** The stored receipt rows of a model step >= `index.settledStep`: key to the sha256 of the row's bytes. */
+  unsettled: ReadonlyMap<string, Uint8Array>;
+}
+
+export interface MessageRow {
+  index: number;
+  bytes: Buffer;
+}
+
+export interface ReceiptRow {
+  key: string;
+  modelStep: number;
+  bytes: Buffer;
+}
+
+/** One save, as rows. Written in one transaction, it leaves exactly the envelope's record. */
+export interface SavePlan {
+  head: Buffer;
+  /** Delete the stored transcript rows from this index on before writing `messages` (null: delete none). */
+  trimMessagesFrom: number | null;
+  /** Transcript rows to insert. */
+  messages: MessageRow[];
+  /** Delete every stored receipt row before writing `receipts`. */
+  replaceReceipts: boolean;
+  /** Receipt rows to delete, by key. */
+  deleteReceipts: string[];
+  /** Receipt rows to insert or replace. */
+  receipts: ReceiptRow[];
+  /** What the store holds once the plan is written (keep it to plan the next save without reading). */
+  next: StoredState;
+  /** Bytes of the head and of every row written. */
+  bytes: number;
+}
+
+/** The head value a format-2 head holds. */
+interface Head {
+  plan: PlanIndex;
+  layout: RecordLayout;
+  envelope: unknown;
+}
+
+/** Plans a save. `stored` is what the store holds of the run (undefined: a new run). */
+export function planSave(envelope: AgentRunEnvelope, stored: StoredState | undefined): SavePlan {
+  const record = toRecord(envelope);
+  const index = stored?.index && stored.index.lineage === record.lineage ? stored.index : null;
+
+  // The transcript.
+  const { messages } = record;
+  let from = 0;
+  let transcriptDigest = emptyDigest();
+  if (index && stored && messages.length >= index.length && (index.length === 0 || (
+    sameSha(messages[0], index.first) && (index.length === 1 || sameSha(messages[index.length - 1], index.tail))))) {
+    from = index.length;
+    transcriptDigest = Buffer.from(stored.transcriptDigest);
+  }
+  const messageRows: MessageRow[] = [];
+  let first = from > 0 ? index!.first : null;
+  let tail = from > 0 ? index!.tail : null;
+  for (let i = from; i < messages.length; i++) {
+    const bytes = encodePart(messages[i]);
+    tail = sha256(bytes);
+    if (i === 0) first = tail;
+    xorInto(transcriptDigest, rowDigest(i, tail));
+    messageRows.push({ index: i, bytes });
+  }
+
+  // The receipts.
+  const settledStep = index?.settledStep ?? 0;
+  let replaceReceipts = !index || !stored || record.currentStep < settledStep;
+  if (!replaceReceipts) {
+    const settled = record.receipts.reduce((n, r) => n + (r.modelStep < settledStep ? 1 : 0), 0);
+    replaceReceipts = settled !== index!.receiptCount - stored!.unsettled.size;
+  }
+  const receiptsDigest = replaceReceipts ? emptyDigest() : Buffer.from(stored!.receiptsDigest);
+  const before = new Map(replaceReceipts ? [] : stored!.unsettled);
+  const receiptRows: ReceiptRow[] = [];
+  const unsettled = new Map<string, Uint8Array>();
+  for (const receipt of record.receipts) {
+    if (!replaceReceipts && receipt.modelStep < settledStep) continue;
+    const bytes = encodePart(receipt);
+    const sha = sha256(bytes);
+    if (receipt.modelStep >= record.currentStep) unsettled.set(receipt.key, sha);
+    const old = before.get(receipt.key);
+    before.delete(receipt.key);
+    if (old && sha.equals(old)) continue;
+    if (old) xorInto(receiptsDigest, rowDigest(receipt.key, old));
+    xorInto(receiptsDigest, rowDigest(receipt.key, sha));
+    receiptRows.push({ key: receipt.key, modelStep: receipt.modelStep, bytes });
+  }
+  const deleteReceipts = [...before.keys()];
+  for (const [key, sha] of before) xorInto(receiptsDigest, rowDigest(key, sha));
+
+  const plan: PlanIndex = {
+    length: messages.length, first, tail, settledStep: record.currentStep, receiptCount: record.receipts.length, lineage: record.lineage,
+  };
+  const head = encodePart({ plan, layout: record.layout, envelope: record.head } satisfies Head);
+  let bytes = head.length;
+  for (const row of messageRows) bytes += row.bytes.length;
+  for (const row of receiptRows) bytes += row.bytes.length;
+  return {
+    head,
+    // The stored rows are kept whole (appended to) or rewritten from the first.
+    trimMessagesFrom: stored === undefined || (index !== null && from === index.length) ? null : 0,
+    messages: messageRows,
+    replaceReceipts: stored !== undefined && replaceReceipts,
+    deleteReceipts,
+    receipts: receiptRows,
+    next: { revision: envelope.revision, index: plan, transcriptDigest, receiptsDigest, unsettled },
+    bytes,
+  };
+}
+
+function sameSha(message: unknown, sha: Uint8Array | null): boolean {
+  return sha !== null && sha256(encodePart(message)).equals(sha);
+}
+
+/** The planner's index in a stored head, or null for a head of format 1 (which has none). Refuses a head that does not decode. */
+export function readIndex(runId: string, head: Uint8Array): PlanIndex | null {
+  const { format, value } = decodeFramed<Head>(runId, head);
+  return format >= 2 && value && typeof value === 'object' ? value.plan ?? null : null;
+}
+
+/** A run's rows as a store read them in one snapshot, for {@link loadRecord}. */
+export interface StoredRows {
+  head: Uint8Array;
+  /** The transcript rows in index order. */
+  messages: readonly { index: number; bytes: Uint8Array }[];
+  receipts: readonly { key: string; bytes: Uint8Array }[];
+  /** The digests kept beside the head. */
+  transcriptDigest: Uint8Array | null;
+  receiptsDigest: Uint8Array | null;
+}
+
+/**
+ * Reads a run back from its rows and checks them against the head and its
+ * digests: a row lost, added, moved, swapped or changed is refused with
+ * StoredRecordError (`record_corrupt`). `legacy` names how the store digested
+ * rows of format-1 records: `'bytes'` (as now) or `'json'` (the SQLite store's
+ * first digest, over each row's value).
+ */
+export function loadRecord(runId: string, rows: StoredRows, legacy: 'bytes' | 'json' = 'bytes'): AgentRunEnvelope {
+  const corrupt = () => new StoredRecordError('record_corrupt', runId, `Stored rows of run ${runId} do not match its head.`);
+  const { format, value: head } = decodeFramed<unknown>(runId, rows.head);
+  if (rows.messages.some((m, i) => m.index !== i)) {
+    throw new StoredRecordError('record_corrupt', runId, `Stored transcript of run ${runId} is incomplete.`);
+  }
+  const messages = rows.messages.map((m) => decodeFramed<unknown>(runId, m.bytes));
+  const receipts = rows.receipts.map((r) => decodeFramed<unknown>(runId, r.bytes));
+  const envelope = joinRecord(runId, format, head, messages.map((m) => m.value), receipts.map((r) => r.value));
+  const keys = Object.keys(envelope.receipts);
+  if (keys.length !== rows.receipts.length || rows.receipts.some((r) => envelope.receipts[r.key]?.key !== r.key)) throw corrupt();
+  const json = format < 2 && legacy === 'json';
+  const transcriptDigest = json
+    ? legacyJsonDigest(messages.map((m, i) => [i, m.value] as const))
+    : digestOf(rows.messages.map((m) => [m.index, sha256(m.bytes)] as const));
+  const receiptsDigest = json
+    ? legacyJsonDigest(receipts.map((r, i) => [rows.receipts[i]!.key, r.value] as const))
+    : digestOf(rows.receipts.map((r) => [r.key, sha256(r.bytes)] as const));
+  if (!sameDigest(rows.transcriptDigest, transcriptDigest) || !sameDigest(rows.receiptsDigest, receiptsDigest)) throw corrupt();
+  return envelope;
+}
+
+/**
+ * What a store object's last save of each run left, so the next save plans
+ * without reading the head back. A remembered state is used only while the
+ * stored row still has its revision and digests (nobody else wrote since),
+ * and only for running runs: a run at rest is not kept for a resume that may
+ * never come.
+ */
+export class SaveMemory {
+  private readonly states = new Map<string, StoredState>();
+
+  /** The remembered state, if the stored row is still what that save left. */
+  recall(runId: string, row: { revision: number; transcriptDigest: Uint8Array | null; receiptsDigest: Uint8Array | null }): StoredState | undefined {
+    const state = this.states.get(runId);
+    return state && state.revision === row.revision && sameDigest(row.transcriptDigest, state.transcriptDigest)
+      && sameDigest(row.receiptsDigest, state.receiptsDigest) ? state : undefined;
+  }
+
+  /** The state this object last saved, whatever is stored now. */
+  last(runId: string): StoredState | undefined {
+    return this.states.get(runId);
+  }
+
+  keep(runId: string, status: AgentRunStatus, state: StoredState | undefined): void {
+    if (state && status === 'running') this.states.set(runId, state);
+    else this.states.delete(runId);
+  }
+}
+
+/**
+ * Bytes a save would write, for the benchmarks: the head, the transcript from
+ * `storedLength` on, and the current step's receipts (all of them on a first save).
+ */
+export function splitEnvelope(envelope: AgentRunEnvelope, storedLength: number, firstSave: boolean) {
+  const record = toRecord(envelope);
+  return {
+    head: encodePart({ layout: record.layout, envelope: record.head }),
+    messages: record.messages.slice(storedLength).map((message, i) => ({ index: storedLength + i, bytes: encodePart(message) })),
+    transcriptLength: record.messages.length,
+    receipts: record.receipts.filter((r) => firstSave || r.modelStep >= record.currentStep)
+      .map((r) => ({ key: r.key, modelStep: r.modelStep, bytes: encodePart(r) })),
+  };
+}
