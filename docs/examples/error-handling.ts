@@ -3,11 +3,13 @@ import {
   BindingChangedError,
   CairnError,
   RevisionConflictError,
+  RunIdentityError,
   createInMemoryAgentRunStore,
   resumeAgent,
   runAgent,
   serializeError,
 } from 'cairn/agent';
+import { inspectRun } from 'cairn/headless';
 import { createMockModel } from 'cairn/testing';
 
 const store = createInMemoryAgentRunStore();
@@ -53,7 +55,18 @@ try {
 }
 
 // 4. serializeError turns anything into { name, code, message } and hides credentials.
+//    An error that is not Cairn's keeps its name and message; the code says where it was thrown.
 const leaked = Object.assign(new Error('request failed: Authorization: Bearer sk-live-0123456789abcdef'), {
   code: 'ECONNRESET',
 });
+console.log(JSON.stringify(serializeError(leaked, 'tool_failed')));
 console.log(JSON.stringify(serializeError(leaked)));
+
+// 5. Where a call fails "with a TypeError", the error is a TypeError and a CairnError at once.
+try {
+  await inspectRun(store, 'report-404');
+} catch (error) {
+  if (RunIdentityError.isInstance(error)) {
+    console.log(`TypeError: ${error instanceof TypeError}, CairnError: ${CairnError.isInstance(error)}, ${error.name} ${error.code}`);
+  }
+}
