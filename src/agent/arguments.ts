@@ -3,8 +3,8 @@
  * Schema of an object, or a Standard Schema value that converts itself to one),
  * then used twice: as the JSON Schema the model and the binding see, and to
  * check every call's arguments before approval or effect. JSON Schema is
- * compiled with ajv once per tool object; a Standard Schema value checks with
- * its own `validate`.
+ * compiled with ajv once per schema (by its JSON); a Standard Schema value
+ * checks with its own `validate`.
  */
 import { createRequire } from 'node:module';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
@@ -114,13 +114,28 @@ function requireObjectSchema(name: string, schema: unknown, origin: string): Rec
   return schema;
 }
 
+/**
+ * Validators compiled by the shared instances, by the schema's JSON. Runs whose
+ * tools are new objects with the same schemas (a service that builds its
+ * tools per request) compile nothing again, and ajv, which keeps every schema
+ * object it compiled for as long as the instance lives, keeps one per schema
+ * rather than one per run.
+ */
+const validators = new Map<AnyAjv, Map<string, ValidateFunction>>();
+
 function compile(name: string, schema: Record<string, unknown>, origin: string): ValidateFunction {
   let ajv: AnyAjv;
+  const own = typeof schema.$id === 'string';
   try {
-    ajv = ajvFor(schema, typeof schema.$id === 'string');
+    ajv = ajvFor(schema, own);
   } catch (error) {
     throw new InvalidOptionsError(`Tool "${name}": parameters is not a schema Cairn can check${origin}: ${(error as Error).message}.`);
   }
+  // A schema with its own $id has an instance of its own, dropped with the tool: nothing to share.
+  const byText = own ? undefined : validators.get(ajv) ?? validators.set(ajv, new Map()).get(ajv)!;
+  const text = byText ? JSON.stringify(schema) : '';
+  const known = byText?.get(text);
+  if (known) return known;
   if (!ajv.validateSchema(schema)) {
     // The first problem at each place: the meta-schema's alternatives (anyOf) would repeat it in other words.
     const byPath = new Map<string, ErrorObject>();
@@ -128,11 +143,14 @@ function compile(name: string, schema: Record<string, unknown>, origin: string):
     const problems = [...byPath.values()].slice(0, MAX_ISSUES).map(renderAjvError);
     throw new InvalidOptionsError(`Tool "${name}": parameters is not a valid JSON Schema${origin}: ${problems.join('; ')}.`);
   }
+  let validate: ValidateFunction;
   try {
-    return ajv.compile(schema);
+    validate = ajv.compile(schema);
   } catch (error) {
     throw new InvalidOptionsError(`Tool "${name}": parameters cannot be compiled${origin}: ${(error as Error).message}.`);
   }
+  byText?.set(text, validate);
+  return validate;
 }
 
 function jsonSchemaParameters(name: string, parameters: unknown): ToolParameters {
@@ -189,8 +207,9 @@ function standardParameters(name: string, schema: StandardSchemaV1<unknown>): To
 const compiled = new WeakMap<AgentTool, { parameters: unknown; result: ToolParameters }>();
 
 /**
- * The checked parameters of a tool, compiled once per tool object (a resume
- * that passes the same tools compiles nothing again). Refuses with
+ * The checked parameters of a tool, checked once per tool object (a resume
+ * that passes the same tools checks nothing again) and compiled once per
+ * schema. Refuses with
  * InvalidOptionsError, naming the tool, a schema that is not valid JSON
  * Schema, not of type "object", or a Standard Schema without a conversion.
  */

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { resumeAgent, runAgent, streamAgent, type AgentEvent, type AgentTool } from 'cairn/agent';
 import { createMockModel, type MockResponse } from 'cairn/testing';
+import { toolParameters } from '../../../src/agent/arguments.js';
 import { countingTool, eventsOf, fixedDeps, recordingStore, standardSchema, toolMessages } from './helpers.js';
 
 const emailParams = {
@@ -115,6 +116,22 @@ describe('arguments are checked before approval and effect', () => {
     const done = await resumeAgent({ ...options, approvalResponses: [{ approvalId: p.approvalId, token: p.token, approved: true }] });
     expect(done.status).toBe('completed');
     expect(reads).toBe(afterStart);
+  });
+});
+
+describe('tools built anew for every run', () => {
+  it('check each call against their own schema: one compiled for an equal schema serves them, another schema never does', async () => {
+    // A service that builds its tools per request: equal schemas, new objects every time.
+    const build = (type: 'string' | 'number'): AgentTool => ({
+      parameters: { type: 'object', properties: { to: { type } }, required: ['to'] },
+      execute: () => 'sent',
+    });
+    const verdicts = [];
+    for (const type of ['string', 'number', 'string', 'number'] as const) {
+      const parameters = toolParameters('send', build(type));
+      verdicts.push([await parameters.check({ to: 'ada@example.com' }), await parameters.check({ to: 5 })].map((v) => v.ok));
+    }
+    expect(verdicts).toEqual([[true, false], [false, true], [true, false], [false, true]]);
   });
 });
 
