@@ -1,26 +1,23 @@
 /**
- * The conformance suites against the in-memory store and lease provider:
- * the same cases the durable backends run.
+ * The conformance suites against the in-memory store, lease provider and
+ * breaker store: the same cases the durable backends run.
  */
 import { describe, it } from 'vitest';
 import { createInMemoryAgentRunStore, createInMemoryLeaseProvider } from 'cairn/agent';
-import { createManualClock, validateAgentRunStore, validateLeaseProvider } from 'cairn/testing';
+import { createInMemoryBreakerStore } from 'cairn/models';
+import { createManualClock, defineStoreConformance } from 'cairn/testing';
 
-validateAgentRunStore({
+defineStoreConformance({
   name: 'in-memory',
-  features: { list: true, prune: true, leases: true },
+  features: { leases: true, breakers: true },
+  // A second object over the same memory does not exist.
+  reopens: false,
   async create() {
     const clock = createManualClock();
     const leases = createInMemoryLeaseProvider({ clock });
-    // No reopen: a second object over the same memory does not exist.
-    return { store: createInMemoryAgentRunStore([], { clock, leases }), leases, advance: async (ms) => clock.advance(ms) };
-  },
-}, { describe, it });
-
-validateLeaseProvider({
-  name: 'in-memory',
-  async create() {
-    const clock = createManualClock();
-    return { provider: createInMemoryLeaseProvider({ clock }), advance: async (ms) => clock.advance(ms) };
+    return {
+      open: () => ({ agentRuns: createInMemoryAgentRunStore([], { clock, leases }), leases, breakers: createInMemoryBreakerStore() }),
+      advance: async (ms) => clock.advance(ms),
+    };
   },
 }, { describe, it });

@@ -1,14 +1,12 @@
 /**
  * The conformance suites against cairn/ops/postgres. Each case gets a schema
- * of its own (set up fresh, dropped after the suite); `reopen` opens another
- * store on its own pool over that schema, as a second process would. Leases
- * are on the database clock, so `advance` sleeps and the ttl is short.
+ * of its own (set up fresh, dropped after the suite); every open() after the
+ * first is another store on its own pool, as a second process. Leases are on
+ * the database clock, so `advance` sleeps and the ttl is short.
  */
 import { describe, it } from 'vitest';
-import { createPostgresOpsStore, type PostgresOpsStore } from 'cairn/ops/postgres';
-import {
-  validateAgentRunStore, validateLeaseProvider, type AgentRunStoreFixture, type LeaseProviderFixture,
-} from 'cairn/testing';
+import { createPostgresOpsStore } from 'cairn/ops/postgres';
+import { defineStoreConformance } from 'cairn/testing';
 import { describePostgres, type PostgresTestEnv } from '../stores/pg-env.js';
 
 /** Long enough that a few queries on a loaded machine (a renewal half a ttl late) never outlast it, short enough to sleep through. */
@@ -18,58 +16,19 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 const CASE_TIMEOUT_MS = 60_000;
 
 describePostgres('postgres conformance', (env: PostgresTestEnv) => {
-  const opened = new WeakMap<object, PostgresOpsStore[]>();
-
-  async function openSchema() {
-    const schema = env.newSchema();
-    const stores: PostgresOpsStore[] = [];
-    const open = () => {
-      const ops = createPostgresOpsStore({ connectionString: env.url, poolOptions: { max: 4 } }, { schema });
-      stores.push(ops);
-      return ops;
-    };
-    const ops = open();
-    await ops.setup();
-    return { ops, stores, open };
-  }
-
-  async function destroy(fixture: object) {
-    for (const ops of opened.get(fixture) ?? []) await ops.close();
-  }
-
-  const api = { describe, it: (name: string, fn: () => Promise<void>) => it(name, fn, CASE_TIMEOUT_MS) };
-
-  validateAgentRunStore({
+  defineStoreConformance({
     name: 'postgres',
-    features: { list: true, prune: true, leases: true },
+    features: { leases: true, breakers: true },
     async create() {
-      const { ops, stores, open } = await openSchema();
-      const fixture: AgentRunStoreFixture = {
-        store: ops.agentRuns,
-        leases: ops.leases,
-        reopen: async () => open().agentRuns,
+      const schema = env.newSchema();
+      const setup = createPostgresOpsStore({ connectionString: env.url, poolOptions: { max: 1 } }, { schema });
+      await setup.setup();
+      await setup.close();
+      return {
+        open: () => createPostgresOpsStore({ connectionString: env.url, poolOptions: { max: 4 } }, { schema }),
         advance: sleep,
         ttlMs: TTL_MS,
       };
-      opened.set(fixture, stores);
-      return fixture;
     },
-    destroy,
-  }, api);
-
-  validateLeaseProvider({
-    name: 'postgres',
-    async create() {
-      const { ops, stores, open } = await openSchema();
-      const fixture: LeaseProviderFixture = {
-        provider: ops.leases,
-        reopen: async () => open().leases,
-        advance: sleep,
-        ttlMs: TTL_MS,
-      };
-      opened.set(fixture, stores);
-      return fixture;
-    },
-    destroy,
-  }, api);
+  }, { describe, it: (name, fn) => it(name, fn, CASE_TIMEOUT_MS) });
 });

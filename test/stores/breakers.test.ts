@@ -1,7 +1,6 @@
 /**
- * The shared circuit breakers: the BreakerStore conformance suite against the
- * in-memory store, the SQLite ops store (a file per case) and the PostgreSQL
- * ops store (a schema per case); the migrations that add `cairn_breakers` to
+ * The shared circuit breakers (the BreakerStore conformance suite runs in
+ * test/conformance, with each backend's other suites): the migrations that add `cairn_breakers` to
  * a database of the previous version; what the stores refuse; and headless
  * runs whose breaker, opened through one store object, holds back a call made
  * through another.
@@ -14,47 +13,13 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidOptionsError, createInMemoryAgentRunStore, runAgent, type AgentRunEnvelope, type AgentRunStore } from 'cairn/agent';
 import { runHeadless } from 'cairn/headless';
-import { createInMemoryBreakerStore, type BreakerState, type BreakerStore } from 'cairn/models';
+import { type BreakerState, type BreakerStore } from 'cairn/models';
 import {
   MIGRATIONS as PG_MIGRATIONS, SCHEMA_VERSION as PG_SCHEMA_VERSION, createPostgresOpsStore, type PostgresOpsStore,
 } from 'cairn/ops/postgres';
-import { SCHEMA_VERSION, createSqliteOpsStore, type SqliteOpsStore } from 'cairn/ops/sqlite';
-import { createMockModel, validateBreakerStore, type BreakerStoreFixture } from 'cairn/testing';
+import { SCHEMA_VERSION, createSqliteOpsStore } from 'cairn/ops/sqlite';
+import { createMockModel } from 'cairn/testing';
 import { describePostgres } from './pg-env.js';
-
-validateBreakerStore({ name: 'in-memory', create: async () => ({ store: createInMemoryBreakerStore() }) }, { describe, it });
-
-/** What each SQLite fixture opened, so destroy can close it and remove its directory. */
-const sqliteOpened = new WeakMap<object, { dir: string; stores: SqliteOpsStore[] }>();
-
-validateBreakerStore({
-  name: 'sqlite',
-  async create() {
-    const dir = mkdtempSync(join(tmpdir(), 'cairn-breakers-'));
-    const stores: SqliteOpsStore[] = [];
-    const open = () => {
-      const ops = createSqliteOpsStore({ path: join(dir, 'ops.sqlite') });
-      stores.push(ops);
-      return ops.breakers;
-    };
-    const fixture: BreakerStoreFixture = {
-      store: open(),
-      reopen: async () => open(),
-      async restart() {
-        for (const ops of stores.splice(0)) ops.close();
-        return open();
-      },
-    };
-    sqliteOpened.set(fixture, { dir, stores });
-    return fixture;
-  },
-  async destroy(fixture) {
-    const state = sqliteOpened.get(fixture);
-    if (!state) return;
-    for (const ops of state.stores) ops.close();
-    rmSync(state.dir, { recursive: true, force: true });
-  },
-}, { describe, it });
 
 /**
  * Headless runs of a model that always answers 503 trip the breaker through
@@ -208,7 +173,6 @@ function recording(): AgentRunStore & { saved: AgentRunEnvelope[] } {
 }
 
 describePostgres('postgres breakers', (env) => {
-  const opened = new WeakMap<object, PostgresOpsStore[]>();
   const all: PostgresOpsStore[] = [];
   const open = (schema: string) => {
     const ops = createPostgresOpsStore({ connectionString: env.url, poolOptions: { max: 4 } }, { schema });
@@ -218,34 +182,6 @@ describePostgres('postgres breakers', (env) => {
   afterEach(async () => {
     for (const ops of all.splice(0)) await ops.close();
   });
-
-  validateBreakerStore({
-    name: 'postgres',
-    async create() {
-      const schema = env.newSchema();
-      const stores: PostgresOpsStore[] = [];
-      const openHere = () => {
-        const ops = createPostgresOpsStore({ connectionString: env.url, poolOptions: { max: 4 } }, { schema });
-        stores.push(ops);
-        return ops;
-      };
-      const first = openHere();
-      await first.setup();
-      const fixture: BreakerStoreFixture = {
-        store: first.breakers,
-        reopen: async () => openHere().breakers,
-        async restart() {
-          for (const ops of stores.splice(0)) await ops.close();
-          return openHere().breakers;
-        },
-      };
-      opened.set(fixture, stores);
-      return fixture;
-    },
-    async destroy(fixture) {
-      for (const ops of opened.get(fixture) ?? []) await ops.close();
-    },
-  }, { describe, it });
 
   it('migrates a version 2 schema with a run in it: the breaker table appears, the run loads and saves on', async () => {
     const schema = env.newSchema();

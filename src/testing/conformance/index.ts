@@ -4,6 +4,9 @@
  * and for yours.
  */
 export { validateAgentRunStore } from './store-suite.js';
+export {
+  defineStoreConformance, type BackendHandle, type BackendSpace, type StoreConformanceOptions,
+} from './define.js';
 export { validateLeaseProvider } from './lease-suite.js';
 export { validateBreakerStore, type BreakerStoreFixture, type BreakerStoreInitializer } from './breaker-suite.js';
 export { createManualClock, type ManualClock } from './clock.js';
