@@ -2,6 +2,7 @@
 export {
   createSqliteOpsStore,
   MIGRATIONS,
+  NotACairnStoreError,
   SCHEMA_VERSION,
   StoreSchemaVersionError,
   type SqliteAgentRunStore,

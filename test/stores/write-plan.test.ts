@@ -1,0 +1,136 @@
+/**
+ * The shared write planner and the record: two saves of a growing run write
+ * only what the second added, and a record joined back from its plan is the
+ * envelope it came from, for both snapshot shapes (receipts only in
+ * `envelope.receipts`, and the run's ended receipts in its context with an
+ * open call's in its child).
+ */
+import { describe, expect, it } from 'vitest';
+import type { AgentRunEnvelope, AgentToolReceipt } from '../../src/agent/types.js';
+import { decodePart, encodePart, sha256 } from '../../src/stores/codec.js';
+import { digestOf } from '../../src/stores/digest.js';
+import { loadRecord, planSave, type SavePlan, type StoredState } from '../../src/stores/write-plan.js';
+
+const receipt = (modelStep: number, id: string, status: AgentToolReceipt['status'] = 'completed'): AgentToolReceipt => ({
+  key: `${modelStep}:${id}`, toolCallId: id, toolName: 'lookup', modelStep, status, idempotent: false,
+  ...(status === 'completed' ? { rawResult: { step: modelStep, text: 'x'.repeat(200) } } : {}),
+});
+
+/** A run at `steps` steps: two messages and one ended receipt per step, and an open call at the last. */
+function run(steps: number, shape: 'flat' | 'context', revision = steps): AgentRunEnvelope {
+  const messages: unknown[] = [{ role: 'user', content: 'go' }];
+  const ended: Record<string, AgentToolReceipt> = {};
+  for (let s = 0; s < steps; s++) {
+    messages.push({ role: 'assistant', content: '', toolCalls: [{ toolCallId: `c${s}`, toolName: 'lookup', args: { s } }] });
+    messages.push({ role: 'tool', toolCallId: `c${s}`, toolName: 'lookup', content: `result ${s}` });
+    ended[`${s}:c${s}`] = receipt(s, `c${s}`);
+  }
+  const open = receipt(steps, `c${steps}`, 'executing');
+  const context: Record<string, unknown> = { messages, step: steps + 1 };
+  if (shape === 'context') context.receipts = ended;
+  return {
+    kind: 'cairn-agent-run', version: 2, runId: 'r', scope: 's', revision, bindingId: null,
+    binding: { bindingId: null, model: 'm', tools: 't', output: null, limits: 'l' },
+    machine: { id: 'run', version: 2 },
+    snapshot: {
+      status: 'active', value: 'loop', context,
+      children: { [`call-${steps}`]: { src: 'toolCall', snapshot: { status: 'active', value: 'executing', context: { receipt: open } } } },
+    } as never,
+    receipts: { ...structuredClone(ended), [open.key]: structuredClone(open) },
+    approvalRequestCounts: {}, approvals: {}, status: 'running', pendingApprovals: [], pendingClientCalls: [],
+    createdAt: 1, updatedAt: revision,
+  };
+}
+
+/** The rows a store holds after writing `plans` in order. */
+function rowsAfter(plans: SavePlan[]) {
+  const messages = new Map<number, Buffer>();
+  const receipts = new Map<string, Buffer>();
+  for (const plan of plans) {
+    if (plan.trimMessagesFrom !== null) for (const i of [...messages.keys()]) if (i >= plan.trimMessagesFrom) messages.delete(i);
+    for (const m of plan.messages) messages.set(m.index, m.bytes);
+    if (plan.replaceReceipts) receipts.clear();
+    for (const key of plan.deleteReceipts) receipts.delete(key);
+    for (const r of plan.receipts) receipts.set(r.key, r.bytes);
+  }
+  const last = plans.at(-1)!;
+  return {
+    head: last.head,
+    messages: [...messages].sort(([a], [b]) => a - b).map(([index, bytes]) => ({ index, bytes })),
+    receipts: [...receipts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, bytes]) => ({ key, bytes })),
+    transcriptDigest: last.next.transcriptDigest,
+    receiptsDigest: last.next.receiptsDigest,
+  };
+}
+
+const json = (value: unknown) => JSON.parse(JSON.stringify(value)) as unknown;
+
+describe.each(['flat', 'context'] as const)('the planner, snapshot shape %s', (shape) => {
+  it('joins a plan back into the envelope it came from', () => {
+    for (const steps of [0, 1, 5]) {
+      const envelope = run(steps, shape);
+      const loaded = loadRecord('r', rowsAfter([planSave(envelope, undefined)]));
+      expect(loaded).toStrictEqual(json(envelope));
+    }
+  });
+
+  it('writes, on the second save of a growing run, only the new messages and receipts', () => {
+    const first = planSave(run(30, shape, 1), undefined);
+    const grown = run(31, shape, 2);
+    const second = planSave(grown, first.next);
+    expect(second.trimMessagesFrom).toBeNull();
+    expect(second.replaceReceipts).toBe(false);
+    expect(second.messages.map((m) => m.index)).toEqual([61, 62]);
+    // Step 30's call ended (executing -> completed) and step 31's opened; nothing older is encoded again.
+    expect(second.receipts.map((r) => r.key).sort()).toEqual(['30:c30', '31:c31']);
+    expect(second.bytes).toBeLessThan(first.bytes / 5);
+    const rows = rowsAfter([first, second]);
+    expect(loadRecord('r', rows)).toStrictEqual(json(grown));
+    // The digests the plan kept are those of the rows, computed from nothing.
+    expect(rows.transcriptDigest).toEqual(digestOf(rows.messages.map((m) => [m.index, sha256(m.bytes)] as const)));
+    expect(rows.receiptsDigest).toEqual(digestOf(rows.receipts.map((r) => [r.key, sha256(r.bytes)] as const)));
+  });
+
+  it('stores each receipt once, as a part: the head holds no ended receipt', () => {
+    const plan = planSave(run(3, shape), undefined);
+    const head = JSON.stringify(decodePart('r', plan.head));
+    for (const key of ['0:c0', '1:c1', '2:c2']) expect(head).not.toContain(`"${key}"`);
+    expect(plan.receipts.map((r) => r.key).sort()).toEqual(['0:c0', '1:c1', '2:c2', '3:c3']);
+  });
+
+  it('rewrites the transcript and receipts when a save does not extend what is stored', () => {
+    const first = planSave(run(4, shape, 1), undefined);
+    const shorter = run(2, shape, 2);
+    const second = planSave(shorter, first.next);
+    expect(second.trimMessagesFrom).toBe(0);
+    expect(second.replaceReceipts).toBe(true);
+    expect(loadRecord('r', rowsAfter([first, second]))).toStrictEqual(json(shorter));
+  });
+});
+
+it('reads a record of format 1 (the first layout) and plans its next save as a rewrite', () => {
+  const envelope = run(2, 'flat');
+  const messages = (envelope.snapshot as { context: { messages: unknown[] } }).context.messages;
+  const head = { ...envelope, snapshot: { ...(envelope.snapshot as object), context: { messages: { $transcript: messages.length }, step: 3 } }, receipts: {} };
+  const frame = (value: unknown) => {
+    const bytes = Buffer.from(encodePart(value));
+    bytes[3] = 1;
+    const payload = bytes.subarray(36);
+    sha256(payload).copy(bytes, 4);
+    return bytes;
+  };
+  const rows = {
+    head: frame(head),
+    messages: messages.map((m, index) => ({ index, bytes: frame(m) })),
+    receipts: Object.values(envelope.receipts).sort((a, b) => (a.key < b.key ? -1 : 1)).map((r) => ({ key: r.key, bytes: frame(r) })),
+    transcriptDigest: null as Uint8Array | null,
+    receiptsDigest: null as Uint8Array | null,
+  };
+  rows.transcriptDigest = digestOf(rows.messages.map((m) => [m.index, sha256(m.bytes)] as const));
+  rows.receiptsDigest = digestOf(rows.receipts.map((r) => [r.key, sha256(r.bytes)] as const));
+  expect(loadRecord('r', rows)).toStrictEqual(json(envelope));
+  const stored: StoredState = { revision: 2, index: null, transcriptDigest: rows.transcriptDigest, receiptsDigest: rows.receiptsDigest, unsettled: new Map() };
+  const next = planSave({ ...run(3, 'flat'), revision: 3 }, stored);
+  expect(next.trimMessagesFrom).toBe(0);
+  expect(next.replaceReceipts).toBe(true);
+});
