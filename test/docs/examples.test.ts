@@ -27,9 +27,10 @@ const examplesDir = join(docsDir, 'examples');
 
 const PUBLIC_SUBPATHS = [
   'cairn/agent', 'cairn/testing', 'cairn/machines', 'cairn/headless', 'cairn/ops/sqlite', 'cairn/ops/postgres',
-  'cairn/models', 'cairn/openai', 'cairn/anthropic', 'cairn/google', 'cairn/openai-compatible',
+  'cairn/models', 'cairn/openai', 'cairn/anthropic', 'cairn/google', 'cairn/openai-compatible', 'cairn/embed',
 ];
-const THIRD_PARTY = ['@ai-sdk/openai'];
+/** The AI SDK provider the AI SDK example is about, and XState, which a host that embeds a run writes its machine with. */
+const THIRD_PARTY = ['@ai-sdk/openai', 'xstate'];
 /**
  * Examples that end with a non-zero `process.exitCode` on purpose (the spec's
  * doctor example exits 8, as a shell script would see it).
@@ -176,7 +177,7 @@ describe('docs/examples', () => {
       .map((m) => m[1] ?? m[2]!);
     expect(specifiers.length).toBeGreaterThan(0);
     // Node's own modules are fine (an example may make a temp directory); packages other than cairn are not,
-    // except the AI SDK provider package the AI SDK example is about (a dev dependency here, yours in your project).
+    // except THIRD_PARTY: the AI SDK provider package (a dev dependency here, yours in your project) and xstate.
     for (const specifier of specifiers.filter((s) => !s.startsWith('node:'))) expect([...PUBLIC_SUBPATHS, ...THIRD_PARTY]).toContain(specifier);
   });
 

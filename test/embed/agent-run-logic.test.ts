@@ -193,16 +193,18 @@ describe('agentRunLogic: events', () => {
     const gate = new Promise<void>((r) => (release = r));
     const effects: string[] = [];
     const tools = refundTools(effects, { lookup: () => gate });
-    const logic = agentRunLogic({ model: refundModel(), tools, store, scope: 'support', lease: { provider: leases, ttlMs: 60 } });
+    const logic = agentRunLogic({ model: refundModel(), tools, store, scope: 'support', lease: { provider: leases, ttlMs: 300 } });
     const { machine, received } = parentOf(logic, { runId: 'd-1', prompt: PROMPT });
     const host = createActor(machine).start();
-    const child = () => (host.getSnapshot().children as Record<string, RunActor>).run!;
+    const run = (host.getSnapshot().children as Record<string, RunActor>).run!;
+    const child = () => run;
     await waitFor(child(), (s) => s.context.phase === 'running' && s.context.start === null);
     child().send({ type: 'cairn.drain' });
     // Give a renewal (every ttlMs / 3) the time to carry the request, then let the tool finish.
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 250));
     release();
-    await waitFor(child(), (s) => s.context.phase === 'drained');
+    const drained = await waitFor(child(), (s) => s.context.phase === 'drained' || s.status !== 'active');
+    expect(drained.status, JSON.stringify(drained.error ?? null)).toBe('active');
     expect(received.map((e) => e.type)).toContain('cairn.drained');
     expect((await store.load('d-1'))?.status).toBe('drained');
     expect(child().getPersistedSnapshot()).toMatchObject({ status: 'active', context: { phase: 'drained' } });

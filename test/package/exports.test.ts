@@ -36,3 +36,21 @@ describe('cairn/headless from the build', () => {
     expect(out.trim()).toBe('completed green 0 3');
   });
 });
+
+describe('cairn/embed from the build', () => {
+  it('gives actor logic that a host machine invokes, and the run it drives completes', () => {
+    expect(existsSync('dist/src/embed/index.js')).toBe(true);
+    expect(existsSync('dist/src/embed/index.d.ts')).toBe(true);
+    const script = `
+      const { createActor, toPromise } = await import('xstate');
+      const { createInMemoryAgentRunStore } = await import('cairn/agent');
+      const { agentRunLogic } = await import('cairn/embed');
+      const { createMockModel } = await import('cairn/testing');
+      const logic = agentRunLogic({ model: createMockModel({ responses: [{ text: 'hi' }] }), store: createInMemoryAgentRunStore(), scope: 's' });
+      const result = await toPromise(createActor(logic, { input: { runId: 'e-1', prompt: 'x' } }).start());
+      console.log(result.status, result.text, result.runId);
+    `;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(out.trim()).toBe('completed hi e-1');
+  });
+});
