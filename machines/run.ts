@@ -9,11 +9,16 @@
 import { and, assign, enqueueActions, fromPromise, not, setup, type SnapshotFrom } from 'xstate';
 import { toolCallMachine } from './tool-call.js';
 import type {
-  CallPhase, ErrorData, Json, ModelCallOutput, OutputCheck, PolicyOutput, RunContext, RunEvent, RunInput,
-  ToolCallOutput, Turn, UsageTotals, VerifierOutput,
+  CallPhase, ErrorData, Json, ModelCallInput, ModelCallOutput, OutputCheck, PolicyOutput, RunContext, RunEvent, RunInput,
+  ToolCallOutput, Turn, UsageTotals, ValidateInput, VerifierOutput, VerifyInput,
 } from './types.js';
 
-export const RUN_MACHINE_VERSION = 1;
+/**
+ * Bumped whenever a stored snapshot of an older version would not restore as
+ * it is: each bump comes with a migration (src/agent/migrations.ts). 2: the
+ * receipts and approval requests moved into the snapshot.
+ */
+export const RUN_MACHINE_VERSION = 2;
 
 /** The user turns the run adds itself. Plain strings, so the chart stays pure. */
 export const RUN_PROMPTS = {
@@ -64,6 +69,9 @@ function addUsage(a: UsageTotals, b: UsageTotals): UsageTotals {
 
 const userMessage = (content: string): Json => ({ role: 'user', content });
 
+const modelCallInput = (context: RunContext, phase: 'loop' | 'finalize'): ModelCallInput =>
+  ({ step: context.step, phase, deadlineAt: context.deadlineAt, models: context.models ?? null });
+
 export const runMachine = setup({
   types: {
     context: {} as RunContext,
@@ -73,11 +81,11 @@ export const runMachine = setup({
   actors: {
     toolCall: toolCallMachine,
     saveCheckpoint: fromPromise<void, { at: string }>(notProvided('saveCheckpoint')),
-    callModel: fromPromise<ModelCallOutput, { step: number; phase: 'loop' | 'finalize' }>(notProvided('callModel')),
+    callModel: fromPromise<ModelCallOutput, ModelCallInput>(notProvided('callModel')),
     checkBatchPolicy: fromPromise<PolicyOutput, { step: number }>(notProvided('checkBatchPolicy')),
-    validateOutput: fromPromise<OutputCheck, { step: number }>(notProvided('validateOutput')),
+    validateOutput: fromPromise<OutputCheck, ValidateInput>(notProvided('validateOutput')),
     beginVerify: fromPromise<void, { attempt: number }>(notProvided('beginVerify')),
-    runVerifier: fromPromise<VerifierOutput, { attempt: number }>(notProvided('runVerifier')),
+    runVerifier: fromPromise<VerifierOutput, VerifyInput>(notProvided('runVerifier')),
   },
   guards: {
     stepsLeft: ({ context }) => context.step < context.maxSteps,
@@ -150,6 +158,9 @@ export const runMachine = setup({
             deadlineAt: context.deadlineAt,
             verdict: null,
             clientResult: null,
+            batchSize: turn.toolCalls.length,
+            receipt: null,
+            approval: null,
           },
         });
       });
@@ -165,9 +176,12 @@ export const runMachine = setup({
       const id = event.type.slice('xstate.done.actor.'.length);
       if (!context.batch.includes(id)) return {};
       const output = (event as unknown as { output: ToolCallOutput }).output;
+      // The call's receipt and approval request join the run's record.
       return {
         phases: { ...context.phases, [id]: 'ended' as const },
         outputs: { ...context.outputs, [id]: output },
+        ...(output.receipt ? { receipts: { ...context.receipts, [output.receipt.key]: output.receipt } } : {}),
+        ...(output.approval ? { approvals: { ...context.approvals, [output.approval.approvalId]: output.approval } } : {}),
       };
     }),
     // The settle: hand each waiting call what the resume brought for it.
@@ -238,6 +252,9 @@ export const runMachine = setup({
     error: null,
     drainRequested: false,
     drainedIn: null,
+    models: input.models ?? null,
+    receipts: {},
+    approvals: {},
   }),
   // Handled at the root so that nothing a call or the host sends is dropped,
   // whatever state the run is in when it arrives. (The host sends RESUME only
@@ -284,7 +301,7 @@ export const runMachine = setup({
           invoke: {
             src: 'callModel',
             id: 'callModel',
-            input: ({ context }) => ({ step: context.step, phase: 'loop' as const }),
+            input: ({ context }) => modelCallInput(context, 'loop'),
             onDone: [
               { guard: { type: 'outputIs', params: { kind: 'aborted' } }, target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
               { guard: { type: 'outputIs', params: { kind: 'deadline' } }, target: '#run.failed', actions: 'failWith' },
@@ -380,7 +397,7 @@ export const runMachine = setup({
           invoke: {
             src: 'callModel',
             id: 'callModel',
-            input: ({ context }) => ({ step: context.step, phase: 'finalize' as const }),
+            input: ({ context }) => modelCallInput(context, 'finalize'),
             onDone: [
               { guard: { type: 'outputIs', params: { kind: 'aborted' } }, target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
               { guard: { type: 'outputIs', params: { kind: 'deadline' } }, target: '#run.failed', actions: 'failWith' },
@@ -406,7 +423,7 @@ export const runMachine = setup({
           invoke: {
             src: 'validateOutput',
             id: 'validateOutput',
-            input: ({ context }) => ({ step: context.step }),
+            input: ({ context }) => ({ step: context.step, turn: context.lastTurn!, attempt: context.outputAttempts + 1 }),
             onDone: [
               {
                 guard: and([{ type: 'outputIs', params: { kind: 'valid' } }, 'verifies']),
@@ -470,7 +487,7 @@ export const runMachine = setup({
           invoke: {
             src: 'runVerifier',
             id: 'runVerifier',
-            input: ({ context }) => ({ attempt: context.verifyAttempts }),
+            input: ({ context }) => ({ attempt: context.verifyAttempts, candidate: context.candidate!, deadlineAt: context.deadlineAt }),
             onDone: [
               { guard: { type: 'outputIs', params: { kind: 'verified' } }, target: '#run.completed' },
               { guard: { type: 'outputIs', params: { kind: 'restarted' } }, target: 'admitting' },

@@ -5,18 +5,24 @@
  * runtime provides (`machine.provide`). Every way a call ends is its own final
  * state; `unknownEffect` is a stable state that only a reconciliation leaves.
  */
-import { assign, fromPromise, setup } from 'xstate';
+import { and, assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
 import type {
-  AdmitOutput, ArgumentsOutput, BeginEffectOutput, ExecuteOutput, GuardOutput, ApprovalOutput,
-  ProjectOutput, ToolCallInput, ToolCallOutput, ToolCallContext, ToolCallEvent,
+  AdmitOutput, ArgumentsOutput, BeginEffectOutput, CallReceipt, ExecuteOutput, GuardOutput, ApprovalOutput, IssueApprovalOutput,
+  PersistReceiptOutput, ProjectOutput, ToolCallInput, ToolCallOutput, ToolCallContext, ToolCallEmitted, ToolCallEvent,
 } from './types.js';
 
 const notProvided = (name: string) => () => {
   throw new Error(`The ${name} actor was not provided to the tool-call machine.`);
 };
 
-export const TOOL_CALL_MACHINE_VERSION = 1;
+export const TOOL_CALL_MACHINE_VERSION = 2;
 
+/** The fields every receipt of this call carries. */
+const receiptBase = (c: ToolCallContext, idempotent: boolean) => ({
+  key: `${c.modelStep}:${c.toolCallId}`, toolCallId: c.toolCallId, toolName: c.toolName, modelStep: c.modelStep, idempotent,
+});
+const idempotentOf = (c: ToolCallContext) => c.receipt?.idempotent ?? false;
+const callFacts = (c: ToolCallContext) => ({ toolCallId: c.toolCallId, toolName: c.toolName, args: c.args, modelStep: c.modelStep });
 
 export const toolCallMachine = setup({
   types: {
@@ -24,13 +30,16 @@ export const toolCallMachine = setup({
     events: {} as ToolCallEvent,
     input: {} as ToolCallInput,
     output: {} as ToolCallOutput,
+    emitted: {} as ToolCallEmitted,
   },
   actors: {
     guardCall: fromPromise<GuardOutput, ToolCallContext>(notProvided('guardCall')),
     checkArguments: fromPromise<ArgumentsOutput, ToolCallContext>(notProvided('checkArguments')),
     decideApproval: fromPromise<ApprovalOutput, ToolCallContext>(notProvided('decideApproval')),
+    issueApproval: fromPromise<IssueApprovalOutput, ToolCallContext>(notProvided('issueApproval')),
     admit: fromPromise<AdmitOutput, ToolCallContext>(notProvided('admit')),
     beginEffect: fromPromise<BeginEffectOutput, ToolCallContext>(notProvided('beginEffect')),
+    writeReceipt: fromPromise<PersistReceiptOutput, ToolCallContext>(notProvided('writeReceipt')),
     executeTool: fromPromise<ExecuteOutput, ToolCallContext>(notProvided('executeTool')),
     recordResult: fromPromise<void, ToolCallContext>(notProvided('recordResult')),
     projectResult: fromPromise<ProjectOutput, ToolCallContext>(notProvided('projectResult')),
@@ -52,6 +61,8 @@ export const toolCallMachine = setup({
     // A turn cut off by its length limit or refused by a content filter dispatches nothing.
     dispatchable: ({ context }) => context.finishReason !== 'length' && context.finishReason !== 'content-filter',
     toolKnown: ({ context }) => context.known,
+    hasApproval: ({ context }) => context.approval !== null,
+    clientRequested: ({ context }) => context.clientRequested,
     retryAsked: ({ event }) => event.type === 'RECHECK' && event.retry === true,
     // The settled output of the invoked actor that just finished has this kind.
     outputIs: ({ event }, params: { kind: string }) => (event as unknown as { output?: { kind?: string } }).output?.kind === params.kind,
@@ -62,6 +73,7 @@ export const toolCallMachine = setup({
   version: String(TOOL_CALL_MACHINE_VERSION),
   context: ({ input }) => ({
     ...input,
+    clientRequested: false,
     outcome: null,
     modelOutput: null,
     isError: false,
@@ -160,7 +172,8 @@ export const toolCallMachine = setup({
             id: 'decideApproval',
             input: ({ context }) => context,
             onDone: [
-              { guard: { type: 'outputIs', params: { kind: 'wait' } }, target: 'awaitingApproval' },
+              { guard: and([{ type: 'outputIs', params: { kind: 'wait' } }, 'hasApproval']), target: 'awaitingApproval' },
+              { guard: { type: 'outputIs', params: { kind: 'wait' } }, target: 'issuing' },
               {
                 guard: { type: 'outputIs', params: { kind: 'denied' } },
                 target: '#toolCall.denied',
@@ -177,15 +190,49 @@ export const toolCallMachine = setup({
             onError: { target: '#toolCall.failed', actions: 'noteError' },
           },
         },
+        // The request's id and single token are issued once, and announced by this transition.
+        issuing: {
+          invoke: {
+            src: 'issueApproval',
+            id: 'issueApproval',
+            input: ({ context }) => context,
+            onDone: {
+              target: 'awaitingApproval',
+              actions: [
+                assign(({ event, context }) => ({
+                  approval: {
+                    approvalId: event.output.approvalId, token: event.output.token,
+                    toolCallId: context.toolCallId, modelStep: context.modelStep, client: event.output.client,
+                  },
+                  clientRequested: context.clientRequested || event.output.client,
+                })),
+                emit(({ context, event }) => ({
+                  type: 'approval-request' as const,
+                  approval: { approvalId: event.output.approvalId, token: event.output.token, ...callFacts(context) },
+                })),
+                // A gated client tool waits for both: its verdict and its result come in one resume.
+                enqueueActions(({ context, event, enqueue }) => {
+                  if (event.output.client) enqueue.emit({ type: 'client-call-request', call: callFacts(context) });
+                }),
+              ],
+            },
+            onError: { target: '#toolCall.failed', actions: 'noteError' },
+          },
+        },
         awaitingApproval: {
           tags: ['suspended', 'awaiting-approval'],
           on: {
             RECHECK: {
               target: 'deciding',
-              actions: assign(({ event, context }) => ({
-                verdict: event.verdict ?? context.verdict,
-                clientResult: event.clientResult ?? context.clientResult,
-              })),
+              actions: assign(({ event, context }) => {
+                const verdict = event.verdict ?? context.verdict;
+                return {
+                  verdict,
+                  clientResult: event.clientResult ?? context.clientResult,
+                  // The verdict is kept with its request: a retry of the call passes the gate with it.
+                  approval: context.approval && verdict ? { ...context.approval, verdict } : context.approval,
+                };
+              }),
             },
           },
         },
@@ -224,7 +271,18 @@ export const toolCallMachine = setup({
             id: 'beginEffect',
             input: ({ context }) => context,
             onDone: [
-              { guard: { type: 'outputIs', params: { kind: 'permit' } }, target: '#toolCall.execution' },
+              // The `executing` receipt goes into the record; the write that makes it durable issues the permit.
+              {
+                guard: { type: 'outputIs', params: { kind: 'write' } },
+                target: 'writingReceipt',
+                actions: assign(({ event, context }) => ({
+                  receipt: {
+                    ...receiptBase(context, event.output.kind === 'write' && event.output.idempotent),
+                    status: 'executing' as const,
+                  },
+                  retried: false,
+                })),
+              },
               { guard: { type: 'outputIs', params: { kind: 'replay' } }, target: '#toolCall.resultReceipt.projecting' },
               {
                 guard: { type: 'outputIs', params: { kind: 'replay-failed' } },
@@ -235,9 +293,40 @@ export const toolCallMachine = setup({
                   isError: true,
                 })),
               },
-              { guard: { type: 'outputIs', params: { kind: 'client-result' } }, target: '#toolCall.resultReceipt.recording' },
-              { guard: { type: 'outputIs', params: { kind: 'await-client' } }, target: 'awaitingClientResult' },
+              {
+                guard: { type: 'outputIs', params: { kind: 'client-result' } },
+                target: '#toolCall.resultReceipt.recording',
+                actions: assign(({ context }) => ({
+                  receipt: {
+                    ...receiptBase(context, false),
+                    status: 'executed' as const,
+                    rawResult: context.clientResult!.output,
+                    isError: context.clientResult!.isError,
+                    client: true,
+                  },
+                })),
+              },
+              { guard: and([{ type: 'outputIs', params: { kind: 'await-client' } }, 'clientRequested']), target: 'awaitingClientResult' },
+              {
+                guard: { type: 'outputIs', params: { kind: 'await-client' } },
+                target: 'awaitingClientResult',
+                actions: [assign({ clientRequested: true }), emit(({ context }) => ({ type: 'client-call-request' as const, call: callFacts(context) }))],
+              },
               { target: '#toolCall.unknownEffect' },
+            ],
+            onError: { target: '#toolCall.failed', actions: 'noteError' },
+          },
+        },
+        // The `executing` receipt is made durable before the effect. Restored here, the
+        // write was not made by this process: it permits nothing and the call decides again.
+        writingReceipt: {
+          invoke: {
+            src: 'writeReceipt',
+            id: 'writeReceipt',
+            input: ({ context }) => context,
+            onDone: [
+              { guard: { type: 'outputIs', params: { kind: 'restarted' } }, target: 'beginning' },
+              { target: '#toolCall.execution' },
             ],
             // The executing receipt could not be written: the tool never ran.
             onError: { target: '#toolCall.failed', actions: 'noteError' },
@@ -267,7 +356,11 @@ export const toolCallMachine = setup({
         onDone: [
           { guard: { type: 'outputIs', params: { kind: 'replay' } }, target: 'resultReceipt.projecting' },
           { guard: { type: 'outputIs', params: { kind: 'unknown' } }, target: 'unknownEffect' },
-          { target: 'resultReceipt.recording' },
+          // What the tool returned (or threw) becomes the receipt, committed next.
+          {
+            target: 'resultReceipt.recording',
+            actions: assign(({ event, context }) => ({ receipt: receiptOf(context, event.output) })),
+          },
         ],
         onError: { target: 'unknownEffect', actions: 'noteError' },
       },
@@ -294,10 +387,11 @@ export const toolCallMachine = setup({
             input: ({ context }) => context,
             onDone: {
               target: '#toolCall.checkpoint',
-              actions: assign(({ event }) => ({
+              actions: assign(({ event, context }) => ({
                 outcome: event.output.outcome,
                 modelOutput: event.output.modelOutput,
                 isError: event.output.isError,
+                receipt: event.output.receipt ?? context.receipt,
               })),
             },
             onError: { target: '#toolCall.failed', actions: 'noteError' },
@@ -336,6 +430,7 @@ export const toolCallMachine = setup({
             target: 'policy',
             actions: assign(({ event, context }) => ({
               verdict: event.verdict ?? context.verdict,
+              approval: context.approval && event.verdict ? { ...context.approval, verdict: event.verdict } : context.approval,
               retried: true,
               outcome: null,
               modelOutput: null,
@@ -346,7 +441,9 @@ export const toolCallMachine = setup({
           // An outcome was recorded for it: the receipt answers.
           {
             target: 'effectIdentity',
-            actions: assign({ outcome: null, modelOutput: null, isError: false, reason: null }),
+            actions: assign(({ event, context }) => ({
+              receipt: event.receipt ?? context.receipt, outcome: null, modelOutput: null, isError: false, reason: null,
+            })),
           },
         ],
       },
@@ -372,5 +469,16 @@ export const toolCallMachine = setup({
     modelOutput: context.modelOutput,
     isError: context.isError,
     reason: context.reason,
+    receipt: context.receipt,
+    approval: context.approval,
   }),
 });
+
+/** The receipt of what the tool did: its result, the error it threw, or why its result cannot be kept. */
+function receiptOf(c: ToolCallContext, output: ExecuteOutput): CallReceipt | null {
+  const base = receiptBase(c, idempotentOf(c));
+  if (output.kind === 'result') return { ...base, status: 'executed', rawResult: output.value };
+  if (output.kind === 'threw') return { ...base, status: 'failed', error: output.error };
+  if (output.kind === 'unstorable') return { ...base, status: 'unstorable', error: output.error };
+  return c.receipt;
+}

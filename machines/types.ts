@@ -34,6 +34,44 @@ export interface ClientAnswer {
   isError: boolean;
 }
 
+/** Where a receipt stands: `executing` until the call's outcome is recorded. */
+export type ReceiptStatus =
+  | 'executing' | 'executed' | 'failed' | 'validation-failed' | 'projection-failed' | 'completed' | 'unstorable';
+
+/**
+ * The receipt of one effect, keyed by [modelStep, toolCallId]. It lives in the
+ * snapshot: in the call's own context while the call is open, in the run's
+ * context once the call has ended.
+ */
+export interface CallReceipt {
+  key: string;
+  toolCallId: string;
+  toolName: string;
+  modelStep: number;
+  status: ReceiptStatus;
+  /** The tool was marked `replay: 'idempotent'`. */
+  idempotent: boolean;
+  rawResult?: Json;
+  error?: { name: string; code: string; message: string; details?: string[] };
+  modelOutput?: Json;
+  isError?: boolean;
+  /** Recorded by an operator, not by the tool. */
+  reconciled?: boolean;
+  /** Came from a client tool's result. */
+  client?: boolean;
+}
+
+/** An approval request the run issued for a call: its id, its single token, and the verdict once one came. */
+export interface CallApproval {
+  approvalId: string;
+  token: string;
+  toolCallId: string;
+  modelStep: number;
+  /** The tool is a client tool: its result comes with its verdict. */
+  client: boolean;
+  verdict?: Verdict;
+}
+
 export interface ToolCallInput {
   runId: string;
   modelStep: number;
@@ -49,14 +87,23 @@ export interface ToolCallInput {
   verdict: Verdict | null;
   /** A client tool's result the resume brought. */
   clientResult: ClientAnswer | null;
+  /** How many calls the turn made: a lone call's checkpoint is the run's own step checkpoint. */
+  batchSize: number;
+  /** The call's receipt (null until the call writes one). */
+  receipt: CallReceipt | null;
+  /** The approval request issued for the call (null until one is). */
+  approval: CallApproval | null;
 }
 
 export interface ToolCallContext extends ToolCallInput {
   /**
    * The operator asked for this interrupted call to run once more
-   * (retryToolCallIds). Absent in snapshots written before it existed.
+   * (retryToolCallIds). Taken when the new `executing` receipt is recorded,
+   * so a restore after that write finds the call interrupted again.
    */
   retried?: boolean;
+  /** The client was asked for this call's result (the request is announced once). */
+  clientRequested: boolean;
   outcome: CallOutcome | null;
   /** What the model sees for this call. */
   modelOutput: Json;
@@ -71,7 +118,18 @@ export type ToolCallEvent = {
   clientResult?: ClientAnswer | null;
   /** The operator asked for this interrupted call to run once more. */
   retry?: boolean;
+  /** An operator's reconciled receipt for an interrupted call. */
+  receipt?: CallReceipt;
 };
+
+/** What a call announces, from its transitions (never from a save). */
+export type ToolCallEmitted =
+  | {
+    type: 'approval-request';
+    approval: { approvalId: string; token: string; toolCallId: string; toolName: string; args: Json; modelStep: number };
+  }
+  | { type: 'client-call-request'; call: { toolCallId: string; toolName: string; args: Json; modelStep: number } }
+  | { type: 'warning'; setting: string; toolCallId: string; message: string };
 
 export interface ToolCallOutput {
   toolCallId: string;
@@ -82,6 +140,8 @@ export interface ToolCallOutput {
   modelOutput: Json;
   isError: boolean;
   reason: string | null;
+  receipt: CallReceipt | null;
+  approval: CallApproval | null;
 }
 
 export type ArgumentsOutput = { kind: 'valid' } | { kind: 'invalid'; message: string };
@@ -92,19 +152,35 @@ export type ApprovalOutput =
   | { kind: 'denied'; reason: string }
   | { kind: 'wait' }
   | { kind: 'receipt' };
+export interface IssueApprovalOutput {
+  approvalId: string;
+  token: string;
+  client: boolean;
+}
 export type AdmitOutput = { kind: 'admitted' } | { kind: 'refused'; reason: 'aborted' | 'deadline' };
 export type BeginEffectOutput =
-  | { kind: 'permit' }
+  /** A fresh `executing` receipt is to be written: the write issues the permit. */
+  | { kind: 'write'; idempotent: boolean }
   | { kind: 'replay' }
   | { kind: 'replay-failed'; message: string }
   | { kind: 'client-result' }
   | { kind: 'await-client' }
   | { kind: 'unknown' };
-export type ExecuteOutput = { kind: 'result' } | { kind: 'threw' } | { kind: 'replay' } | { kind: 'unknown' };
+/** `restarted`: the write was restored, not made in this process: it permits nothing, and the call decides again. */
+export type PersistReceiptOutput = { kind: 'written' } | { kind: 'restarted' };
+export type ExecuteOutput =
+  | { kind: 'result'; value: Json }
+  | { kind: 'threw'; error: NonNullable<CallReceipt['error']> }
+  /** The tool returned something its receipt cannot hold (not JSON, or too large). */
+  | { kind: 'unstorable'; error: NonNullable<CallReceipt['error']> }
+  | { kind: 'replay' }
+  | { kind: 'unknown' };
 export interface ProjectOutput {
   outcome: CallOutcome;
   modelOutput: Json;
   isError: boolean;
+  /** The receipt as the projection left it (completed, validation-failed, projection-failed). */
+  receipt?: CallReceipt;
 }
 
 export interface TurnToolCall {
@@ -166,6 +242,8 @@ export interface RunInput {
   outputMode: 'none' | 'json' | 'tool';
   verify: boolean;
   deadlineAt: number | null;
+  /** The fail-over record a run with fallback models starts with. */
+  models?: Json | null;
 }
 
 export interface RunContext extends RunInput {
@@ -195,12 +273,18 @@ export interface RunContext extends RunInput {
   models?: Json | null;
   /** Usage by the model that answered (`provider:modelId`), so a run that failed over is priced per model. */
   usageByModel?: Record<string, UsageTotals>;
+  /** Receipts of the calls that have ended, by key (an open call holds its own). */
+  receipts: Record<string, CallReceipt>;
+  /** Approval requests of the calls that have ended, by approvalId (an open call holds its own). */
+  approvals: Record<string, CallApproval>;
 }
 
 export interface CallAnswer {
   verdict?: Verdict | null;
   clientResult?: ClientAnswer | null;
   retry?: boolean;
+  /** An operator's reconciled receipt. */
+  receipt?: CallReceipt;
 }
 
 export type RunEvent =
@@ -213,6 +297,25 @@ export type RunEvent =
   | { type: 'RETRY_FAILED'; phase: 'loop' | 'finalize' }
   | { type: 'STORE_FAILED'; error: ErrorData }
   | { type: 'CANCEL' };
+
+export interface ModelCallInput {
+  step: number;
+  phase: 'loop' | 'finalize';
+  deadlineAt: number | null;
+  /** The fail-over record so far (which models failed over). */
+  models: Json | null;
+}
+export interface ValidateInput {
+  step: number;
+  turn: Turn;
+  /** This attempt's number (1-based). */
+  attempt: number;
+}
+export interface VerifyInput {
+  attempt: number;
+  candidate: { text: string; output: Json };
+  deadlineAt: number | null;
+}
 
 export type ModelCallOutput =
   /** `models`: the fail-over record after this call, when the call failed over. */

@@ -5,6 +5,7 @@
 import { CheckpointVersionError, InvalidOptionsError, RunIdentityError } from '../errors/index.js';
 import { RUN_MACHINE_VERSION } from '../../machines/index.js';
 import { digestOf } from './digest.js';
+import { migrateRecord } from './migrations.js';
 import type { AgentRunEnvelope, AgentToolReceipt, PendingApproval } from './types.js';
 
 export const ENVELOPE_KIND = 'cairn-agent-run';
@@ -62,12 +63,11 @@ export function checkEnvelope(value: unknown, runId: string, scope: string): Age
     throw new CheckpointVersionError(record.version, SUPPORTED_ENVELOPE_VERSIONS);
   }
   if (record.runId !== runId || record.scope !== scope) throw new RunIdentityError('scope_mismatch', runId);
-  if (record.machine?.id !== RUN_MACHINE_ID || record.machine.version !== RUN_MACHINE_VERSION) {
-    throw new CheckpointVersionError(record.machine?.version ?? null, [RUN_MACHINE_VERSION]);
-  }
+  if (record.machine?.id !== RUN_MACHINE_ID) throw new CheckpointVersionError(record.machine?.version ?? null, [RUN_MACHINE_VERSION]);
   if (typeof record.revision !== 'number' || record.snapshot === undefined || record.snapshot === null ||
       typeof record.receipts !== 'object' || record.binding === undefined) {
     throw new InvalidOptionsError(`Stored record of run ${runId} is incomplete.`, 'invalid_envelope');
   }
-  return record as AgentRunEnvelope;
+  // A record of an older machine is migrated here, in memory; one newer than this reader is refused.
+  return migrateRecord(record as AgentRunEnvelope);
 }

@@ -8,6 +8,7 @@ import {
 } from '../errors/index.js';
 import type { CallAnswer, RunContext, RunInput } from '../../machines/index.js';
 import { DEFAULT_LEASE_TTL_MS, RunHost } from '../runtime/host.js';
+import { initialModels } from '../runtime/model-call.js';
 import { checkEnvelope } from './envelope.js';
 import { toJson } from './json.js';
 import {
@@ -106,6 +107,8 @@ async function start<T>(options: AgentOptions<T>, emit: Emit<T>): Promise<AgentR
       outputMode: opts.outputMode,
       verify: typeof options.verify === 'function',
       deadlineAt: options.deadline ?? null,
+      // A run with fallbacks keeps its fail-over record from the start (which model it calls now).
+      models: opts.models.length > 1 ? toJson(initialModels(opts.model)) : null,
     };
     const host = new RunHost<T>(opts, runId, emit);
     host.lease = lease;
@@ -172,23 +175,19 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     const host = new RunHost<T>(opts, runId, emit, stored);
     host.lease = lease;
     for (const warning of matched.warnings) host.warnings.push(warning);
-    // Each verdict is kept with its approval: saved with the first write that follows, before the call can run.
-    for (const [approvalId, verdict] of matched.verdicts) {
-      const issued = host.approvals[approvalId];
-      if (issued) host.approvals[approvalId] = { ...issued, verdict };
-    }
-    for (const { receipt, result } of reconciliation.reconciled) host.receipts[receipt.key] = reconciledReceipt(receipt, result);
+    // Everything the resume brings goes to the calls as their answers: each verdict is kept with its
+    // approval request, a reconciled result becomes the call's receipt, a retry is the call's to take.
+    const reconciled = new Map(reconciliation.reconciled.map(({ receipt, result }) => [receipt.key, reconciledReceipt(receipt, result)]));
     return host.resume(stored, (open) => {
-      // Taken only now that every restored call is at rest: a retried call must pass its gate again first.
-      for (const receipt of reconciliation.retry) host.retryKeys.add(receipt.key);
       const answers: Record<string, CallAnswer> = {};
       for (const [childId, call] of open) {
         if (!call.hasTag('suspended') && !call.hasTag('needs-reconciliation')) continue;
         const key = receiptKey(call.context.modelStep, call.context.toolCallId);
+        const receipt = reconciled.get(key) as CallAnswer['receipt'] | undefined;
         if (retryVerdicts.byKey.has(key)) {
           const verdict = retryVerdicts.byKey.get(key);
           answers[childId] = verdict ? { retry: true, verdict } : { retry: true };
-        } else answers[childId] = matched.byKey.get(key) ?? {};
+        } else answers[childId] = { ...(matched.byKey.get(key) ?? {}), ...(receipt ? { receipt } : {}) };
       }
       return answers;
     }, retrying ? stored.retry!.phase : undefined);

@@ -1,51 +1,39 @@
 /**
- * The actor host of one run leg: provides the machines' actors, persists the
- * envelope at the machine's persistence points, and turns where the run
- * comes to rest into a result.
+ * The actor host of one run leg: provides the machines' actors, saves the
+ * envelope (a pure function of the run actor's persisted snapshot) at the
+ * machine's persistence points, and turns where the run comes to rest into a
+ * result. It holds no run state of its own: the leg's permits, its lease and
+ * the revision it last wrote are all it keeps.
  */
 import { createActor, fromPromise, type Actor, type SnapshotFrom } from 'xstate';
 import {
   AgentRunLeaseError, PersistenceError, RevisionConflictError, serializeError, type SerializedError,
 } from '../errors/index.js';
-import { runMachine, toolCallMachine, RUN_MACHINE_VERSION } from '../../machines/index.js';
-import type { CallAnswer, RunContext, RunInput } from '../../machines/index.js';
-import {
-  approvalIdFor, envelopeVersion, ENVELOPE_KIND, receiptHasOutcome, receiptKey, RUN_MACHINE_ID,
-} from '../agent/envelope.js';
-import { frozenJsonCopy, toJson } from '../agent/json.js';
+import { runMachine, toolCallMachine } from '../../machines/index.js';
+import type { CallAnswer, RunContext, RunInput, ToolCallEmitted } from '../../machines/index.js';
+import { toJson } from '../agent/json.js';
 import { resultBase } from '../agent/result.js';
 import type { NormalizedOptions } from '../agent/options.js';
-import type {
-  AgentEvent, AgentResult, AgentRunEnvelope, AgentRunModels, AgentRunStatus, AgentToolReceipt, AgentWarning, JsonValue, Lease,
-  PendingApproval, PendingClientCall, StopReason, UnknownEffect,
-} from '../agent/types.js';
-import { describeUnknownEffects } from '../agent/interrupted.js';
-import type { HostState } from './host-state.js';
+import type { AgentEvent, AgentResult, AgentRunEnvelope, AgentWarning, JsonValue, Lease, Message, StopReason } from '../agent/types.js';
+import type { Leg } from './host-state.js';
+import { Permits } from './permits.js';
+import { envelopeOf, pendingOf, unknownEffectsOf, type PersistedRun } from './record.js';
 import { runActors } from './run-actors.js';
 import { SaveQueue } from './save-queue.js';
 import { keepLease } from './lease-keeper.js';
+import { plantedBugsIn } from './test-switches.js';
 import { provideToolCallMachine } from './tool-actors.js';
-import { initialModels } from './model-call.js';
-import { timeoutSignal } from './timeout-signal.js';
 
 type RunSnapshot = SnapshotFrom<typeof runMachine>;
 type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
 
 export const DEFAULT_LEASE_TTL_MS = 30_000;
 
-export interface Pending {
-  approvals: PendingApproval[];
-  clientCalls: PendingClientCall[];
-}
-
-export class RunHost<T> implements HostState<T> {
-  readonly receipts: Record<string, AgentToolReceipt>;
-  readonly approvals: AgentRunEnvelope['approvals'];
-  readonly permits = new Set<string>();
-  readonly rawOutcomes: HostState['rawOutcomes'] = new Map();
+export class RunHost<T> implements Leg<T> {
+  readonly permits = new Permits();
   readonly warnings: AgentWarning[] = [];
-  readonly retryKeys = new Set<string>();
   readonly signal: AbortSignal;
+  readonly bugs;
   private revision: number;
   private readonly createdAt: number;
   private readonly queue = new SaveQueue(() => this.write());
@@ -59,11 +47,8 @@ export class RunHost<T> implements HostState<T> {
   private closed = false;
   private readonly reportedCalls = new Set<string>();
   /** The snapshot of the last committed save: a transiently failed run is stored from it. */
-  private lastCommitted: JsonValue | null;
+  private lastCommitted: PersistedRun | null;
   private readonly announcedCalls = new Set<string>();
-  private readonly requestedClientCalls = new Set<string>();
-  /** The transcript the last save copied, and its frozen copies. */
-  private lastMessages: { source: readonly unknown[]; copies: unknown[] } | null = null;
 
   constructor(
     readonly opts: NormalizedOptions<T>,
@@ -72,13 +57,11 @@ export class RunHost<T> implements HostState<T> {
     stored?: AgentRunEnvelope,
   ) {
     this.signal = opts.raw.abortSignal ?? new AbortController().signal;
-    this.receipts = stored ? structuredClone(stored.receipts) : {};
-    this.approvals = stored ? structuredClone(stored.approvals ?? {}) : {};
+    this.bugs = plantedBugsIn(opts.raw.deps);
     this.revision = stored?.revision ?? 0;
-    this.lastCommitted = stored ? stored.snapshot : null;
+    this.lastCommitted = stored ? (stored.snapshot as unknown as PersistedRun) : null;
     this.createdAt = stored?.createdAt ?? opts.now();
-    for (const id of (stored?.snapshot as { context?: RunContext } | undefined)?.context?.batch ?? []) this.announcedCalls.add(id);
-    for (const call of stored?.pendingClientCalls ?? []) this.requestedClientCalls.add(receiptKey(call.modelStep, call.toolCallId));
+    for (const id of (stored?.snapshot as unknown as PersistedRun | undefined)?.context?.batch ?? []) this.announcedCalls.add(id);
   }
 
   emit(event: AgentEvent<T>): void {
@@ -86,23 +69,8 @@ export class RunHost<T> implements HostState<T> {
     this.sink(event);
   }
 
-  context(): RunContext {
-    return this.actor.getSnapshot().context;
-  }
-
-  /** The deadline is the run's own (an absolute time in its context), so a resume keeps it. */
-  deadlinePassed(): boolean {
-    const deadline = this.context().deadlineAt;
-    return deadline !== null && this.opts.now() >= deadline;
-  }
-
-  effectSignal(own: AbortSignal): AbortSignal {
-    const deadline = this.context().deadlineAt;
-    // With no signal of the caller's and no deadline, nothing but the actor's own signal can abort: no combined signal to build.
-    if (deadline === null && !this.opts.raw.abortSignal) return own;
-    const signals = [own, this.signal];
-    if (deadline !== null) signals.push(timeoutSignal(Math.max(0, deadline - this.opts.now())).signal);
-    return AbortSignal.any(signals);
+  transcript(): readonly Message[] {
+    return this.actor.getSnapshot().context.messages as unknown as Message[];
   }
 
   save(): Promise<void> {
@@ -113,7 +81,7 @@ export class RunHost<T> implements HostState<T> {
   }
 
   private machine() {
-    const host = this as unknown as HostState;
+    const host = this as unknown as Leg;
     return runMachine.provide({
       actors: {
         toolCall: provideToolCallMachine(host),
@@ -174,6 +142,8 @@ export class RunHost<T> implements HostState<T> {
             const c = child.getSnapshot().context;
             this.emit({ type: 'tool-call-start', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName, args: c.args as JsonValue });
           }
+          // What a call announces comes from its transitions (an approval request, a client call, a warning).
+          child.on('*', (event) => this.emit(event as ToolCallEmitted as AgentEvent<T>));
           // A call that already ended completes the observer at once, inside subscribe.
           child.subscribe({ complete: () => this.reportEnd(id, child.getSnapshot()), error: () => undefined });
         }
@@ -321,7 +291,8 @@ export class RunHost<T> implements HostState<T> {
     if (snapshot.matches('completed')) return { ...base, status: 'completed', output: context.candidate!.output as T };
     if (snapshot.matches('failed')) {
       const { retry, ...error } = context.error ?? { name: 'Error', code: 'internal', message: 'The run failed.' };
-      return { ...base, status: 'failed', error, ...(retry ? { retry } : {}) };
+      // The machine keeps errors as plain data; the engine only ever puts Cairn codes there.
+      return { ...base, status: 'failed', error: error as SerializedError, ...(retry ? { retry } : {}) };
     }
     if (snapshot.matches('stopped')) {
       return {
@@ -337,140 +308,43 @@ export class RunHost<T> implements HostState<T> {
         ...base,
         status: 'stopped',
         reason: 'tool-reconciliation-required',
-        unknownEffects: this.unknownEffects(),
+        unknownEffects: unknownEffectsOf(this.persisted()),
       };
     }
-    const pending = this.pending();
+    const pending = pendingOf(this.persisted());
     return { ...base, status: 'suspended', pendingApprovals: pending.approvals, pendingClientCalls: pending.clientCalls };
   }
 
-  /** Receipts of open calls left `executing` (their effect may or may not have happened), with the verdict each ran under. */
-  unknownEffects(): UnknownEffect[] {
-    const out: AgentToolReceipt[] = [];
-    for (const call of this.openCalls().values()) {
-      if (!call.hasTag('needs-reconciliation')) continue;
-      const receipt = this.receipts[receiptKey(call.context.modelStep, call.context.toolCallId)];
-      if (receipt) out.push(receipt);
-    }
-    return describeUnknownEffects(out, this.approvals);
-  }
-
-  /** What the run waits for, derived from the calls' snapshots. Issues an approval's token once. */
-  pending(): Pending {
-    const approvals: PendingApproval[] = [];
-    const clientCalls: PendingClientCall[] = [];
-    for (const call of this.openCalls().values()) {
-      const c = call.context;
-      if (receiptHasOutcome(this.receipts[receiptKey(c.modelStep, c.toolCallId)])) continue;
-      const facts = { toolCallId: c.toolCallId, toolName: c.toolName, args: c.args as JsonValue, modelStep: c.modelStep };
-      if (call.hasTag('awaiting-approval')) {
-        const approvalId = approvalIdFor(this.runId, facts);
-        let issued = this.approvals[approvalId];
-        if (!issued) {
-          issued = { toolCallId: c.toolCallId, modelStep: c.modelStep, token: this.opts.generateId() };
-          this.approvals[approvalId] = issued;
-          this.emit({ type: 'approval-request', approval: { approvalId, token: issued.token, ...facts } });
-        }
-        approvals.push({ approvalId, token: issued.token, ...facts });
-        // A gated client tool waits for both: its verdict and its result come in one resume.
-        if (typeof this.opts.tools[c.toolName]?.execute !== 'function') clientCalls.push(facts);
-      } else if (call.hasTag('awaiting-client')) {
-        clientCalls.push(facts);
-      }
-    }
-    for (const call of clientCalls) {
-      const key = receiptKey(call.modelStep, call.toolCallId);
-      if (this.requestedClientCalls.has(key)) continue;
-      this.requestedClientCalls.add(key);
-      this.emit({ type: 'client-call-request', call });
-    }
-    return { approvals, clientCalls };
-  }
-
-  /** The stored status, and what a suspended run waits for (read once per save). */
-  private statusOf(snapshot: RunSnapshot): { status: AgentRunStatus; pending: Pending } {
-    const none: Pending = { approvals: [], clientCalls: [] };
-    if (snapshot.matches('completed')) return { status: 'completed', pending: none };
-    if (snapshot.matches('failed')) return { status: 'failed', pending: none };
-    if (snapshot.matches('stopped')) return { status: 'stopped', pending: none };
-    if (snapshot.matches('drained') || snapshot.matches('draining')) return { status: 'drained', pending: none };
-    // `suspending` is the save on the way to `suspended`; restored, it may already have been answered.
-    if (snapshot.matches('suspended') || snapshot.matches('suspending')) {
-      const pending = this.pending();
-      if (pending.approvals.length + pending.clientCalls.length > 0) return { status: 'suspended', pending };
-    }
-    return { status: 'running', pending: none };
-  }
-
-  private envelope(result?: AgentResult<T>): AgentRunEnvelope {
+  /**
+   * The run actor's persisted snapshot as plain JSON. The transcript and the
+   * ended calls' receipts only grow, and their entries are never edited, so
+   * they are set aside while XState persists the rest (it walks every value
+   * of a context looking for actor references, and they hold none) and
+   * handed over as they are: a save copies what changed, not the history.
+   */
+  private persisted(): PersistedRun {
     const snapshot = this.actor.getSnapshot();
-    const { status, pending } = this.statusOf(snapshot);
-    const openCalls = [...this.openCalls().values()].map((call) => call.context);
-    const open = openCalls
-      .map((c) => this.receipts[receiptKey(c.modelStep, c.toolCallId)])
-      .filter((r): r is AgentToolReceipt => r !== undefined);
-    const gatedOpen = openCalls.some((c) => approvalIdFor(this.runId, c) in this.approvals);
-    const counts: Record<string, number> = {};
-    for (const { toolCallId } of Object.values(this.approvals)) counts[toolCallId] = (counts[toolCallId] ?? 0) + 1;
+    const { messages, receipts } = snapshot.context;
+    const rest = this.actor.logic.getPersistedSnapshot(
+      { ...snapshot, context: { ...snapshot.context, messages: [], receipts: {} } } as typeof snapshot,
+    );
+    const copy = toJson<PersistedRun>(rest);
+    copy.context.messages = messages;
+    copy.context.receipts = receipts;
+    return copy;
+  }
+
+  /** The envelope of the run as its actor holds it now, saved as the next revision. */
+  envelope(extras?: Parameters<typeof envelopeOf>[2]): AgentRunEnvelope {
     const session = this.opts.raw.session!;
-    return {
-      kind: ENVELOPE_KIND,
-      version: envelopeVersion(pending.approvals, open, gatedOpen),
+    return envelopeOf(this.persisted(), {
       runId: this.runId,
       scope: session.scope,
       revision: this.revision + 1,
-      bindingId: this.opts.binding.bindingId,
       binding: { ...this.opts.binding },
-      machine: { id: RUN_MACHINE_ID, version: RUN_MACHINE_VERSION },
-      snapshot: this.persistedSnapshot(),
-      receipts: Object.fromEntries(Object.entries(this.receipts).map(([key, receipt]) => [key, frozenJsonCopy(receipt)])),
-      approvalRequestCounts: counts,
-      approvals: structuredClone(this.approvals),
-      status,
-      pendingApprovals: pending.approvals,
-      pendingClientCalls: pending.clientCalls,
-      ...(result ? { result: toJson<AgentResult<unknown>>(result) } : {}),
-      ...this.modelsRecord(snapshot.context),
       createdAt: this.createdAt,
       updatedAt: this.opts.now(),
-    };
-  }
-
-  /** `models` for a run with fallbacks (or one that failed over): read from the run's context. */
-  private modelsRecord(context: RunContext): { models?: AgentRunModels } {
-    const recorded = (context.models ?? null) as AgentRunModels | null;
-    if (recorded) return { models: structuredClone(recorded) };
-    return this.opts.models.length > 1 ? { models: initialModels(this.opts.model) } : {};
-  }
-
-  /**
-   * The run actor's persisted snapshot as plain JSON. The transcript only grows
-   * and its messages are never edited, so each message is copied once
-   * (frozen) and shared by later saves: a save copies what the step added,
-   * not the whole history. The machine persists a context whose transcript is
-   * set aside, because XState walks every value of a context looking for actor
-   * references, and the transcript (plain messages) holds none.
-   */
-  private persistedSnapshot(): JsonValue {
-    const snapshot = this.actor.getSnapshot();
-    const messages = snapshot.context.messages as unknown[];
-    const persisted = this.actor.logic.getPersistedSnapshot(
-      { ...snapshot, context: { ...snapshot.context, messages: [] } } as typeof snapshot,
-    ) as unknown as { context: { messages: unknown[] } };
-    const copy = toJson<{ context: { messages: unknown[] } }>(persisted);
-    copy.context.messages = this.frozenMessages(messages);
-    return copy as unknown as JsonValue;
-  }
-
-  /** Frozen copies of the transcript's messages; the copies of the last save's prefix are reused without a lookup. */
-  private frozenMessages(messages: readonly unknown[]): unknown[] {
-    const last = this.lastMessages;
-    let same = 0;
-    if (last) while (same < messages.length && same < last.source.length && messages[same] === last.source[same]) same++;
-    const copies = last ? last.copies.slice(0, same) : [];
-    for (let i = same; i < messages.length; i++) copies.push(frozenJsonCopy(messages[i]));
-    this.lastMessages = { source: messages, copies };
-    return copies.slice();
+    }, extras);
   }
 
   private async write(): Promise<void> {
@@ -485,14 +359,13 @@ export class RunHost<T> implements HostState<T> {
 
   private async writeTerminal(result: AgentResult<T>): Promise<void> {
     await this.queue.idle();
-    const envelope = this.envelope(result);
     const error = this.actor.getSnapshot().context.error;
-    if (result.status === 'failed' && error?.retry && this.lastCommitted !== null) {
-      // A transient failure keeps the last checkpoint as the snapshot: retryFailed goes on from there.
-      envelope.snapshot = this.lastCommitted;
-      envelope.retry = { ...error.retry, error: { name: error.name, code: error.code, message: error.message } };
-    }
-    await this.commit(envelope);
+    const json = toJson<AgentResult<unknown>>(result);
+    // A transient failure keeps the last checkpoint as the snapshot: retryFailed goes on from there.
+    const retryFrom = result.status === 'failed' && error?.retry && this.lastCommitted !== null
+      ? { snapshot: this.lastCommitted, retry: { ...error.retry, error: { name: error.name, code: error.code, message: error.message } as SerializedError } }
+      : undefined;
+    await this.commit(this.envelope({ result: json, ...(retryFrom ? { retryFrom } : {}) }));
   }
 
   private async commit(envelope: AgentRunEnvelope): Promise<void> {
@@ -500,7 +373,7 @@ export class RunHost<T> implements HostState<T> {
       await this.opts.raw.session!.store.save(envelope, this.lease ? { lease: this.lease } : undefined);
       this.revision = envelope.revision;
       if (envelope.status !== 'completed' && envelope.status !== 'failed' && envelope.status !== 'stopped') {
-        this.lastCommitted = envelope.snapshot;
+        this.lastCommitted = envelope.snapshot as unknown as PersistedRun;
       }
     } catch (error) {
       // A lease error, or a store's own PersistenceError (it names the run already), goes on as it is.

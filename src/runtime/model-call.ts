@@ -16,7 +16,8 @@ import { transientCause, type TransientCause } from '../models/transient.js';
 import type {
   FinishReason, LanguageModel, ModelCallWarning, ModelRequest, ModelResponse, ModelToolCall, ReasoningPart, Usage,
 } from '../models/types.js';
-import type { HostState } from './host-state.js';
+import type { ModelCallInput } from '../../machines/index.js';
+import { deadlinePassed, type Leg } from './host-state.js';
 import { timeoutSignal } from './timeout-signal.js';
 
 /** Thrown when the call failed after its first content: never retried, never failed over. */
@@ -97,7 +98,7 @@ export function checkResponse(value: unknown): ModelResponse {
 }
 
 /** One attempt on one model: generate, or stream with the text shown as it comes. */
-async function attempt(host: HostState, model: LanguageModel, request: ModelRequest, step: number): Promise<ModelResponse> {
+async function attempt(host: Leg, model: LanguageModel, request: ModelRequest, step: number): Promise<ModelResponse> {
   if (typeof model.doStream !== 'function') {
     const response = checkResponse(await model.doGenerate(request));
     if (response.text) host.emit({ type: 'text-delta', step, delta: response.text });
@@ -208,15 +209,15 @@ function describe(error: unknown, cause: TransientCause | null): SerializedError
  * with the signal's reason on an abort or the deadline.
  */
 export async function callModel(
-  host: HostState,
-  step: number,
-  phase: 'loop' | 'finalize',
+  host: Leg,
+  input: ModelCallInput,
   signal: AbortSignal,
   build: (model: LanguageModel, signal: AbortSignal) => Promise<ModelRequest>,
 ): Promise<CallResult> {
   const { opts } = host;
+  const { step, phase } = input;
   const chain = opts.models;
-  const before = (host.context().models ?? null) as AgentRunModels | null;
+  const before = (input.models ?? null) as AgentRunModels | null;
   const skipped = new Set((before?.failovers ?? []).map((f) => modelKey(f.failed)));
   const candidates = chain.filter((m) => !skipped.has(modelKey(m)));
   // Every model failed over once already: the call starts again from the last one.
@@ -232,7 +233,7 @@ export async function callModel(
     for (let retry = 0; ; retry++) {
       if (signal.aborted) throw signal.reason;
       // The deadline outranks every retry and fail-over: the caller reports it.
-      if (host.deadlinePassed()) throw lastError ?? new Error('The execution deadline elapsed.');
+      if (deadlinePassed(host, input.deadlineAt ?? null)) throw lastError ?? new Error('The execution deadline elapsed.');
       let state = null;
       try {
         if (breaker) state = await breaker.admit(key);

@@ -5,20 +5,20 @@
 import { fromPromise } from 'xstate';
 import { ExecutionPolicyError, serializeError } from '../errors/index.js';
 import type {
-  Json, ModelCallOutput, OutputCheck, PolicyOutput, Turn, VerifierOutput,
+  Json, ModelCallInput, ModelCallOutput, OutputCheck, PolicyOutput, Turn, ValidateInput, VerifierOutput, VerifyInput,
 } from '../../machines/index.js';
 import type { ModelCallWarning, ModelRequest, ModelResponse, ModelToolSpec } from '../models/types.js';
 import { toJson } from '../agent/json.js';
 import { check, parseJsonAnswer, wireSchema } from '../agent/schema.js';
 import type { JsonValue, Message, VerifyVerdict } from '../agent/types.js';
 import { transientCause } from '../models/transient.js';
-import { messagesOf, type HostState } from './host-state.js';
+import { deadlinePassed, effectSignal, type Leg } from './host-state.js';
 import { callModel, StreamBrokeOff } from './model-call.js';
 import { modelKey } from '../models/resolve.js';
 
 const deadlineError = () => serializeError(new ExecutionPolicyError('deadline_exceeded', 'The execution deadline elapsed.'));
 
-function toolSpecs(host: HostState, names?: string[]): ModelToolSpec[] {
+function toolSpecs(host: Leg, names?: string[]): ModelToolSpec[] {
   return Object.entries(host.opts.tools)
     .filter(([name]) => !names || names.includes(name))
     .map(([name, tool]) => ({
@@ -30,9 +30,9 @@ function toolSpecs(host: HostState, names?: string[]): ModelToolSpec[] {
 }
 
 /** The request for one step: the loop's, or finalization's (one more turn of the same conversation). */
-async function buildRequest(host: HostState, step: number, phase: 'loop' | 'finalize', signal: AbortSignal): Promise<ModelRequest> {
+async function buildRequest(host: Leg, step: number, phase: 'loop' | 'finalize', signal: AbortSignal): Promise<ModelRequest> {
   const { opts } = host;
-  const history = messagesOf(host.context());
+  const history = host.transcript() as Message[];
   const prepared = (await opts.raw.prepareStep?.({ stepNumber: step, messages: history, phase })) ?? {};
   let messages: Message[] = prepared.messages ?? history;
   if (prepared.system !== undefined) {
@@ -87,24 +87,25 @@ function warningOf(warning: ModelCallWarning) {
     : { type: 'warning' as const, setting: 'model', message: String((warning as { message?: unknown }).message ?? 'The model warned.') };
 }
 
-export function runActors(host: HostState) {
+export function runActors(host: Leg) {
   return {
-    callModel: fromPromise<ModelCallOutput, { step: number; phase: 'loop' | 'finalize' }>(async ({ input, signal }) => {
+    callModel: fromPromise<ModelCallOutput, ModelCallInput>(async ({ input, signal }) => {
       const { step, phase } = input;
-      if (host.deadlinePassed()) return { kind: 'deadline', error: deadlineError() };
+      const deadlineAt = input.deadlineAt ?? null;
+      if (deadlinePassed(host, deadlineAt)) return { kind: 'deadline', error: deadlineError() };
       if (host.signal.aborted) return { kind: 'aborted' };
-      const combined = host.effectSignal(signal);
+      const combined = effectSignal(host, signal, deadlineAt);
       host.emit({ type: 'step-start', step, phase });
       let response: ModelResponse;
       let answered: string;
       let models: Json | undefined;
       try {
-        const call = await callModel(host, step, phase, combined, (_model, signal) => buildRequest(host, step, phase, signal));
+        const call = await callModel(host, input, combined, (_model, signal) => buildRequest(host, step, phase, signal));
         response = call.response;
         answered = modelKey(call.model);
         models = call.models as unknown as Json | undefined;
       } catch (error) {
-        if (host.deadlinePassed()) return { kind: 'deadline', error: deadlineError() };
+        if (deadlinePassed(host, deadlineAt)) return { kind: 'deadline', error: deadlineError() };
         if (host.signal.aborted) return { kind: 'aborted' };
         const broke = error instanceof StreamBrokeOff;
         const original = broke ? error.original : error;
@@ -146,9 +147,9 @@ export function runActors(host: HostState) {
     // No execution policy is configured in this engine yet: every batch passes.
     checkBatchPolicy: fromPromise<PolicyOutput, { step: number }>(async () => ({ kind: 'ok' })),
 
-    validateOutput: fromPromise<OutputCheck, { step: number }>(async () => {
+    validateOutput: fromPromise<OutputCheck, ValidateInput>(async ({ input }) => {
       const { opts } = host;
-      const turn = host.context().lastTurn!;
+      const turn = input.turn;
       const output = opts.raw.output!;
       let parsed: { ok: true; value: unknown } | { ok: false; issue: string };
       if (opts.outputMode === 'tool') {
@@ -158,36 +159,35 @@ export function runActors(host: HostState) {
         parsed = parseJsonAnswer(turn.text);
       }
       const checked = parsed.ok ? await check(parsed.value, output.schema, output.validate as (v: unknown) => unknown) : parsed;
-      const attempt = host.context().outputAttempts + 1;
-      host.emit({ type: 'output-attempt', attempt, valid: checked.ok, ...(checked.ok ? {} : { issue: checked.issue }) });
+      host.emit({ type: 'output-attempt', attempt: input.attempt, valid: checked.ok, ...(checked.ok ? {} : { issue: checked.issue }) });
       return checked.ok ? { kind: 'valid', output: toJson<Json>(checked.value) } : { kind: 'invalid', issue: checked.issue };
     }),
 
     // The attempt count is durable before the verifier runs; that write issues the verifier's permit.
     beginVerify: fromPromise<void, { attempt: number }>(async ({ input }) => {
       await host.save();
-      host.permits.add(`verify:${input.attempt}`);
+      host.permits.grant(`verify:${input.attempt}`);
     }),
 
-    runVerifier: fromPromise<VerifierOutput, { attempt: number }>(async ({ input, signal }) => {
-      if (!host.permits.delete(`verify:${input.attempt}`)) return { kind: 'restarted' };
+    runVerifier: fromPromise<VerifierOutput, VerifyInput>(async ({ input, signal }) => {
+      if (!host.permits.take(`verify:${input.attempt}`)) return { kind: 'restarted' };
       const verify = host.opts.raw.verify!;
-      const context = host.context();
+      const { candidate, deadlineAt } = input;
       let verdict: VerifyVerdict | undefined;
       let thrown: unknown;
       try {
         verdict = await verify({
-          output: context.candidate!.output as never,
-          text: context.candidate!.text,
+          output: candidate.output as never,
+          text: candidate.text,
           attempt: input.attempt,
           runId: host.runId,
-          signal: host.effectSignal(signal),
+          signal: effectSignal(host, signal, deadlineAt),
         });
       } catch (error) {
         thrown = error;
       }
       // Cancellation and the deadline outrank whatever the verifier said.
-      if (host.deadlinePassed()) return { kind: 'deadline', error: deadlineError() };
+      if (deadlinePassed(host, deadlineAt)) return { kind: 'deadline', error: deadlineError() };
       if (host.signal.aborted) return { kind: 'aborted' };
       let out: VerifierOutput;
       if (thrown !== undefined) {

@@ -1,41 +1,42 @@
 /**
- * The tool-call machine's actors. Each is either pure, an idempotent write
- * keyed by effect identity, or the effect itself, which runs only with a
- * permit that the `executing` receipt write issued in this process.
+ * The tool-call machine's actors. Each takes the call's context as input and
+ * returns what it decided or did; none reads or writes state outside its input
+ * and output. Each is pure, a save of the record as the run holds it, or the
+ * effect itself, which runs only under a permit the `executing` receipt write
+ * issued in this process.
  */
 import { fromPromise } from 'xstate';
 import { serializeError } from '../errors/index.js';
 import { toolCallMachine } from '../../machines/index.js';
 import type {
-  AdmitOutput, ApprovalOutput, ArgumentsOutput, BeginEffectOutput, ExecuteOutput, GuardOutput, Json, ProjectOutput, ToolCallContext,
+  AdmitOutput, ApprovalOutput, ArgumentsOutput, BeginEffectOutput, ExecuteOutput, GuardOutput, IssueApprovalOutput, Json,
+  PersistReceiptOutput, ProjectOutput, ToolCallContext,
 } from '../../machines/index.js';
-import { receiptHasOutcome, receiptKey } from '../agent/envelope.js';
+import { approvalIdFor, receiptHasOutcome, receiptKey } from '../agent/envelope.js';
 import { toJson } from '../agent/json.js';
 import { check, isStandardSchema } from '../agent/schema.js';
-import type { AgentToolReceipt, JsonValue, ToolExecuteContext } from '../agent/types.js';
-import { messagesOf, type HostState } from './host-state.js';
-import { plantedBugs } from './test-switches.js';
+import type { AgentToolReceipt, JsonValue, Message, ToolExecuteContext } from '../agent/types.js';
+import { deadlinePassed, effectSignal, type Leg } from './host-state.js';
 import { capForModel, storableResult, unstorableMessage } from './tool-results.js';
 
 const keyOf = (c: ToolCallContext) => receiptKey(c.modelStep, c.toolCallId);
+const receiptOf = (c: ToolCallContext) => (c.receipt ?? undefined) as AgentToolReceipt | undefined;
 
-function toolContext(host: HostState, c: ToolCallContext, signal: AbortSignal): ToolExecuteContext {
+function toolContext(leg: Leg, c: ToolCallContext, signal: AbortSignal): ToolExecuteContext {
   return {
     toolCallId: c.toolCallId,
     modelStep: c.modelStep,
-    messages: messagesOf(host.context()),
+    messages: leg.transcript() as Message[],
     signal,
-    context: host.opts.toolContexts[c.toolName],
+    context: leg.opts.toolContexts[c.toolName],
   };
 }
 
-const errorText = (error: { message: string }) => error.message;
-
 /** No user code sees a result of this tool between its raw receipt and its projection: no validation, projection or onToolResult. */
-function projectsTrivially(host: HostState, toolName: string): boolean {
-  const tool = host.opts.tools[toolName];
+function projectsTrivially(leg: Leg, toolName: string): boolean {
+  const tool = leg.opts.tools[toolName];
   return tool !== undefined && !tool.validateResult && !isStandardSchema(tool.outputSchema) && !tool.toModelOutput
-    && !host.opts.raw.onToolResult;
+    && !leg.opts.raw.onToolResult;
 }
 
 /** A user callback's error reaches the model and the checkpoint only as plain, redacted data. */
@@ -49,13 +50,13 @@ function redacting<A, R>(body: (args: A) => Promise<R>): (args: A) => Promise<R>
   };
 }
 
-export function provideToolCallMachine(host: HostState) {
-  const tools = host.opts.tools;
+export function provideToolCallMachine(leg: Leg) {
+  const tools = leg.opts.tools;
   return toolCallMachine.provide({
     actors: {
       // Stage 2: the onToolCall guardrails block or rewrite.
       guardCall: fromPromise<GuardOutput, ToolCallContext>(redacting(async ({ input: c }) => {
-        const guard = host.opts.raw.onToolCall;
+        const guard = leg.opts.raw.onToolCall;
         if (!guard) return { kind: 'allow' };
         const decision = await guard({ toolCallId: c.toolCallId, toolName: c.toolName, args: c.args as JsonValue, modelStep: c.modelStep });
         if (!decision || decision.action === 'allow') return { kind: 'allow' };
@@ -65,7 +66,7 @@ export function provideToolCallMachine(host: HostState) {
 
       // Between policy and approval: the arguments against the tool's parameters. Invalid ones are never offered for approval.
       checkArguments: fromPromise<ArgumentsOutput, ToolCallContext>(redacting(async ({ input: c }) => {
-        const parameters = host.opts.parameters[c.toolName];
+        const parameters = leg.opts.parameters[c.toolName];
         if (!parameters) return { kind: 'valid' };
         const verdict = await parameters.check(c.args);
         return verdict.ok ? { kind: 'valid' } : { kind: 'invalid', message: verdict.message };
@@ -74,125 +75,108 @@ export function provideToolCallMachine(host: HostState) {
       // Stage 3: a recorded outcome skips the gate. A verdict the run asked for decides, even when a
       // predicate would now answer otherwise: a denial is final, an approval stands. Otherwise needsApproval.
       decideApproval: fromPromise<ApprovalOutput, ToolCallContext>(redacting(async ({ input: c, signal }) => {
-        if (receiptHasOutcome(host.receipts[keyOf(c)])) return { kind: 'receipt' };
+        if (receiptHasOutcome(receiptOf(c))) return { kind: 'receipt' };
         if (c.verdict !== null) {
           return c.verdict.approved ? { kind: 'approved' } : { kind: 'denied', reason: c.verdict.reason ?? 'Not approved.' };
         }
-        const tool = tools[c.toolName]!;
-        const gate = tool.needsApproval;
-        const needed = typeof gate === 'function' ? await gate(c.args, toolContext(host, c, signal)) : Boolean(gate);
+        const gate = tools[c.toolName]!.needsApproval;
+        const needed = typeof gate === 'function' ? await gate(c.args, toolContext(leg, c, signal)) : Boolean(gate);
         return needed ? { kind: 'wait' } : { kind: 'not-needed' };
       })),
 
+      // The request's id is bound to the run, the step, the call, the tool and its arguments; its token is fresh.
+      issueApproval: fromPromise<IssueApprovalOutput, ToolCallContext>(async ({ input: c }) => ({
+        approvalId: approvalIdFor(leg.runId, c),
+        token: leg.opts.generateId(),
+        client: typeof tools[c.toolName]?.execute !== 'function',
+      })),
+
       // Stage 4: cancellation and the deadline, right before the effect.
-      admit: fromPromise<AdmitOutput, ToolCallContext>(async () => {
-        if (host.deadlinePassed()) return { kind: 'refused', reason: 'deadline' };
-        if (host.signal.aborted) return { kind: 'refused', reason: 'aborted' };
+      admit: fromPromise<AdmitOutput, ToolCallContext>(async ({ input: c }) => {
+        if (deadlinePassed(leg, c.deadlineAt)) return { kind: 'refused', reason: 'deadline' };
+        if (leg.signal.aborted) return { kind: 'refused', reason: 'aborted' };
         return { kind: 'admitted' };
       }),
 
-      // Stage 5: effect identity. The receipt decides; a fresh `executing` write issues the permit.
+      // Stage 5: effect identity. The receipt decides; a fresh `executing` receipt is asked for, and its write issues the permit.
       beginEffect: fromPromise<BeginEffectOutput, ToolCallContext>(async ({ input: c }) => {
-        const key = keyOf(c);
         const tool = tools[c.toolName]!;
-        const existing = host.receipts[key];
+        const existing = receiptOf(c);
         if (existing && existing.status === 'failed') {
-          const message = existing.error ? errorText(existing.error) : 'Tool call failed.';
-          return { kind: 'replay-failed', message: capForModel(message, host.opts.maxToolResultChars) as string };
+          const message = existing.error ? existing.error.message : 'Tool call failed.';
+          return { kind: 'replay-failed', message: capForModel(message, leg.opts.maxToolResultChars) as string };
         }
         if (receiptHasOutcome(existing)) return { kind: 'replay' };
         if (typeof tool.execute !== 'function') {
           return c.clientResult ? { kind: 'client-result' } : { kind: 'await-client' };
         }
         const idempotent = tool.replay === 'idempotent';
-        // An interrupted call runs again only when idempotent or when this resume asked for it, once.
-        if (existing && existing.status === 'executing' && !existing.idempotent && !host.retryKeys.delete(key)) {
+        // An interrupted call runs again only when idempotent or when this resume asked for it (once: the write takes the ask).
+        if (existing && existing.status === 'executing' && !existing.idempotent && c.retried !== true) {
           return { kind: 'unknown' };
         }
-        if (!plantedBugs.skipExecutingReceipt) {
-          host.receipts[key] = {
-            key, toolCallId: c.toolCallId, toolName: c.toolName, modelStep: c.modelStep, status: 'executing', idempotent,
-          };
-          await host.save();
-        }
-        host.permits.add(key);
-        return { kind: 'permit' };
+        leg.permits.intend(keyOf(c));
+        return { kind: 'write', idempotent };
+      }),
+
+      // The `executing` receipt (already in the record the run holds) is made durable; only then is the effect permitted.
+      writeReceipt: fromPromise<PersistReceiptOutput, ToolCallContext>(async ({ input: c }) => {
+        if (!leg.bugs.skipExecutingReceipt) await leg.save();
+        return leg.permits.issue(keyOf(c)) ? { kind: 'written' } : { kind: 'restarted' };
       }),
 
       // Stage 6: the effect. Without a permit this is a restart after a restore: never run, re-decide.
       executeTool: fromPromise<ExecuteOutput, ToolCallContext>(async ({ input: c, signal }) => {
-        const key = keyOf(c);
         const tool = tools[c.toolName]!;
-        if (!host.permits.delete(key) && !plantedBugs.ignoreEffectPermit) {
-          if (receiptHasOutcome(host.receipts[key])) return { kind: 'replay' };
+        if (!leg.permits.take(keyOf(c)) && !leg.bugs.ignoreEffectPermit) {
+          if (receiptHasOutcome(receiptOf(c))) return { kind: 'replay' };
           // Only a tool marked idempotent may run again under the same identity.
           if (tool.replay !== 'idempotent') return { kind: 'unknown' };
         }
-        const combined = host.effectSignal(signal);
         let value: unknown;
         try {
-          value = await tool.execute!(c.args, toolContext(host, c, combined));
+          value = await tool.execute!(c.args, toolContext(leg, c, effectSignal(leg, signal, c.deadlineAt)));
         } catch (error) {
-          host.rawOutcomes.set(key, { kind: 'threw', error: serializeError(error) });
-          return { kind: 'threw' };
+          return { kind: 'threw', error: serializeError(error) };
         }
         // The tool returned: whatever its result is, its effect happened. One that cannot be stored is recorded as such.
-        host.rawOutcomes.set(key, storableResult(value, host.opts.maxReceiptBytes, c.toolCallId));
-        return { kind: 'result' };
+        const stored = storableResult(value, leg.opts.maxReceiptBytes, c.toolCallId);
+        return stored.kind === 'result' ? { kind: 'result', value: stored.value as Json } : stored;
       }),
 
-      // Stage 7a: the raw result (or the error, or the client's answer) is committed first.
+      // Stage 7a: the raw result (or the error, or the client's answer), already in the record, is committed first.
       recordResult: fromPromise<void, ToolCallContext>(async ({ input: c }) => {
-        const key = keyOf(c);
-        const tool = tools[c.toolName]!;
-        const base = {
-          key, toolCallId: c.toolCallId, toolName: c.toolName, modelStep: c.modelStep, idempotent: tool.replay === 'idempotent',
-        };
-        let receipt: AgentToolReceipt;
-        if (typeof tool.execute !== 'function') {
-          const answer = c.clientResult!;
-          receipt = { ...base, status: 'executed', rawResult: answer.output as JsonValue, isError: answer.isError, client: true };
-        } else {
-          const raw = host.rawOutcomes.get(key);
-          if (!raw) {
-            if (receiptHasOutcome(host.receipts[key])) return;
-            throw Object.assign(new Error('The result of this call was lost before its receipt was written.'), { code: 'unknown_effect' });
-          }
-          receipt = raw.kind === 'result'
-            ? { ...base, status: 'executed', rawResult: raw.value }
-            : raw.kind === 'unstorable'
-              ? { ...base, status: 'unstorable', error: raw.error }
-              : { ...base, status: 'failed', error: raw.error };
-          if (raw.kind === 'unstorable') {
-            host.emit({
-              type: 'warning', setting: raw.error.code === 'result_too_large' ? 'maxReceiptBytes' : 'tools', toolCallId: c.toolCallId,
-              message: `Tool "${c.toolName}" (call ${c.toolCallId}) ran, but its result could not be stored: ${raw.error.message}. ` +
-                'Its receipt records that it ran (status unstorable), and the model was told not to call it again.',
-            });
-          }
+        const receipt = receiptOf(c);
+        if (!receipt) throw new Error('The result of this call was lost before its receipt was written.');
+        if (receipt.status === 'unstorable') {
+          leg.emit({
+            type: 'warning', setting: receipt.error?.code === 'result_too_large' ? 'maxReceiptBytes' : 'tools', toolCallId: c.toolCallId,
+            message: `Tool "${c.toolName}" (call ${c.toolCallId}) ran, but its result could not be stored: ${receipt.error?.message}. ` +
+              'Its receipt records that it ran (status unstorable), and the model was told not to call it again.',
+          });
         }
-        host.receipts[key] = receipt;
         // Committed before any validation, projection or onToolResult runs. With
         // none of them (or for an error or an unstorable result, which none sees)
         // nothing runs between here and the call's checkpoint, which commits the
         // receipt instead.
-        if (receipt.status === 'failed' || receipt.status === 'unstorable' || !projectsTrivially(host, c.toolName)) await host.save();
-        host.rawOutcomes.delete(key);
+        if (receipt.status === 'failed' || receipt.status === 'unstorable' || !projectsTrivially(leg, c.toolName)) await leg.save();
       }),
 
       // Stage 7b: validation, the tool's projection, then onToolResult (which changes only the model's copy).
       projectResult: fromPromise<ProjectOutput, ToolCallContext>(async ({ input: c }) => {
-        const key = keyOf(c);
-        const receipt = host.receipts[key]!;
+        const receipt = receiptOf(c)!;
         const tool = tools[c.toolName]!;
+        let updated: AgentToolReceipt | undefined;
         // What enters the model's history is capped (maxToolResultChars); the receipt keeps the whole raw result.
-        const end = (outcome: ProjectOutput['outcome'], modelOutput: JsonValue | string, isError: boolean): ProjectOutput =>
-          ({ outcome, modelOutput: capForModel(modelOutput, host.opts.maxToolResultChars) as Json, isError });
+        const end = (outcome: ProjectOutput['outcome'], modelOutput: JsonValue | string, isError: boolean): ProjectOutput => ({
+          outcome, modelOutput: capForModel(modelOutput, leg.opts.maxToolResultChars) as Json, isError,
+          ...(updated ? { receipt: updated as ProjectOutput['receipt'] } : {}),
+        });
         if (receipt.status === 'failed') return end('failed', receipt.error?.message ?? 'Tool call failed.', true);
         // The tool ran; there is no result to validate, project or show to onToolResult.
         // (Its message is the engine's own, and short: never cut, so the model always reads "do not call it again".)
         if (receipt.status === 'unstorable') return { outcome: 'unstorable-result', modelOutput: unstorableMessage(receipt.error), isError: false };
-        host.emit({ type: 'tool-output', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName, rawResult: receipt.rawResult });
+        leg.emit({ type: 'tool-output', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName, rawResult: receipt.rawResult });
         let projection: JsonValue | string;
         let outcome: ProjectOutput['outcome'];
         let isError = receipt.isError === true;
@@ -206,21 +190,21 @@ export function provideToolCallMachine(host: HostState) {
             projection = `Tool result failed validation: ${checked.issue}`;
             outcome = 'validation-failure';
             isError = true;
-            host.receipts[key] = { ...receipt, status: 'validation-failed', modelOutput: projection };
+            updated = { ...receipt, status: 'validation-failed', modelOutput: projection };
           } else {
             try {
               projection = toJson<JsonValue>(tool.toModelOutput && !isError ? await tool.toModelOutput(checked.value) : checked.value);
               outcome = receipt.client ? 'client-result' : 'completed';
-              host.receipts[key] = { ...receipt, status: 'completed', modelOutput: projection };
+              updated = { ...receipt, status: 'completed', modelOutput: projection };
             } catch (error) {
               projection = `Tool result could not be projected: ${serializeError(error).message}`;
               outcome = 'projection-failure';
               isError = true;
-              host.receipts[key] = { ...receipt, status: 'projection-failed', modelOutput: projection };
+              updated = { ...receipt, status: 'projection-failed', modelOutput: projection };
             }
           }
         }
-        const guard = host.opts.raw.onToolResult;
+        const guard = leg.opts.raw.onToolResult;
         if (guard) {
           const replaced = await guard({ toolCallId: c.toolCallId, toolName: c.toolName, modelStep: c.modelStep, output: projection, isError });
           if (replaced !== undefined) projection = toJson<JsonValue>(replaced);
@@ -233,8 +217,8 @@ export function provideToolCallMachine(host: HostState) {
       // write), which follows as soon as the call ends. (Decided by the batch's
       // size, not by which siblings are still open, so that how many saves a run
       // makes does not depend on timing.)
-      checkpoint: fromPromise<void, ToolCallContext>(async () => {
-        if (host.context().batch.length > 1) await host.save();
+      checkpoint: fromPromise<void, ToolCallContext>(async ({ input: c }) => {
+        if (c.batchSize > 1) await leg.save();
       }),
     },
   });

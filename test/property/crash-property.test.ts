@@ -24,7 +24,7 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { listCrashPoints, type CrashCounts } from 'cairn/testing';
-import { plantedBugs } from '../../src/runtime/test-switches.js';
+import type { PlantedBugs } from '../../src/runtime/test-switches.js';
 import { byCall, driveScenario, isPlainKey, RESUME_BOUND, type DriveReport, type Fault } from './drive.js';
 import { describeScenario, scenarioArb, type Scenario } from './scenario.js';
 import { closeWireServer } from './wire-model.js';
@@ -138,13 +138,13 @@ function checkInvariants(scenario: Scenario, fault: Fault, ref: DriveReport, run
   expect(run.messages, `(4) messages; ${where}`).toEqual(ref.messages);
 }
 
-function crashProperty(tally: Tally) {
+function crashProperty(tally: Tally, bugs?: PlantedBugs) {
   return fc.asyncProperty(scenarioArb, faultChoiceArb, async (scenario, choice) => {
     const ref = await reference(scenario);
     expect(ref.status, `fault-free drive of ${describeScenario(scenario)}: ${ref.trace.join(' | ')}`).toBe('completed');
     expect(ref.violations).toEqual([]);
     const fault = faultFor(choice, ref.counts);
-    const run = await driveScenario(scenario, fault);
+    const run = await driveScenario(scenario, fault, bugs);
     tally.runs++;
     if (fault.kind === 'none') tally.noPoint++;
     else {
@@ -194,13 +194,8 @@ describe('crash property: any run, any single fault, a careful operator', () => 
   }, TIMEOUT);
 
   it('fails with the executing receipt write switched off', async () => {
-    plantedBugs.skipExecutingReceipt = true;
-    try {
-      const outcome = await fc.check(crashProperty(newTally()), params(150, false));
-      if (outcome.failed) console.log(`planted bug skipExecutingReceipt caught after ${outcome.numRuns} runs: ${String(outcome.errorInstance).split('\n')[0]}`);
-      expect(outcome.failed).toBe(true);
-    } finally {
-      plantedBugs.skipExecutingReceipt = false;
-    }
+    const outcome = await fc.check(crashProperty(newTally(), { skipExecutingReceipt: true }), params(150, false));
+    if (outcome.failed) console.log(`planted bug skipExecutingReceipt caught after ${outcome.numRuns} runs: ${String(outcome.errorInstance).split('\n')[0]}`);
+    expect(outcome.failed).toBe(true);
   });
 });

@@ -3,6 +3,7 @@
  * fault, and answers every rest the way a careful operator would, until the
  * last leg completes or a bound is reached. Records what the property checks.
  */
+import { PLANTED_BUGS, type PlantedBugs } from '../../src/runtime/test-switches.js';
 import {
   createInMemoryAgentRunStore, resumeAgent, runAgent,
   type AgentOptions, type AgentResult, type AgentRunStore, type ApprovalResponse, type Message,
@@ -91,9 +92,10 @@ function reconciledOutput(kind: ToolKind, toolCallId: string): Omit<ReconciledTo
  * Drives `scenario` from its first leg to its last, with `fault` injected in
  * the first runtime. Every fault ends that runtime: the drive goes on in a
  * fresh one (a new store object over a copy of the data, a new model, the same
- * world: the ledgers and the operator's notes).
+ * world: the ledgers and the operator's notes). `bugs` plants known bugs in
+ * every leg (see src/runtime/test-switches.ts).
  */
-export async function driveScenario(scenario: Scenario, fault: Fault): Promise<DriveReport> {
+export async function driveScenario(scenario: Scenario, fault: Fault, bugs?: PlantedBugs): Promise<DriveReport> {
   const legs = legCount(scenario);
   const ledgers: Ledger[] = Array.from({ length: legs }, () => createLedger());
   const transient: TransientFault | undefined = fault.kind === 'transient' ? { at: fault.at, calls: 0, fired: false } : undefined;
@@ -136,7 +138,7 @@ export async function driveScenario(scenario: Scenario, fault: Fault): Promise<D
       // An injected 503 fails the leg (the retryFailed path), instead of being retried within the call.
       maxRetries: 0,
       session: { store: rt.store, runId: runIdOf(leg), scope: SCOPE },
-      deps: { clock: { now: () => 1_000 }, generateId: rt.ids },
+      deps: { clock: { now: () => 1_000 }, generateId: rt.ids, ...(bugs ? { [PLANTED_BUGS]: bugs } : {}) },
       ...(leg === 0 ? { prompt: 'Start.' } : { messages: [...previous!, { role: 'user', content: `Continue ${leg}.` }] }),
     };
   };

@@ -10,14 +10,14 @@ import {
   createInMemoryAgentRunStore, resumeAgent, runAgent, type AgentOptions, type AgentRunEnvelope, type AgentRunStore,
 } from 'cairn/agent';
 import { createMockModel } from 'cairn/testing';
-import { plantedBugs } from '../../src/runtime/test-switches.js';
+import { PLANTED_BUGS, type PlantedBugs } from '../../src/runtime/test-switches.js';
 import { orderScript } from '../support/order-script.js';
 
 type Ledger = Record<string, number>;
 
 const scriptedTurn = orderScript;
 
-function options(store: AgentRunStore, ledger: Ledger): AgentOptions {
+function options(store: AgentRunStore, ledger: Ledger, bugs?: PlantedBugs): AgentOptions {
   const effect = (name: string) => (_args: unknown, ctx: { toolCallId: string; modelStep: number }) => {
     const key = `${name}@${ctx.modelStep}:${ctx.toolCallId}`;
     ledger[key] = (ledger[key] ?? 0) + 1;
@@ -28,7 +28,10 @@ function options(store: AgentRunStore, ledger: Ledger): AgentOptions {
     prompt: 'Charge and ship order 7.',
     bindingId: 'crash-v1',
     session: { store, runId: 'order-7', scope: 'tenant-a' },
-    deps: { clock: { now: () => 1_000 }, generateId: (() => { let n = 0; return () => `id-${n++}`; })() },
+    deps: {
+      clock: { now: () => 1_000 }, generateId: (() => { let n = 0; return () => `id-${n++}`; })(),
+      ...(bugs ? { [PLANTED_BUGS]: bugs } : {}),
+    },
     tools: {
       charge: { parameters: { type: 'object' }, execute: effect('charge') },
       ship: { parameters: { type: 'object' }, execute: effect('ship') },
@@ -44,7 +47,7 @@ interface Cut {
   when: 'after-save' | 'before-next-save';
 }
 
-async function recordCuts(): Promise<{ cuts: Cut[]; ledger: Ledger }> {
+async function recordCuts(bugs?: PlantedBugs): Promise<{ cuts: Cut[]; ledger: Ledger }> {
   const inner = createInMemoryAgentRunStore();
   const ledger: Ledger = {};
   const cuts: Cut[] = [];
@@ -58,7 +61,7 @@ async function recordCuts(): Promise<{ cuts: Cut[]; ledger: Ledger }> {
       cuts.push({ envelope: last, ledger: { ...ledger }, when: 'after-save' });
     },
   };
-  const result = await runAgent(options(store, ledger));
+  const result = await runAgent(options(store, ledger, bugs));
   expect(result.status).toBe('completed');
   return { cuts, ledger };
 }
@@ -75,21 +78,21 @@ interface MatrixOutcome {
  * careful operator would: from the ledger, the effect's own system of record
  * (it landed: record its output; it did not: run it once more).
  */
-async function runMatrix(): Promise<MatrixOutcome> {
-  const { cuts } = await recordCuts();
+async function runMatrix(bugs?: PlantedBugs): Promise<MatrixOutcome> {
+  const { cuts } = await recordCuts(bugs);
   const outcome: MatrixOutcome = { cuts: cuts.length, completions: 0, reconciliations: 0, doubleEffects: [] };
   for (const cut of cuts) {
     const store = createInMemoryAgentRunStore();
     await store.save({ ...cut.envelope, revision: 1 });
     const ledger = { ...cut.ledger };
-    let resumed = await resumeAgent(options(store, ledger) as never);
+    let resumed = await resumeAgent(options(store, ledger, bugs) as never);
     if (resumed.status === 'stopped' && resumed.reason === 'tool-reconciliation-required') {
       outcome.reconciliations++;
       const unknown = resumed.unknownEffects ?? [];
       const landed = unknown.filter((r) => (ledger[`${r.toolName}@${r.modelStep}:${r.toolCallId}`] ?? 0) > 0);
       const missing = unknown.filter((r) => !landed.includes(r));
       resumed = await resumeAgent({
-        ...options(store, ledger),
+        ...options(store, ledger, bugs),
         reconciledToolResults: landed.map((r) => ({ toolCallId: r.toolCallId, output: `${r.toolName} done` })),
         retryToolCallIds: missing.map((r) => r.toolCallId),
       } as never);
@@ -103,14 +106,6 @@ async function runMatrix(): Promise<MatrixOutcome> {
   return outcome;
 }
 
-async function withPlantedBug(name: keyof typeof plantedBugs, body: () => Promise<void>) {
-  plantedBugs[name] = true;
-  try {
-    await body();
-  } finally {
-    plantedBugs[name] = false;
-  }
-}
 
 describe('resume after a crash at every persistence point', () => {
   it('every cut ends completed with each effect run exactly once', async () => {
@@ -124,16 +119,12 @@ describe('resume after a crash at every persistence point', () => {
   });
 
   it('fails with the executing receipt write switched off', async () => {
-    await withPlantedBug('skipExecutingReceipt', async () => {
-      const outcome = await runMatrix();
-      expect(outcome.doubleEffects.length).toBeGreaterThan(0);
-    });
+    const outcome = await runMatrix({ skipExecutingReceipt: true });
+    expect(outcome.doubleEffects.length).toBeGreaterThan(0);
   });
 
   it('fails with the effect permit switched off: a reconciled call restored mid-effect runs again', async () => {
-    await withPlantedBug('ignoreEffectPermit', async () => {
-      const outcome = await runMatrix();
-      expect(outcome.doubleEffects.length).toBeGreaterThan(0);
-    });
+    const outcome = await runMatrix({ ignoreEffectPermit: true });
+    expect(outcome.doubleEffects.length).toBeGreaterThan(0);
   });
 });
