@@ -13,3 +13,5 @@ export { createManualClock, type ManualClock } from './clock.js';
 export type {
   AgentRunStoreFixture, AgentRunStoreInitializer, ConformanceTestApi, LeaseProviderFixture, LeaseProviderInitializer,
 } from './types.js';
+// The planner a backend writes through (declared beside the stores).
+export * from '../../stores/backend-kit.js';

@@ -1,0 +1,11 @@
+/**
+ * What a row-based backend needs to write runs as Cairn's own stores do: the
+ * shared planner and the reader of a stored record. Re-exported from
+ * `cairn/testing` beside the conformance initializer (see docs/stores.md,
+ * "Writing a backend").
+ */
+export {
+  loadRecord, planSave, readIndex, SaveMemory,
+  type MessageRow, type PlanIndex, type ReceiptRow, type SavePlan, type StoredRows, type StoredState,
+} from './write-plan.js';
+export { RECORD_FORMAT, READABLE_FORMATS } from './codec.js';
