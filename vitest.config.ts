@@ -8,6 +8,7 @@ export default defineConfig({
     // Tests import the package by its public subpaths (cairn/agent, ...) and get the TypeScript sources.
     alias: [
       { find: /^cairn\/(openai|anthropic|google|openai-compatible)$/, replacement: `${src}providers/$1/index.ts` },
+      { find: /^cairn\/stores$/, replacement: `${src}stores/backend-kit.ts` },
       { find: /^cairn\/([a-z/-]+)$/, replacement: `${src}$1/index.ts` },
     ],
   },

@@ -2,9 +2,8 @@
 import {
   RevisionConflictError, RunIdentityError, runAgent, type AgentRunEnvelope, type AgentRunStore,
 } from 'cairn/agent';
-import {
-  createMockModel, defineStoreConformance, loadRecord, planSave, readIndex, type ConformanceTestApi, type StoredState,
-} from 'cairn/testing';
+import { createMockModel, defineStoreConformance, type ConformanceTestApi } from 'cairn/testing';
+import { loadRecord, planSave, readIndex, type StoredState } from 'cairn/stores';
 
 /** The "database": a head row per run, transcript rows and receipt rows. */
 interface Tables {

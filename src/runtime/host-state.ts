@@ -9,6 +9,10 @@
  * as input and hands its result back as output. The permits are the one piece
  * of state of the process: see {@link Permits}.
  */
+import { fromPromise, type ActorSystem } from 'xstate';
+
+type AnyActorSystem = ActorSystem<any>;
+import { CairnError } from '../errors/index.js';
 import type { NormalizedOptions } from '../agent/options.js';
 import type { AgentEvent, Message } from '../agent/types.js';
 import type { Permits } from './permits.js';
@@ -47,4 +51,31 @@ export function effectSignal(leg: Leg, own: AbortSignal, deadlineAt: number | nu
   const signals = [own, leg.signal];
   if (deadlineAt !== null) signals.push(timeoutSignal(Math.max(0, deadlineAt - leg.opts.now())).signal);
   return AbortSignal.any(signals);
+}
+
+/**
+ * The machines are provided once per process; each actor finds the leg it
+ * works for through the actor system its run lives in.
+ */
+const legs = new WeakMap<AnyActorSystem, Leg>();
+
+export function bindLeg(system: AnyActorSystem, leg: Leg): void {
+  legs.set(system, leg);
+}
+
+export function legOf(system: AnyActorSystem): Leg {
+  const leg = legs.get(system);
+  if (!leg) throw new CairnError('internal', 'A run actor ran outside the leg that hosts it.');
+  return leg;
+}
+
+export interface ActorArgs<I> {
+  input: I;
+  signal: AbortSignal;
+  system: AnyActorSystem;
+}
+
+/** A promise actor of a run: its body gets the leg it works for, and its input. */
+export function legActor<O, I>(body: (leg: Leg, args: ActorArgs<I>) => Promise<O>) {
+  return fromPromise<O, I>((args) => body(legOf(args.system), args));
 }

@@ -5,7 +5,7 @@
  * result. It holds no run state of its own: the leg's permits, its lease and
  * the revision it last wrote are all it keeps.
  */
-import { createActor, fromPromise, type Actor, type SnapshotFrom } from 'xstate';
+import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import {
   AgentRunLeaseError, PersistenceError, RevisionConflictError, serializeError, type SerializedError,
 } from '../errors/index.js';
@@ -15,19 +15,22 @@ import { toJson } from '../agent/json.js';
 import { resultBase } from '../agent/result.js';
 import type { NormalizedOptions } from '../agent/options.js';
 import type { AgentEvent, AgentResult, AgentRunEnvelope, AgentWarning, JsonValue, Lease, Message, StopReason } from '../agent/types.js';
-import type { Leg } from './host-state.js';
+import { bindLeg, type Leg } from './host-state.js';
 import { Permits } from './permits.js';
 import { envelopeOf, pendingOf, unknownEffectsOf, type PersistedRun } from './record.js';
 import { runActors } from './run-actors.js';
 import { SaveQueue } from './save-queue.js';
 import { keepLease } from './lease-keeper.js';
 import { plantedBugsIn } from './test-switches.js';
-import { provideToolCallMachine } from './tool-actors.js';
+import { toolCallLogic } from './tool-actors.js';
 
 type RunSnapshot = SnapshotFrom<typeof runMachine>;
 type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
 
 export const DEFAULT_LEASE_TTL_MS = 30_000;
+
+/** The run machine with every actor provided, once per process: each actor finds its leg through its actor system. */
+const runLogic = runMachine.provide({ actors: { toolCall: toolCallLogic, ...runActors } });
 
 export class RunHost<T> implements Leg<T> {
   readonly permits = new Permits();
@@ -80,20 +83,10 @@ export class RunHost<T> implements Leg<T> {
     return this.queue.flush();
   }
 
-  private machine() {
-    const host = this as unknown as Leg;
-    return runMachine.provide({
-      actors: {
-        toolCall: provideToolCallMachine(host),
-        saveCheckpoint: fromPromise<void, { at: string }>(() => host.save()),
-        ...runActors(host),
-      },
-    });
-  }
-
   /** A new run: start the actor and drive it to rest. */
   start(input: RunInput): Promise<AgentResult<T>> {
-    this.actor = createActor(this.machine(), { input });
+    this.actor = createActor(runLogic, { input });
+    bindLeg(this.actor.system, this as unknown as Leg);
     this.watchCalls();
     return this.drive(() => this.actor.start());
   }
@@ -107,10 +100,11 @@ export class RunHost<T> implements Leg<T> {
     answers: (open: Map<string, CallSnapshot>) => Record<string, CallAnswer>,
     retryPhase?: 'loop' | 'finalize',
   ): Promise<AgentResult<T>> {
-    this.actor = createActor(this.machine(), {
+    this.actor = createActor(runLogic, {
       snapshot: stored.snapshot as never,
       input: undefined as never,
     });
+    bindLeg(this.actor.system, this as unknown as Leg);
     this.watchCalls();
     return this.drive(() => {
       this.actor.start();

@@ -2,7 +2,6 @@
  * The run machine's actors that are not saves: the model call, the output
  * check and the verifier.
  */
-import { fromPromise } from 'xstate';
 import { ExecutionPolicyError, serializeError } from '../errors/index.js';
 import type {
   Json, ModelCallInput, ModelCallOutput, OutputCheck, PolicyOutput, Turn, ValidateInput, VerifierOutput, VerifyInput,
@@ -12,7 +11,7 @@ import { toJson } from '../agent/json.js';
 import { check, parseJsonAnswer, wireSchema } from '../agent/schema.js';
 import type { JsonValue, Message, VerifyVerdict } from '../agent/types.js';
 import { transientCause } from '../models/transient.js';
-import { deadlinePassed, effectSignal, type Leg } from './host-state.js';
+import { deadlinePassed, effectSignal, legActor, type Leg } from './host-state.js';
 import { callModel, StreamBrokeOff } from './model-call.js';
 import { modelKey } from '../models/resolve.js';
 
@@ -87,122 +86,122 @@ function warningOf(warning: ModelCallWarning) {
     : { type: 'warning' as const, setting: 'model', message: String((warning as { message?: unknown }).message ?? 'The model warned.') };
 }
 
-export function runActors(host: Leg) {
-  return {
-    callModel: fromPromise<ModelCallOutput, ModelCallInput>(async ({ input, signal }) => {
-      const { step, phase } = input;
-      const deadlineAt = input.deadlineAt ?? null;
+/** The run machine's actors, provided once per process. */
+export const runActors = {
+saveCheckpoint: legActor<void, { at: string }>((host) => host.save()),
+  callModel: legActor<ModelCallOutput, ModelCallInput>(async (host, { input, signal }) => {
+    const { step, phase } = input;
+    const deadlineAt = input.deadlineAt ?? null;
+    if (deadlinePassed(host, deadlineAt)) return { kind: 'deadline', error: deadlineError() };
+    if (host.signal.aborted) return { kind: 'aborted' };
+    const combined = effectSignal(host, signal, deadlineAt);
+    host.emit({ type: 'step-start', step, phase });
+    let response: ModelResponse;
+    let answered: string;
+    let models: Json | undefined;
+    try {
+      const call = await callModel(host, input, combined, (_model, signal) => buildRequest(host, step, phase, signal));
+      response = call.response;
+      answered = modelKey(call.model);
+      models = call.models as unknown as Json | undefined;
+    } catch (error) {
       if (deadlinePassed(host, deadlineAt)) return { kind: 'deadline', error: deadlineError() };
       if (host.signal.aborted) return { kind: 'aborted' };
-      const combined = effectSignal(host, signal, deadlineAt);
-      host.emit({ type: 'step-start', step, phase });
-      let response: ModelResponse;
-      let answered: string;
-      let models: Json | undefined;
-      try {
-        const call = await callModel(host, input, combined, (_model, signal) => buildRequest(host, step, phase, signal));
-        response = call.response;
-        answered = modelKey(call.model);
-        models = call.models as unknown as Json | undefined;
-      } catch (error) {
-        if (deadlinePassed(host, deadlineAt)) return { kind: 'deadline', error: deadlineError() };
-        if (host.signal.aborted) return { kind: 'aborted' };
-        const broke = error instanceof StreamBrokeOff;
-        const original = broke ? error.original : error;
-        const cause = transientCause(original, broke);
-        // Plain, redacted data: it goes into the snapshot.
-        throw { ...serializeError(original), ...(cause ? { retry: { cause, phase } } : {}) };
+      const broke = error instanceof StreamBrokeOff;
+      const original = broke ? error.original : error;
+      const cause = transientCause(original, broke);
+      // Plain, redacted data: it goes into the snapshot.
+      throw { ...serializeError(original), ...(cause ? { retry: { cause, phase } } : {}) };
+    }
+    if (response.finishReason === 'error') {
+      throw { name: 'ModelCallError', code: 'model_call_failed', message: 'The model ended its turn with an error.' };
+    }
+    if (phase === 'finalize' && host.opts.outputMode === 'tool') {
+      // The forced output call is the draft of the answer: streams show it like a call.
+      for (const call of response.toolCalls.filter((c) => c.toolName === host.opts.outputToolName)) {
+        host.emit({ type: 'tool-call-start', step, toolCallId: call.toolCallId, toolName: call.toolName, args: toJson<JsonValue>(call.args) });
       }
-      if (response.finishReason === 'error') {
-        throw { name: 'ModelCallError', code: 'model_call_failed', message: 'The model ended its turn with an error.' };
-      }
-      if (phase === 'finalize' && host.opts.outputMode === 'tool') {
-        // The forced output call is the draft of the answer: streams show it like a call.
-        for (const call of response.toolCalls.filter((c) => c.toolName === host.opts.outputToolName)) {
-          host.emit({ type: 'tool-call-start', step, toolCallId: call.toolCallId, toolName: call.toolName, args: toJson<JsonValue>(call.args) });
-        }
-      }
-      for (const warning of response.warnings ?? []) host.emit(warningOf(warning));
-      const turn: Turn = {
-        step,
-        phase,
-        text: response.text,
-        toolCalls: uniqueIds(response.toolCalls).map((c) => ({
-          toolCallId: c.toolCallId,
-          toolName: c.toolName,
-          args: toJson<Json>(c.args),
-          ...(c.providerMetadata ? { providerMetadata: toJson<{ [provider: string]: Json }>(c.providerMetadata) } : {}),
-        })),
-        finishReason: response.finishReason,
-        usage: { ...response.usage },
-        model: answered,
-        ...(response.reasoning && response.reasoning.length > 0 ? { reasoning: toJson<Json[]>(response.reasoning) } : {}),
-        ...(response.providerMetadata ? { providerMetadata: toJson<{ [provider: string]: Json }>(response.providerMetadata) } : {}),
-        ...(response.response ? { response: toJson<{ id?: string; modelId?: string }>(response.response) } : {}),
-      };
-      host.emit({ type: 'step-finish', step, finishReason: response.finishReason, usage: response.usage });
-      return models === undefined ? { kind: 'turn', turn } : { kind: 'turn', turn, models };
-    }),
+    }
+    for (const warning of response.warnings ?? []) host.emit(warningOf(warning));
+    const turn: Turn = {
+      step,
+      phase,
+      text: response.text,
+      toolCalls: uniqueIds(response.toolCalls).map((c) => ({
+        toolCallId: c.toolCallId,
+        toolName: c.toolName,
+        args: toJson<Json>(c.args),
+        ...(c.providerMetadata ? { providerMetadata: toJson<{ [provider: string]: Json }>(c.providerMetadata) } : {}),
+      })),
+      finishReason: response.finishReason,
+      usage: { ...response.usage },
+      model: answered,
+      ...(response.reasoning && response.reasoning.length > 0 ? { reasoning: toJson<Json[]>(response.reasoning) } : {}),
+      ...(response.providerMetadata ? { providerMetadata: toJson<{ [provider: string]: Json }>(response.providerMetadata) } : {}),
+      ...(response.response ? { response: toJson<{ id?: string; modelId?: string }>(response.response) } : {}),
+    };
+    host.emit({ type: 'step-finish', step, finishReason: response.finishReason, usage: response.usage });
+    return models === undefined ? { kind: 'turn', turn } : { kind: 'turn', turn, models };
+  }),
 
-    // No execution policy is configured in this engine yet: every batch passes.
-    checkBatchPolicy: fromPromise<PolicyOutput, { step: number }>(async () => ({ kind: 'ok' })),
+  // No execution policy is configured in this engine yet: every batch passes.
+  checkBatchPolicy: legActor<PolicyOutput, { step: number }>(async () => ({ kind: 'ok' })),
 
-    validateOutput: fromPromise<OutputCheck, ValidateInput>(async ({ input }) => {
-      const { opts } = host;
-      const turn = input.turn;
-      const output = opts.raw.output!;
-      let parsed: { ok: true; value: unknown } | { ok: false; issue: string };
-      if (opts.outputMode === 'tool') {
-        const call = turn.toolCalls.find((c) => c.toolName === opts.outputToolName);
-        parsed = call ? { ok: true, value: call.args } : { ok: false, issue: `The answer did not call ${opts.outputToolName}.` };
-      } else {
-        parsed = parseJsonAnswer(turn.text);
-      }
-      const checked = parsed.ok ? await check(parsed.value, output.schema, output.validate as (v: unknown) => unknown) : parsed;
-      host.emit({ type: 'output-attempt', attempt: input.attempt, valid: checked.ok, ...(checked.ok ? {} : { issue: checked.issue }) });
-      return checked.ok ? { kind: 'valid', output: toJson<Json>(checked.value) } : { kind: 'invalid', issue: checked.issue };
-    }),
+  validateOutput: legActor<OutputCheck, ValidateInput>(async (host, { input }) => {
+    const { opts } = host;
+    const turn = input.turn;
+    const output = opts.raw.output!;
+    let parsed: { ok: true; value: unknown } | { ok: false; issue: string };
+    if (opts.outputMode === 'tool') {
+      const call = turn.toolCalls.find((c) => c.toolName === opts.outputToolName);
+      parsed = call ? { ok: true, value: call.args } : { ok: false, issue: `The answer did not call ${opts.outputToolName}.` };
+    } else {
+      parsed = parseJsonAnswer(turn.text);
+    }
+    const checked = parsed.ok ? await check(parsed.value, output.schema, output.validate as (v: unknown) => unknown) : parsed;
+    host.emit({ type: 'output-attempt', attempt: input.attempt, valid: checked.ok, ...(checked.ok ? {} : { issue: checked.issue }) });
+    return checked.ok ? { kind: 'valid', output: toJson<Json>(checked.value) } : { kind: 'invalid', issue: checked.issue };
+  }),
 
-    // The attempt count is durable before the verifier runs; that write issues the verifier's permit.
-    beginVerify: fromPromise<void, { attempt: number }>(async ({ input }) => {
-      await host.save();
-      host.permits.grant(`verify:${input.attempt}`);
-    }),
+  // The attempt count is durable before the verifier runs; that write issues the verifier's permit.
+  beginVerify: legActor<void, { attempt: number }>(async (host, { input }) => {
+    await host.save();
+    host.permits.grant(`verify:${input.attempt}`);
+  }),
 
-    runVerifier: fromPromise<VerifierOutput, VerifyInput>(async ({ input, signal }) => {
-      if (!host.permits.take(`verify:${input.attempt}`)) return { kind: 'restarted' };
-      const verify = host.opts.raw.verify!;
-      const { candidate, deadlineAt } = input;
-      let verdict: VerifyVerdict | undefined;
-      let thrown: unknown;
-      try {
-        verdict = await verify({
-          output: candidate.output as never,
-          text: candidate.text,
-          attempt: input.attempt,
-          runId: host.runId,
-          signal: effectSignal(host, signal, deadlineAt),
-        });
-      } catch (error) {
-        thrown = error;
-      }
-      // Cancellation and the deadline outrank whatever the verifier said.
-      if (deadlinePassed(host, deadlineAt)) return { kind: 'deadline', error: deadlineError() };
-      if (host.signal.aborted) return { kind: 'aborted' };
-      let out: VerifierOutput;
-      if (thrown !== undefined) {
-        out = { kind: 'inconclusive', reason: `The verifier threw: ${serializeError(thrown).message}` };
-      } else if (verdict?.status === 'verified') {
-        out = { kind: 'verified' };
-      } else if (verdict?.status === 'rejected') {
-        out = { kind: 'rejected', feedback: String(verdict.feedback ?? '') };
-      } else if (verdict?.status === 'inconclusive') {
-        out = { kind: 'inconclusive', reason: verdict.reason ?? '' };
-      } else {
-        out = { kind: 'inconclusive', reason: 'The verifier returned no verdict.' };
-      }
-      host.emit({ type: 'verify-result', attempt: input.attempt, verdict: out.kind as VerifyVerdict['status'] });
-      return out;
-    }),
-  };
-}
+  runVerifier: legActor<VerifierOutput, VerifyInput>(async (host, { input, signal }) => {
+    if (!host.permits.take(`verify:${input.attempt}`)) return { kind: 'restarted' };
+    const verify = host.opts.raw.verify!;
+    const { candidate, deadlineAt } = input;
+    let verdict: VerifyVerdict | undefined;
+    let thrown: unknown;
+    try {
+      verdict = await verify({
+        output: candidate.output as never,
+        text: candidate.text,
+        attempt: input.attempt,
+        runId: host.runId,
+        signal: effectSignal(host, signal, deadlineAt),
+      });
+    } catch (error) {
+      thrown = error;
+    }
+    // Cancellation and the deadline outrank whatever the verifier said.
+    if (deadlinePassed(host, deadlineAt)) return { kind: 'deadline', error: deadlineError() };
+    if (host.signal.aborted) return { kind: 'aborted' };
+    let out: VerifierOutput;
+    if (thrown !== undefined) {
+      out = { kind: 'inconclusive', reason: `The verifier threw: ${serializeError(thrown).message}` };
+    } else if (verdict?.status === 'verified') {
+      out = { kind: 'verified' };
+    } else if (verdict?.status === 'rejected') {
+      out = { kind: 'rejected', feedback: String(verdict.feedback ?? '') };
+    } else if (verdict?.status === 'inconclusive') {
+      out = { kind: 'inconclusive', reason: verdict.reason ?? '' };
+    } else {
+      out = { kind: 'inconclusive', reason: 'The verifier returned no verdict.' };
+    }
+    host.emit({ type: 'verify-result', attempt: input.attempt, verdict: out.kind as VerifyVerdict['status'] });
+    return out;
+  }),
+};

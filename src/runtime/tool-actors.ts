@@ -5,7 +5,6 @@
  * effect itself, which runs only under a permit the `executing` receipt write
  * issued in this process.
  */
-import { fromPromise } from 'xstate';
 import { serializeError } from '../errors/index.js';
 import { toolCallMachine } from '../../machines/index.js';
 import type {
@@ -16,7 +15,7 @@ import { approvalIdFor, receiptHasOutcome, receiptKey } from '../agent/envelope.
 import { toJson } from '../agent/json.js';
 import { check, isStandardSchema } from '../agent/schema.js';
 import type { AgentToolReceipt, JsonValue, Message, ToolExecuteContext } from '../agent/types.js';
-import { deadlinePassed, effectSignal, type Leg } from './host-state.js';
+import { deadlinePassed, effectSignal, legActor, type Leg } from './host-state.js';
 import { capForModel, storableResult, unstorableMessage } from './tool-results.js';
 
 const keyOf = (c: ToolCallContext) => receiptKey(c.modelStep, c.toolCallId);
@@ -40,186 +39,184 @@ function projectsTrivially(leg: Leg, toolName: string): boolean {
 }
 
 /** A user callback's error reaches the model and the checkpoint only as plain, redacted data. */
-function redacting<A, R>(body: (args: A) => Promise<R>): (args: A) => Promise<R> {
-  return async (args) => {
+function redacting<A extends unknown[], R>(body: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return async (...args) => {
     try {
-      return await body(args);
+      return await body(...args);
     } catch (error) {
       throw serializeError(error);
     }
   };
 }
 
-export function provideToolCallMachine(leg: Leg) {
-  const tools = leg.opts.tools;
-  return toolCallMachine.provide({
-    actors: {
-      // Stage 2: the onToolCall guardrails block or rewrite.
-      guardCall: fromPromise<GuardOutput, ToolCallContext>(redacting(async ({ input: c }) => {
-        const guard = leg.opts.raw.onToolCall;
-        if (!guard) return { kind: 'allow' };
-        const decision = await guard({ toolCallId: c.toolCallId, toolName: c.toolName, args: c.args as JsonValue, modelStep: c.modelStep });
-        if (!decision || decision.action === 'allow') return { kind: 'allow' };
-        if (decision.action === 'block') return { kind: 'block', reason: decision.reason };
-        return { kind: 'rewrite', args: toJson<Json>(decision.args) };
-      })),
+/** The tool-call machine with its actors, provided once per process. */
+export const toolCallLogic = toolCallMachine.provide({
+  actors: {
+    // Stage 2: the onToolCall guardrails block or rewrite.
+    guardCall: legActor<GuardOutput, ToolCallContext>(redacting(async (leg, { input: c }) => {
+      const guard = leg.opts.raw.onToolCall;
+      if (!guard) return { kind: 'allow' };
+      const decision = await guard({ toolCallId: c.toolCallId, toolName: c.toolName, args: c.args as JsonValue, modelStep: c.modelStep });
+      if (!decision || decision.action === 'allow') return { kind: 'allow' };
+      if (decision.action === 'block') return { kind: 'block', reason: decision.reason };
+      return { kind: 'rewrite', args: toJson<Json>(decision.args) };
+    })),
 
-      // Between policy and approval: the arguments against the tool's parameters. Invalid ones are never offered for approval.
-      checkArguments: fromPromise<ArgumentsOutput, ToolCallContext>(redacting(async ({ input: c }) => {
-        const parameters = leg.opts.parameters[c.toolName];
-        if (!parameters) return { kind: 'valid' };
-        const verdict = await parameters.check(c.args);
-        return verdict.ok ? { kind: 'valid' } : { kind: 'invalid', message: verdict.message };
-      })),
+    // Between policy and approval: the arguments against the tool's parameters. Invalid ones are never offered for approval.
+    checkArguments: legActor<ArgumentsOutput, ToolCallContext>(redacting(async (leg, { input: c }) => {
+      const parameters = leg.opts.parameters[c.toolName];
+      if (!parameters) return { kind: 'valid' };
+      const verdict = await parameters.check(c.args);
+      return verdict.ok ? { kind: 'valid' } : { kind: 'invalid', message: verdict.message };
+    })),
 
-      // Stage 3: a recorded outcome skips the gate. A verdict the run asked for decides, even when a
-      // predicate would now answer otherwise: a denial is final, an approval stands. Otherwise needsApproval.
-      decideApproval: fromPromise<ApprovalOutput, ToolCallContext>(redacting(async ({ input: c, signal }) => {
-        if (receiptHasOutcome(receiptOf(c))) return { kind: 'receipt' };
-        if (c.verdict !== null) {
-          return c.verdict.approved ? { kind: 'approved' } : { kind: 'denied', reason: c.verdict.reason ?? 'Not approved.' };
-        }
-        const gate = tools[c.toolName]!.needsApproval;
-        const needed = typeof gate === 'function' ? await gate(c.args, toolContext(leg, c, signal)) : Boolean(gate);
-        return needed ? { kind: 'wait' } : { kind: 'not-needed' };
-      })),
+    // Stage 3: a recorded outcome skips the gate. A verdict the run asked for decides, even when a
+    // predicate would now answer otherwise: a denial is final, an approval stands. Otherwise needsApproval.
+    decideApproval: legActor<ApprovalOutput, ToolCallContext>(redacting(async (leg, { input: c, signal }) => {
+      if (receiptHasOutcome(receiptOf(c))) return { kind: 'receipt' };
+      if (c.verdict !== null) {
+        return c.verdict.approved ? { kind: 'approved' } : { kind: 'denied', reason: c.verdict.reason ?? 'Not approved.' };
+      }
+      const gate = leg.opts.tools[c.toolName]!.needsApproval;
+      const needed = typeof gate === 'function' ? await gate(c.args, toolContext(leg, c, signal)) : Boolean(gate);
+      return needed ? { kind: 'wait' } : { kind: 'not-needed' };
+    })),
 
-      // The request's id is bound to the run, the step, the call, the tool and its arguments; its token is fresh.
-      issueApproval: fromPromise<IssueApprovalOutput, ToolCallContext>(async ({ input: c }) => ({
-        approvalId: approvalIdFor(leg.runId, c),
-        token: leg.opts.generateId(),
-        client: typeof tools[c.toolName]?.execute !== 'function',
-      })),
+    // The request's id is bound to the run, the step, the call, the tool and its arguments; its token is fresh.
+    issueApproval: legActor<IssueApprovalOutput, ToolCallContext>(async (leg, { input: c }) => ({
+      approvalId: approvalIdFor(leg.runId, c),
+      token: leg.opts.generateId(),
+      client: typeof leg.opts.tools[c.toolName]?.execute !== 'function',
+    })),
 
-      // Stage 4: cancellation and the deadline, right before the effect.
-      admit: fromPromise<AdmitOutput, ToolCallContext>(async ({ input: c }) => {
-        if (deadlinePassed(leg, c.deadlineAt)) return { kind: 'refused', reason: 'deadline' };
-        if (leg.signal.aborted) return { kind: 'refused', reason: 'aborted' };
-        return { kind: 'admitted' };
-      }),
+    // Stage 4: cancellation and the deadline, right before the effect.
+    admit: legActor<AdmitOutput, ToolCallContext>(async (leg, { input: c }) => {
+      if (deadlinePassed(leg, c.deadlineAt)) return { kind: 'refused', reason: 'deadline' };
+      if (leg.signal.aborted) return { kind: 'refused', reason: 'aborted' };
+      return { kind: 'admitted' };
+    }),
 
-      // Stage 5: effect identity. The receipt decides; a fresh `executing` receipt is asked for, and its write issues the permit.
-      beginEffect: fromPromise<BeginEffectOutput, ToolCallContext>(async ({ input: c }) => {
-        const tool = tools[c.toolName]!;
-        const existing = receiptOf(c);
-        if (existing && existing.status === 'failed') {
-          const message = existing.error ? existing.error.message : 'Tool call failed.';
-          return { kind: 'replay-failed', message: capForModel(message, leg.opts.maxToolResultChars) as string };
-        }
-        if (receiptHasOutcome(existing)) return { kind: 'replay' };
-        if (typeof tool.execute !== 'function') {
-          return c.clientResult ? { kind: 'client-result' } : { kind: 'await-client' };
-        }
-        const idempotent = tool.replay === 'idempotent';
-        // An interrupted call runs again only when idempotent or when this resume asked for it (once: the write takes the ask).
-        if (existing && existing.status === 'executing' && !existing.idempotent && c.retried !== true) {
-          return { kind: 'unknown' };
-        }
-        leg.permits.intend(keyOf(c));
-        return { kind: 'write', idempotent };
-      }),
+    // Stage 5: effect identity. The receipt decides; a fresh `executing` receipt is asked for, and its write issues the permit.
+    beginEffect: legActor<BeginEffectOutput, ToolCallContext>(async (leg, { input: c }) => {
+      const tool = leg.opts.tools[c.toolName]!;
+      const existing = receiptOf(c);
+      if (existing && existing.status === 'failed') {
+        const message = existing.error ? existing.error.message : 'Tool call failed.';
+        return { kind: 'replay-failed', message: capForModel(message, leg.opts.maxToolResultChars) as string };
+      }
+      if (receiptHasOutcome(existing)) return { kind: 'replay' };
+      if (typeof tool.execute !== 'function') {
+        return c.clientResult ? { kind: 'client-result' } : { kind: 'await-client' };
+      }
+      const idempotent = tool.replay === 'idempotent';
+      // An interrupted call runs again only when idempotent or when this resume asked for it (once: the write takes the ask).
+      if (existing && existing.status === 'executing' && !existing.idempotent && c.retried !== true) {
+        return { kind: 'unknown' };
+      }
+      leg.permits.intend(keyOf(c));
+      return { kind: 'write', idempotent };
+    }),
 
-      // The `executing` receipt (already in the record the run holds) is made durable; only then is the effect permitted.
-      writeReceipt: fromPromise<PersistReceiptOutput, ToolCallContext>(async ({ input: c }) => {
-        if (!leg.bugs.skipExecutingReceipt) await leg.save();
-        return leg.permits.issue(keyOf(c)) ? { kind: 'written' } : { kind: 'restarted' };
-      }),
+    // The `executing` receipt (already in the record the run holds) is made durable; only then is the effect permitted.
+    writeReceipt: legActor<PersistReceiptOutput, ToolCallContext>(async (leg, { input: c }) => {
+      if (!leg.bugs.skipExecutingReceipt) await leg.save();
+      return leg.permits.issue(keyOf(c)) ? { kind: 'written' } : { kind: 'restarted' };
+    }),
 
-      // Stage 6: the effect. Without a permit this is a restart after a restore: never run, re-decide.
-      executeTool: fromPromise<ExecuteOutput, ToolCallContext>(async ({ input: c, signal }) => {
-        const tool = tools[c.toolName]!;
-        if (!leg.permits.take(keyOf(c)) && !leg.bugs.ignoreEffectPermit) {
-          if (receiptHasOutcome(receiptOf(c))) return { kind: 'replay' };
-          // Only a tool marked idempotent may run again under the same identity.
-          if (tool.replay !== 'idempotent') return { kind: 'unknown' };
-        }
-        let value: unknown;
-        try {
-          value = await tool.execute!(c.args, toolContext(leg, c, effectSignal(leg, signal, c.deadlineAt)));
-        } catch (error) {
-          return { kind: 'threw', error: serializeError(error) };
-        }
-        // The tool returned: whatever its result is, its effect happened. One that cannot be stored is recorded as such.
-        const stored = storableResult(value, leg.opts.maxReceiptBytes, c.toolCallId);
-        return stored.kind === 'result' ? { kind: 'result', value: stored.value as Json } : stored;
-      }),
+    // Stage 6: the effect. Without a permit this is a restart after a restore: never run, re-decide.
+    executeTool: legActor<ExecuteOutput, ToolCallContext>(async (leg, { input: c, signal }) => {
+      const tool = leg.opts.tools[c.toolName]!;
+      if (!leg.permits.take(keyOf(c)) && !leg.bugs.ignoreEffectPermit) {
+        if (receiptHasOutcome(receiptOf(c))) return { kind: 'replay' };
+        // Only a tool marked idempotent may run again under the same identity.
+        if (tool.replay !== 'idempotent') return { kind: 'unknown' };
+      }
+      let value: unknown;
+      try {
+        value = await tool.execute!(c.args, toolContext(leg, c, effectSignal(leg, signal, c.deadlineAt)));
+      } catch (error) {
+        return { kind: 'threw', error: serializeError(error) };
+      }
+      // The tool returned: whatever its result is, its effect happened. One that cannot be stored is recorded as such.
+      const stored = storableResult(value, leg.opts.maxReceiptBytes, c.toolCallId);
+      return stored.kind === 'result' ? { kind: 'result', value: stored.value as Json } : stored;
+    }),
 
-      // Stage 7a: the raw result (or the error, or the client's answer), already in the record, is committed first.
-      recordResult: fromPromise<void, ToolCallContext>(async ({ input: c }) => {
-        const receipt = receiptOf(c);
-        if (!receipt) throw new Error('The result of this call was lost before its receipt was written.');
-        if (receipt.status === 'unstorable') {
-          leg.emit({
-            type: 'warning', setting: receipt.error?.code === 'result_too_large' ? 'maxReceiptBytes' : 'tools', toolCallId: c.toolCallId,
-            message: `Tool "${c.toolName}" (call ${c.toolCallId}) ran, but its result could not be stored: ${receipt.error?.message}. ` +
-              'Its receipt records that it ran (status unstorable), and the model was told not to call it again.',
-          });
-        }
-        // Committed before any validation, projection or onToolResult runs. With
-        // none of them (or for an error or an unstorable result, which none sees)
-        // nothing runs between here and the call's checkpoint, which commits the
-        // receipt instead.
-        if (receipt.status === 'failed' || receipt.status === 'unstorable' || !projectsTrivially(leg, c.toolName)) await leg.save();
-      }),
-
-      // Stage 7b: validation, the tool's projection, then onToolResult (which changes only the model's copy).
-      projectResult: fromPromise<ProjectOutput, ToolCallContext>(async ({ input: c }) => {
-        const receipt = receiptOf(c)!;
-        const tool = tools[c.toolName]!;
-        let updated: AgentToolReceipt | undefined;
-        // What enters the model's history is capped (maxToolResultChars); the receipt keeps the whole raw result.
-        const end = (outcome: ProjectOutput['outcome'], modelOutput: JsonValue | string, isError: boolean): ProjectOutput => ({
-          outcome, modelOutput: capForModel(modelOutput, leg.opts.maxToolResultChars) as Json, isError,
-          ...(updated ? { receipt: updated as ProjectOutput['receipt'] } : {}),
+    // Stage 7a: the raw result (or the error, or the client's answer), already in the record, is committed first.
+    recordResult: legActor<void, ToolCallContext>(async (leg, { input: c }) => {
+      const receipt = receiptOf(c);
+      if (!receipt) throw new Error('The result of this call was lost before its receipt was written.');
+      if (receipt.status === 'unstorable') {
+        leg.emit({
+          type: 'warning', setting: receipt.error?.code === 'result_too_large' ? 'maxReceiptBytes' : 'tools', toolCallId: c.toolCallId,
+          message: `Tool "${c.toolName}" (call ${c.toolCallId}) ran, but its result could not be stored: ${receipt.error?.message}. ` +
+            'Its receipt records that it ran (status unstorable), and the model was told not to call it again.',
         });
-        if (receipt.status === 'failed') return end('failed', receipt.error?.message ?? 'Tool call failed.', true);
-        // The tool ran; there is no result to validate, project or show to onToolResult.
-        // (Its message is the engine's own, and short: never cut, so the model always reads "do not call it again".)
-        if (receipt.status === 'unstorable') return { outcome: 'unstorable-result', modelOutput: unstorableMessage(receipt.error), isError: false };
-        leg.emit({ type: 'tool-output', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName, rawResult: receipt.rawResult });
-        let projection: JsonValue | string;
-        let outcome: ProjectOutput['outcome'];
-        let isError = receipt.isError === true;
-        if (receipt.status === 'validation-failed' || receipt.status === 'projection-failed') {
-          projection = receipt.modelOutput ?? '';
-          outcome = receipt.status === 'validation-failed' ? 'validation-failure' : 'projection-failure';
+      }
+      // Committed before any validation, projection or onToolResult runs. With
+      // none of them (or for an error or an unstorable result, which none sees)
+      // nothing runs between here and the call's checkpoint, which commits the
+      // receipt instead.
+      if (receipt.status === 'failed' || receipt.status === 'unstorable' || !projectsTrivially(leg, c.toolName)) await leg.save();
+    }),
+
+    // Stage 7b: validation, the tool's projection, then onToolResult (which changes only the model's copy).
+    projectResult: legActor<ProjectOutput, ToolCallContext>(async (leg, { input: c }) => {
+      const receipt = receiptOf(c)!;
+      const tool = leg.opts.tools[c.toolName]!;
+      let updated: AgentToolReceipt | undefined;
+      // What enters the model's history is capped (maxToolResultChars); the receipt keeps the whole raw result.
+      const end = (outcome: ProjectOutput['outcome'], modelOutput: JsonValue | string, isError: boolean): ProjectOutput => ({
+        outcome, modelOutput: capForModel(modelOutput, leg.opts.maxToolResultChars) as Json, isError,
+        ...(updated ? { receipt: updated as ProjectOutput['receipt'] } : {}),
+      });
+      if (receipt.status === 'failed') return end('failed', receipt.error?.message ?? 'Tool call failed.', true);
+      // The tool ran; there is no result to validate, project or show to onToolResult.
+      // (Its message is the engine's own, and short: never cut, so the model always reads "do not call it again".)
+      if (receipt.status === 'unstorable') return { outcome: 'unstorable-result', modelOutput: unstorableMessage(receipt.error), isError: false };
+      leg.emit({ type: 'tool-output', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName, rawResult: receipt.rawResult });
+      let projection: JsonValue | string;
+      let outcome: ProjectOutput['outcome'];
+      let isError = receipt.isError === true;
+      if (receipt.status === 'validation-failed' || receipt.status === 'projection-failed') {
+        projection = receipt.modelOutput ?? '';
+        outcome = receipt.status === 'validation-failed' ? 'validation-failure' : 'projection-failure';
+        isError = true;
+      } else {
+        const checked = isError ? { ok: true as const, value: receipt.rawResult } : await check(receipt.rawResult, tool.outputSchema, tool.validateResult);
+        if (!checked.ok) {
+          projection = `Tool result failed validation: ${checked.issue}`;
+          outcome = 'validation-failure';
           isError = true;
+          updated = { ...receipt, status: 'validation-failed', modelOutput: projection };
         } else {
-          const checked = isError ? { ok: true as const, value: receipt.rawResult } : await check(receipt.rawResult, tool.outputSchema, tool.validateResult);
-          if (!checked.ok) {
-            projection = `Tool result failed validation: ${checked.issue}`;
-            outcome = 'validation-failure';
+          try {
+            projection = toJson<JsonValue>(tool.toModelOutput && !isError ? await tool.toModelOutput(checked.value) : checked.value);
+            outcome = receipt.client ? 'client-result' : 'completed';
+            updated = { ...receipt, status: 'completed', modelOutput: projection };
+          } catch (error) {
+            projection = `Tool result could not be projected: ${serializeError(error).message}`;
+            outcome = 'projection-failure';
             isError = true;
-            updated = { ...receipt, status: 'validation-failed', modelOutput: projection };
-          } else {
-            try {
-              projection = toJson<JsonValue>(tool.toModelOutput && !isError ? await tool.toModelOutput(checked.value) : checked.value);
-              outcome = receipt.client ? 'client-result' : 'completed';
-              updated = { ...receipt, status: 'completed', modelOutput: projection };
-            } catch (error) {
-              projection = `Tool result could not be projected: ${serializeError(error).message}`;
-              outcome = 'projection-failure';
-              isError = true;
-              updated = { ...receipt, status: 'projection-failed', modelOutput: projection };
-            }
+            updated = { ...receipt, status: 'projection-failed', modelOutput: projection };
           }
         }
-        const guard = leg.opts.raw.onToolResult;
-        if (guard) {
-          const replaced = await guard({ toolCallId: c.toolCallId, toolName: c.toolName, modelStep: c.modelStep, output: projection, isError });
-          if (replaced !== undefined) projection = toJson<JsonValue>(replaced);
-        }
-        return end(outcome, projection, isError);
-      }),
+      }
+      const guard = leg.opts.raw.onToolResult;
+      if (guard) {
+        const replaced = await guard({ toolCallId: c.toolCallId, toolName: c.toolName, modelStep: c.modelStep, output: projection, isError });
+        if (replaced !== undefined) projection = toJson<JsonValue>(replaced);
+      }
+      return end(outcome, projection, isError);
+    }),
 
-      // Stage 8: the answer is in the run's record before the run goes on from it.
-      // A lone call's checkpoint is the run's step checkpoint (or its terminal
-      // write), which follows as soon as the call ends. (Decided by the batch's
-      // size, not by which siblings are still open, so that how many saves a run
-      // makes does not depend on timing.)
-      checkpoint: fromPromise<void, ToolCallContext>(async ({ input: c }) => {
-        if (c.batchSize > 1) await leg.save();
-      }),
-    },
-  });
-}
+    // Stage 8: the answer is in the run's record before the run goes on from it.
+    // A lone call's checkpoint is the run's step checkpoint (or its terminal
+    // write), which follows as soon as the call ends. (Decided by the batch's
+    // size, not by which siblings are still open, so that how many saves a run
+    // makes does not depend on timing.)
+    checkpoint: legActor<void, ToolCallContext>(async (leg, { input: c }) => {
+      if (c.batchSize > 1) await leg.save();
+    }),
+  },
+});

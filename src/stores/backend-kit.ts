@@ -1,8 +1,8 @@
 /**
  * What a row-based backend needs to write runs as Cairn's own stores do: the
- * shared planner and the reader of a stored record. Re-exported from
- * `cairn/testing` beside the conformance initializer (see docs/stores.md,
- * "Writing a backend").
+ * shared planner and the reader of a stored record: the `cairn/stores` entry
+ * (see docs/stores.md, "Writing a backend"). `cairn/testing` re-exports it
+ * beside the conformance initializer.
  */
 export {
   loadRecord, planSave, readIndex, SaveMemory,

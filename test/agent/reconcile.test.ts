@@ -382,7 +382,7 @@ describe('reconcileAgentRun refusals', () => {
       ['a missing transcript row', 'record_corrupt', (db: Database.Database) => db.prepare('DELETE FROM cairn_run_messages WHERE idx = 0').run()],
       ['a head of a future format', 'record_version_unsupported', (db: Database.Database) => {
         const head = Buffer.from(db.prepare('SELECT head FROM cairn_runs').pluck().get() as Buffer);
-        head[3] = 2;
+        head[3] = 9;
         db.prepare('UPDATE cairn_runs SET head = ?').run(head);
       }],
     ] as const)('rejects %s with the store\'s StoredRecordError and releases the lease', async (_label, code, damage) => {
