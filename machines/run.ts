@@ -176,11 +176,10 @@ export const runMachine = setup({
       const id = event.type.slice('xstate.done.actor.'.length);
       if (!context.batch.includes(id)) return {};
       const output = (event as unknown as { output: ToolCallOutput }).output;
-      // The call's receipt and approval request join the run's record.
+      // The call's approval request joins the run's record; its receipt stays in its output until the step is folded.
       return {
         phases: { ...context.phases, [id]: 'ended' as const },
         outputs: { ...context.outputs, [id]: output },
-        ...(output.receipt ? { receipts: { ...context.receipts, [output.receipt.key]: output.receipt } } : {}),
         ...(output.approval ? { approvals: { ...context.approvals, [output.approval.approvalId]: output.approval } } : {}),
       };
     }),
@@ -207,8 +206,17 @@ export const runMachine = setup({
           ...(out.isError ? { isError: true } : {}),
         };
       });
+      // The step's receipts join the run's, in call-id order so that the record does not depend on which call ended first.
+      const receipts = context.batch
+        .map((id) => context.outputs[id]!.receipt)
+        .filter((r): r is NonNullable<typeof r> => r !== null)
+        .sort((a, b) => (a.toolCallId < b.toolCallId ? -1 : a.toolCallId > b.toolCallId ? 1 : 0));
       for (const id of context.batch) enqueue.stopChild(id);
-      enqueue.assign({ messages: [...context.messages, ...toolMessages], batch: [], phases: {}, outputs: {} });
+      enqueue.assign({
+        messages: [...context.messages, ...toolMessages],
+        receipts: receipts.length > 0 ? [...context.receipts, ...receipts] : context.receipts,
+        batch: [], phases: {}, outputs: {},
+      });
     }),
     takeTextCandidate: assign(({ context }) => ({
       candidate: { text: context.lastTurn?.text ?? '', output: context.lastTurn?.text ?? '' },
@@ -253,7 +261,7 @@ export const runMachine = setup({
     drainRequested: false,
     drainedIn: null,
     models: input.models ?? null,
-    receipts: {},
+    receipts: [],
     approvals: {},
   }),
   // Handled at the root so that nothing a call or the host sends is dropped,

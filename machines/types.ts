@@ -273,8 +273,14 @@ export interface RunContext extends RunInput {
   models?: Json | null;
   /** Usage by the model that answered (`provider:modelId`), so a run that failed over is priced per model. */
   usageByModel?: Record<string, UsageTotals>;
-  /** Receipts of the calls that have ended, by key (an open call holds its own). */
-  receipts: Record<string, CallReceipt>;
+  /**
+   * Receipts of the steps whose calls have all answered, ordered by model step
+   * and then call id (the calls of the current step hold their own, and keep
+   * them in their output once they end). A list, not a record: it grows by a
+   * step's receipts at a time, and copying a list is cheap where copying a
+   * record keyed by thousands of strings is not.
+   */
+  receipts: CallReceipt[];
   /** Approval requests of the calls that have ended, by approvalId (an open call holds its own). */
   approvals: Record<string, CallApproval>;
 }

@@ -51,22 +51,29 @@ function v1ToV2(record: AgentRunEnvelope): AgentRunEnvelope {
     const c = call.context as { modelStep: number; toolCallId: string; toolName: string; args: Json } & Obj;
     const key = receiptKey(c.modelStep, c.toolCallId);
     const approvalId = approvalIdFor(record.runId, c);
-    const open = call.status === 'active' && batch.includes(id);
+    const inBatch = batch.includes(id);
     c.batchSize = batch.length;
     c.receipt = receipts[key] ?? null;
     c.approval = ranged[approvalId] ?? null;
     c.clientRequested = clientKeys.has(key) || JSON.stringify(call.value).includes('awaitingClientResult');
     c.retried = false;
-    if (open) {
+    if (inBatch) {
+      // The current step's calls keep their own: an open call in its context, an ended one in its output.
+      const output = (context.outputs as Record<string, Obj> | undefined)?.[id];
+      if (output) {
+        output.receipt = receipts[key] ?? null;
+        output.approval = ranged[approvalId] ?? null;
+      }
       delete receipts[key];
-      delete ranged[approvalId];
+      if (call.status === 'active') delete ranged[approvalId];
     }
     for (const invoked of Object.values(call.children ?? {})) {
       const promise = invoked?.snapshot as { input?: unknown } | undefined;
       if (promise && 'input' in promise) promise.input = structuredClone(c);
     }
   }
-  context.receipts = receipts;
+  context.receipts = Object.values(receipts).sort((a, b) =>
+    a.modelStep - b.modelStep || (a.toolCallId < b.toolCallId ? -1 : a.toolCallId > b.toolCallId ? 1 : 0));
   context.approvals = ranged;
   if (context.models === undefined || context.models === null) context.models = (record.models ?? null) as Json;
   // The run's own invocations in flight: the model call and the checks take their inputs from the context now.

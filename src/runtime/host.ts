@@ -320,7 +320,7 @@ export class RunHost<T> implements Leg<T> {
     const snapshot = this.actor.getSnapshot();
     const { messages, receipts } = snapshot.context;
     const rest = this.actor.logic.getPersistedSnapshot(
-      { ...snapshot, context: { ...snapshot.context, messages: [], receipts: {} } } as typeof snapshot,
+      { ...snapshot, context: { ...snapshot.context, messages: [], receipts: [] } } as typeof snapshot,
     );
     const copy = toJson<PersistedRun>(rest);
     copy.context.messages = messages;

@@ -72,10 +72,22 @@ export function openCalls(snapshot: PersistedRun): PersistedCall[] {
   return out;
 }
 
-/** Every receipt of the run: the ended calls' and the open ones'. */
+/** The receipt of each call of the current step: an ended call's from its output, an open one's from its own context. */
+function batchReceipts(snapshot: PersistedRun): CallReceipt[] {
+  const out: CallReceipt[] = [];
+  for (const id of snapshot.context.batch) {
+    const output = snapshot.context.outputs[id];
+    const receipt = output ? output.receipt : snapshot.children?.[id]?.snapshot?.context.receipt;
+    if (receipt) out.push(receipt);
+  }
+  return out;
+}
+
+/** Every receipt of the run, by key: the folded steps' and the current step's. */
 export function receiptsOf(snapshot: PersistedRun): Record<string, CallReceipt> {
-  const out: Record<string, CallReceipt> = { ...snapshot.context.receipts };
-  for (const call of openCalls(snapshot)) if (call.context.receipt) out[call.context.receipt.key] = call.context.receipt;
+  const out: Record<string, CallReceipt> = {};
+  for (const receipt of snapshot.context.receipts) out[receipt.key] = receipt;
+  for (const receipt of batchReceipts(snapshot)) out[receipt.key] = receipt;
   return out;
 }
 

@@ -35,6 +35,8 @@ interface TranscriptRef {
 /** Marks where the run's ended receipts were taken out of the head. */
 interface ReceiptsRef {
   $receipts: number;
+  /** The run keeps them as a list (by step, then call id), not as a record by key. */
+  list?: true;
 }
 
 /** What the head says about the record's parts, beside the head envelope. */
@@ -91,7 +93,7 @@ export function toRecord(envelope: AgentRunEnvelope): RunRecord {
     headContext = { ...context, messages: { $transcript: messages.length } satisfies TranscriptRef };
     const ended = endedReceipts(context, all, currentStep);
     if (ended) {
-      headContext.receipts = { $receipts: ended.count } satisfies ReceiptsRef;
+      headContext.receipts = (ended.list ? { $receipts: ended.count, list: true } : { $receipts: ended.count }) satisfies ReceiptsRef;
       layout.outside = ended.outside;
     }
   }
@@ -110,18 +112,27 @@ export function toRecord(envelope: AgentRunEnvelope): RunRecord {
  */
 function endedReceipts(context: Json, all: Record<string, AgentToolReceipt>, currentStep: number) {
   const ended = context.receipts;
-  if (!isObject(ended)) return undefined;
-  let count = 0;
-  for (const [key, receipt] of Object.entries(ended)) {
-    if (!Object.hasOwn(all, key)) return undefined;
+  // The run keeps its folded steps' receipts as a list ordered by step and call id; older records, as a record by key.
+  const entries: [string, unknown][] | undefined = Array.isArray(ended)
+    ? ended.map((r) => [isObject(r) && typeof r.key === 'string' ? r.key : '', r])
+    : isObject(ended) ? Object.entries(ended) : undefined;
+  if (!entries) return undefined;
+  const keys = new Set<string>();
+  for (const [key, receipt] of entries) {
+    if (!Object.hasOwn(all, key) || keys.has(key)) return undefined;
     const projected = all[key]!;
     // The current step's receipts are compared by value; a settled one is the same key, so the same receipt.
     if (projected !== receipt && (receipt as AgentToolReceipt)?.modelStep >= currentStep
       && JSON.stringify(projected) !== JSON.stringify(receipt)) return undefined;
-    count++;
+    keys.add(key);
   }
-  const outside = Object.keys(all).filter((key) => !Object.hasOwn(ended, key));
-  return { count, outside };
+  const outside = Object.keys(all).filter((key) => !keys.has(key));
+  return { count: keys.size, outside, list: Array.isArray(ended) };
+}
+
+/** A list of receipts in the run's order: by model step, then by call id. */
+function inRunOrder(receipts: AgentToolReceipt[]): AgentToolReceipt[] {
+  return receipts.sort((a, b) => a.modelStep - b.modelStep || (a.toolCallId < b.toolCallId ? -1 : a.toolCallId > b.toolCallId ? 1 : 0));
 }
 
 function sameMessages(a: unknown, b: readonly unknown[]): boolean {
@@ -153,7 +164,8 @@ export function joinRecord(runId: string, format: number, head: unknown, message
     envelope.receipts[receipt.key] = receipt as unknown as AgentToolReceipt;
   }
   const ended = context.receipts as ReceiptsRef | undefined;
-  if (isObject(ended) && typeof ended.$receipts === 'number' && Object.keys(ended).length === 1) {
+  const isList = isObject(ended) && ended.list === true && Object.keys(ended).length === 2;
+  if (isObject(ended) && typeof ended.$receipts === 'number' && (isList || Object.keys(ended).length === 1)) {
     const outside = new Set(layout.outside ?? []);
     const restored: Record<string, AgentToolReceipt> = {};
     for (const [key, receipt] of Object.entries(envelope.receipts)) {
@@ -161,7 +173,7 @@ export function joinRecord(runId: string, format: number, head: unknown, message
       if (!outside.has(key)) restored[key] = structuredClone(receipt);
     }
     if (Object.keys(restored).length !== ended.$receipts) throw corrupt('receipts');
-    context.receipts = restored;
+    context.receipts = isList ? inRunOrder(Object.values(restored)) : restored;
   }
   return envelope;
 }
