@@ -4,7 +4,7 @@
  * nothing.
  */
 import {
-  AgentRunLeaseError, BindingChangedError, InvalidOptionsError, RunBusyError, RunIdentityError, serializeError,
+  AgentRunLeaseError, BindingChangedError, CairnTypeError, InvalidOptionsError, RunBusyError, RunIdentityError, serializeError,
 } from '../errors/index.js';
 import type { CallAnswer, RunContext, RunInput } from '../../machines/index.js';
 import { DEFAULT_LEASE_TTL_MS, RunHost } from '../runtime/host.js';
@@ -133,11 +133,10 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     if (changed.length > 0) throw new BindingChangedError(changed, describeBindingChanges(stored.binding, opts.binding));
     const retrying = stored.status === 'failed' && options.retryFailed === true;
     if (retrying && !stored.retry) {
-      const error = new InvalidOptionsError(
+      throw new CairnTypeError(
+        'invalid_options',
         `retryFailed: run ${runId} did not fail for a transient cause (${stored.result?.status === 'failed' ? stored.result.error.code : 'unknown'}); it stays failed.`,
       );
-      error.name = 'TypeError';
-      throw error;
     }
     // A run that ended answers with what it stored, without a model call.
     if (!retrying && (stored.status === 'completed' || stored.status === 'failed' || stored.status === 'stopped')) {

@@ -6,7 +6,7 @@
  * transport timeout. A failure that is transient and came before the call's
  * first content fails over to the next candidate; anything else ends the call.
  */
-import { BreakerOpenError, serializeError, type SerializedError } from '../errors/index.js';
+import { BreakerOpenError, ExecutionPolicyError, ModelCallError, serializeError, type SerializedError } from '../errors/index.js';
 import type { JsonValue } from '../agent/json.js';
 import type { AgentRunModels, ModelRef } from '../agent/types.js';
 import { Breaker } from '../models/breaker.js';
@@ -48,7 +48,7 @@ export function initialModels(primary: LanguageModel): AgentRunModels {
 }
 
 function invalid(message: string): Error {
-  return Object.assign(new Error(`The model answered with ${message}.`), { name: 'ModelCallError', code: 'invalid_response' });
+  return new ModelCallError(`The model answered with ${message}.`, { code: 'invalid_response' });
 }
 
 function usageOf(value: unknown): Usage {
@@ -169,7 +169,7 @@ async function attempt(host: Leg, model: LanguageModel, request: ModelRequest, s
     throw began ? new StreamBrokeOff(error) : error;
   }
   if (!finish) {
-    const error = Object.assign(new Error('The model stream ended without a finish part.'), { code: 'model_call_failed' });
+    const error = new ModelCallError('The model stream ended without a finish part.');
     throw began ? new StreamBrokeOff(error) : error;
   }
   for (const [toolCallId, open] of partial) {
@@ -198,7 +198,7 @@ async function attempt(host: Leg, model: LanguageModel, request: ModelRequest, s
 
 /** The error as the run records it, with its transient cause. */
 function describe(error: unknown, cause: TransientCause | null): SerializedError & { cause?: string } {
-  return { ...serializeError(error), ...(cause ? { cause } : {}) };
+  return { ...serializeError(error, 'model_call_failed'), ...(cause ? { cause } : {}) };
 }
 
 /**
@@ -233,7 +233,7 @@ export async function callModel(
     for (let retry = 0; ; retry++) {
       if (signal.aborted) throw signal.reason;
       // The deadline outranks every retry and fail-over: the caller reports it.
-      if (deadlinePassed(host, input.deadlineAt ?? null)) throw lastError ?? new Error('The execution deadline elapsed.');
+      if (deadlinePassed(host, input.deadlineAt ?? null)) throw lastError ?? new ExecutionPolicyError('deadline_exceeded', 'The execution deadline elapsed.');
       let state = null;
       try {
         if (breaker) state = await breaker.admit(key);

@@ -2,7 +2,7 @@
  * The run machine's actors that are not saves: the model call, the output
  * check and the verifier.
  */
-import { ExecutionPolicyError, serializeError } from '../errors/index.js';
+import { ExecutionPolicyError, ModelCallError, serializeError } from '../errors/index.js';
 import type {
   Json, ModelCallInput, ModelCallOutput, OutputCheck, PolicyOutput, Turn, ValidateInput, VerifierOutput, VerifyInput,
 } from '../../machines/index.js';
@@ -111,10 +111,10 @@ saveCheckpoint: legActor<void, { at: string }>((host) => host.save()),
       const original = broke ? error.original : error;
       const cause = transientCause(original, broke);
       // Plain, redacted data: it goes into the snapshot.
-      throw { ...serializeError(original), ...(cause ? { retry: { cause, phase } } : {}) };
+      throw { ...serializeError(original, 'model_call_failed'), ...(cause ? { retry: { cause, phase } } : {}) };
     }
     if (response.finishReason === 'error') {
-      throw { name: 'ModelCallError', code: 'model_call_failed', message: 'The model ended its turn with an error.' };
+      throw serializeError(new ModelCallError('The model ended its turn with an error.'));
     }
     if (phase === 'finalize' && host.opts.outputMode === 'tool') {
       // The forced output call is the draft of the answer: streams show it like a call.

@@ -5,7 +5,7 @@
  * effect itself, which runs only under a permit the `executing` receipt write
  * issued in this process.
  */
-import { serializeError } from '../errors/index.js';
+import { CairnError, serializeError } from '../errors/index.js';
 import { toolCallMachine } from '../../machines/index.js';
 import type {
   AdmitOutput, ApprovalOutput, ArgumentsOutput, BeginEffectOutput, ExecuteOutput, GuardOutput, IssueApprovalOutput, Json,
@@ -44,7 +44,7 @@ function redacting<A extends unknown[], R>(body: (...args: A) => Promise<R>): (.
     try {
       return await body(...args);
     } catch (error) {
-      throw serializeError(error);
+      throw serializeError(error, 'callback_failed');
     }
   };
 }
@@ -135,7 +135,7 @@ export const toolCallLogic = toolCallMachine.provide({
       try {
         value = await tool.execute!(c.args, toolContext(leg, c, effectSignal(leg, signal, c.deadlineAt)));
       } catch (error) {
-        return { kind: 'threw', error: serializeError(error) };
+        return { kind: 'threw', error: serializeError(error, 'tool_failed') };
       }
       // The tool returned: whatever its result is, its effect happened. One that cannot be stored is recorded as such.
       const stored = storableResult(value, leg.opts.maxReceiptBytes, c.toolCallId);
@@ -145,7 +145,7 @@ export const toolCallLogic = toolCallMachine.provide({
     // Stage 7a: the raw result (or the error, or the client's answer), already in the record, is committed first.
     recordResult: legActor<void, ToolCallContext>(async (leg, { input: c }) => {
       const receipt = receiptOf(c);
-      if (!receipt) throw new Error('The result of this call was lost before its receipt was written.');
+      if (!receipt) throw serializeError(new CairnError('unknown_effect', 'The result of this call was lost before its receipt was written.', { fault: 'library' }));
       if (receipt.status === 'unstorable') {
         leg.emit({
           type: 'warning', setting: receipt.error?.code === 'result_too_large' ? 'maxReceiptBytes' : 'tools', toolCallId: c.toolCallId,

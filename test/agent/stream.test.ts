@@ -198,7 +198,7 @@ describe('createAgentStream', () => {
     const events = await collect(stream.events);
     expect(events.map((e) => e.type)).toEqual(['run-start', 'text-delta', 'error']);
     const error = events.at(-1) as Extract<Event, { type: 'error' }>;
-    expect(error.error).toMatchObject({ name: 'Error', code: 'error' });
+    expect(error.error).toMatchObject({ name: 'Error', code: 'internal' });
     expect(error.error.message).not.toContain('sk-abcdefghijklmnop');
     expect(await text).toEqual(['x']);
     await expect(stream.result).rejects.toBe(failure);
@@ -211,7 +211,7 @@ describe('createAgentStream', () => {
       throw new TypeError('not even async');
     });
     expect(await collect(stream.events)).toEqual([
-      { type: 'error', error: { name: 'TypeError', code: 'error', message: 'not even async' } },
+      { type: 'error', error: { name: 'TypeError', code: 'internal', message: 'not even async' } },
     ]);
     await expect(stream.result).rejects.toThrow('not even async');
   });

@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { LeaseProvider } from '../../agent/types.js';
-import { InvalidOptionsError } from '../../errors/index.js';
+import { CairnTypeError, InvalidOptionsError } from '../../errors/index.js';
 import type { BreakerStore } from '../../models/breaker-store.js';
 import { createAgentRunStore, type SqliteAgentRunStore } from './agent-runs.js';
 import { createBreakerStore } from './breakers.js';
@@ -123,7 +123,7 @@ const connections = new WeakMap<object, Database.Database>();
  */
 export function connectionOf(store: SqliteOpsStore): Database.Database {
   const db = connections.get(store);
-  if (!db) throw new TypeError('connectionOf: not a store of createSqliteOpsStore.');
+  if (!db) throw new CairnTypeError('invalid_options', 'connectionOf: not a store of createSqliteOpsStore.');
   return db;
 }
 
@@ -132,7 +132,7 @@ const NO_BREAKERS: BreakerStore = {
     return undefined;
   },
   async set() {
-    throw new TypeError('The ops store was opened read-only: it cannot record breaker state.');
+    throw new CairnTypeError('invalid_options', 'The ops store was opened read-only: it cannot record breaker state.');
   },
 };
 
