@@ -60,10 +60,11 @@ export function runStatements(t: OpsTables) {
     )` : ''}
     SELECT count(*)::integer AS updated FROM run`;
 
-  // The locked way: the run's row, locked until the transaction ends, with whether the lease is held.
+  // The locked way: the run's row, locked until the transaction ends, with whether the lease is held. NO KEY UPDATE:
+  // the update changes no key, so a transaction that only holds a key share of the row (a child row it inserts) does not block it.
   const lockRun = `
     SELECT scope, revision, transcript_digest, receipts_digest, head, ${leaseAt(2)} AS held
-    FROM ${t.runs} WHERE run_id = $1 FOR UPDATE`;
+    FROM ${t.runs} WHERE run_id = $1 FOR NO KEY UPDATE`;
   const openReceipts = `SELECT key, sha256(body) AS sha FROM ${t.receipts} WHERE run_id = $1 AND model_step >= $2`;
   const updateRun = `
     UPDATE ${t.runs} SET status = $2, revision = $3, binding_id = $4, updated_at = $5,
