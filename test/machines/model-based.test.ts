@@ -27,7 +27,7 @@ import { checkCallRun } from './mbt/check-call.js';
 import { driveCall, TARGET, TARGET_KEY } from './mbt/drive-call.js';
 import { driveRun } from './mbt/drive-run.js';
 import { allEdges, type Edge } from './mbt/edges.js';
-import { storedChildValue } from './mbt/harness.js';
+import { signal, storedChildValue } from './mbt/harness.js';
 import { planCallPaths } from './mbt/plan.js';
 import type { Step } from './mbt/recorder.js';
 import { runInput, runModelPath } from './mbt/run-model.js';
@@ -77,23 +77,30 @@ describe('tool-call machine: every path of the model, driven through the runtime
   }
 
   // Idempotent tools: an interrupted call runs again by itself, under the same identity, once.
-  for (const crash of ['beginning', 'execution'] as const) {
-    it(`replay: 'idempotent' — the process dies in ${crash === 'beginning' ? 'effectIdentity.beginning' : 'execution'}; a plain resume runs the tool exactly once more`, async () => {
+  for (const crash of ['writingReceipt', 'execution'] as const) {
+    it(`replay: 'idempotent' — the process dies in ${crash === 'writingReceipt' ? 'effectIdentity.writingReceipt' : 'execution'}; a plain resume runs the tool exactly once more`, async () => {
       const run = await driveCall({ world: baseWorld({ crash, replay: 'idempotent' }), resumes: 0, admissionLeg: 0, crashLeg: 0 });
       absorb(run.allSteps);
-      expect(storedChildValue(run.captured[0], TARGET)).toEqual(crash === 'beginning' ? { effectIdentity: 'beginning' } : 'execution');
+      expect(storedChildValue(run.captured[0], TARGET)).toEqual(crash === 'writingReceipt' ? { effectIdentity: 'writingReceipt' } : 'execution');
       expect(run.captured[0]?.receipts[TARGET_KEY]).toMatchObject({ status: 'executing', idempotent: true });
       expect(run.executions).toBe(2);
       expect(run.last).toMatchObject({ status: 'completed', text: 'Done.' });
       expect(run.toolMessage?.content).toBe('sent to ada@example.com');
       expect(run.store.last()?.receipts[TARGET_KEY]).toMatchObject({ status: 'completed', idempotent: true });
-      // The same transitions as a call that never crashed: the restore re-decides, the effect runs under a new permit.
+      // The restore re-decides from the receipt, and the effect runs under a new permit, issued by a new write.
+      const restored = crash === 'writingReceipt'
+        ? ['toolCall.effectIdentity.writingReceipt|xstate.done.actor.writeReceipt|0', 'toolCall.effectIdentity.beginning|xstate.done.actor.beginEffect|0']
+        : [];
+      const keys = run.steps.map((s) => s.key);
+      for (const k of restored) expect(keys).toContain(k);
+      // One write issued a permit: the first process's died with it (in writingReceipt), or the effect it permitted was cut off (in execution).
+      expect(keys.filter((k) => k === 'toolCall.effectIdentity.writingReceipt|xstate.done.actor.writeReceipt|1')).toHaveLength(1);
       expect(run.finalValue).toBe('completed');
     });
   }
 
   // The saves of the tool path fail: the run fails first (STORE_FAILED), which is why the calls' onError edges of
-  // beginEffect, recordResult and checkpoint are never taken; a resume goes on from the last committed record.
+  // writeReceipt, recordResult and checkpoint are never taken; a resume goes on from the last committed record.
   // A lone call's checkpoint is the run's step checkpoint, which also commits the raw result of a tool that
   // neither validates nor projects it (`project: false`): then it is the first save after the effect.
   const atStep = (e: AgentRunEnvelope) =>
@@ -102,7 +109,7 @@ describe('tool-call machine: every path of the model, driven through the runtime
     JSON.stringify(storedChildValue(e, TARGET)) === JSON.stringify(value);
   const saveFailures = [
     // The turn was to be saved with the receipt, so the resume asks the model for the step again.
-    { at: 'the executing receipt', failWhen: atCall({ effectIdentity: 'beginning' }), project: false, reasks: true, ran: 0, then: 'completed' as const },
+    { at: 'the executing receipt', failWhen: atCall({ effectIdentity: 'writingReceipt' }), project: false, reasks: true, ran: 0, then: 'completed' as const },
     { at: 'the raw result', failWhen: atCall({ resultReceipt: 'recording' }), project: true, reasks: false, ran: 1, then: 'tool-reconciliation-required' as const },
     { at: 'the step checkpoint after a projected result', failWhen: atStep, project: true, reasks: false, ran: 1, then: 'completed' as const },
     { at: 'the step checkpoint after a result that is not projected', failWhen: atStep, project: false, reasks: false, ran: 1, then: 'tool-reconciliation-required' as const },
@@ -150,6 +157,77 @@ describe('tool-call machine: every path of the model, driven through the runtime
   }
 });
 
+describe('tool-call machine: a call that already holds its request is rechecked without its answer', () => {
+  // A resume that answers another call of the turn rechecks every waiting call. One whose verdict (or client result)
+  // has not come decides again and goes back to waiting under the request it holds: no new approval id or token, and
+  // no second announcement. Here the other call is one the process died in, which the operator reconciles.
+  for (const waits of ['approval', 'client'] as const) {
+    const name = waits === 'approval' ? 'verdict' : 'client result';
+    it(`a call waiting for its ${name} waits again under the same request, announced once; the ${name} then answers it`, async () => {
+      const asked = signal();
+      let sent = 0;
+      const target: AgentTool = waits === 'approval'
+        ? { description: 'Send an email.', parameters: { type: 'object' }, needsApproval: true, execute: () => ++sent }
+        : { description: 'Ask the person at the keyboard.', parameters: { type: 'object' } };
+      const other: AgentTool = {
+        description: 'A call the process dies in.',
+        parameters: { type: 'object' },
+        execute: async (_args, ctx) => {
+          if (!ctx.signal.aborted) await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+          throw new Error('process died');
+        },
+      };
+      const options = {
+        prompt: 'Go.',
+        tools: { target, other },
+        model: createMockModel({
+          responses: [{ toolCalls: [{ toolName: 'target', toolCallId: 'c1', args: {} }, { toolName: 'other', toolCallId: 'c2', args: {} }] }, { text: 'Done.' }],
+        }),
+        // The other call starts once the target is waiting (everything it does before is promise work, done by then).
+        onToolCall: async ({ toolName }: { toolName: string }) => {
+          if (toolName === 'target') asked.resolve();
+          else await asked.promise.then(() => new Promise((r) => setImmediate(r)));
+          return { action: 'allow' as const };
+        },
+      };
+      const waiting = waits === 'approval' ? { approval: 'awaitingApproval' } : { effectIdentity: 'awaitingClientResult' };
+      const announced = (legs: { events: { type: string }[] }[]) =>
+        legs.flatMap((l) => l.events).filter((e) => e.type === 'approval-request' || e.type === 'client-call-request');
+      let first: AgentRunEnvelope | undefined;
+      const run = await driveRun(async (h) => {
+        // The process dies right after the other call's `executing` receipt is saved, the target waiting.
+        first = await h.crash(() => h.start({ ...h.base(), ...options }), (e) =>
+          JSON.stringify(storedChildValue(e, TARGET)) === JSON.stringify(waiting) && e.receipts['0:c2']?.status === 'executing');
+        const plain = await h.resume({ ...h.base(), ...options });
+        expect(plain.result).toMatchObject({ status: 'stopped', reason: 'tool-reconciliation-required' });
+        const again = await h.resume({ ...h.base(), ...options, reconciledToolResults: [{ toolCallId: 'c2', output: 'done' }] });
+        expect(again.result.status).toBe('suspended');
+        if (again.result.status !== 'suspended') return;
+        if (waits === 'approval') {
+          // The request the first process issued, token and all.
+          const [approvalId, issued] = Object.entries(first.approvals)[0]!;
+          expect(again.result.pendingApprovals).toEqual([expect.objectContaining({ approvalId, token: issued.token, toolCallId: 'c1' })]);
+          await h.resume({ ...h.base(), ...options, approvalResponses: [{ approvalId, token: issued.token, approved: true }] });
+        } else {
+          expect(again.result.pendingClientCalls).toEqual([expect.objectContaining({ toolCallId: 'c1' })]);
+          await h.resume({ ...h.base(), ...options, clientToolResults: [{ toolCallId: 'c1', output: { answer: 'yes' } }] });
+        }
+      });
+      absorb(run.allSteps);
+      const keys = run.allSteps.filter((s) => s.actor === TARGET).map((s) => s.key);
+      const waitsAgain = waits === 'approval'
+        ? 'toolCall.approval.deciding|xstate.done.actor.decideApproval|0'
+        : 'toolCall.effectIdentity.beginning|xstate.done.actor.beginEffect|4';
+      expect(keys.filter((k) => k === waitsAgain)).toHaveLength(1);
+      // Announced by the first process only (its leg died, so its events are not in run.legs): none since.
+      expect(announced(run.legs)).toEqual([]);
+      expect(run.last).toMatchObject({ status: 'completed', text: 'Done.' });
+      if (waits === 'approval') expect(sent).toBe(1);
+      expect(run.store.last()?.receipts[TARGET_KEY]).toMatchObject({ status: 'completed', ...(waits === 'client' ? { client: true } : {}) });
+    });
+  }
+});
+
 describe('run machine: main paths, driven through the runtime', () => {
   for (const s of RUN_SCENARIOS) {
     it(s.name, async () => {
@@ -166,6 +244,14 @@ describe('run machine: main paths, driven through the runtime', () => {
 /** Transitions no caller of the runtime can make the machine take, with the reason. */
 const TOOL_CALL_UNREACHABLE: Record<string, string> = {
   'toolCall.effectIdentity.beginning|xstate.error.actor.beginEffect|0': UNREACHABLE['error:beginEffect']!,
+  'toolCall.effectIdentity.writingReceipt|xstate.error.actor.writeReceipt|0': UNREACHABLE['error:writeReceipt']!,
+  'toolCall.approval.deciding|xstate.done.actor.decideApproval|3':
+    'a call reaches the gate again only when retried, and a retried call holds the `executing` receipt of its interrupted run ' +
+    '(an operator\'s recorded outcome reaches a call in unknownEffect, and goes to effect identity): the engine never stores a call ' +
+    'before its gate with a receipt that records an outcome; only a version-1 record, migrated (src/agent/migrations.ts), can hold one',
+  'toolCall.execution|xstate.done.actor.executeTool|0':
+    'executeTool runs on the context its `executing` receipt was written into, and a restore in `execution` restores that context: ' +
+    'it never finds an outcome to replay (an operator\'s recorded outcome reaches the call in unknownEffect, and beginEffect replays it)',
   'toolCall.resultReceipt.recording|xstate.error.actor.recordResult|0': UNREACHABLE['error:recordResult']!,
   'toolCall.checkpoint|xstate.error.actor.checkpoint|0': UNREACHABLE['error:checkpoint']!,
   'toolCall.execution|xstate.error.actor.executeTool|0': UNREACHABLE['error:executeTool']!,

@@ -8,7 +8,7 @@
  * when nothing a caller can do produces it. Each carries its reason.
  */
 import type { ToolCallInput } from '../../../machines/index.js';
-import { eventsOf, MODEL_EVENTS, type CallPath, type ModelEvent } from './tool-call-model.js';
+import { eventsOf, type CallPath, type ModelEvent } from './tool-call-model.js';
 
 export interface CallWorld {
   finishReason: ToolCallInput['finishReason'];
@@ -18,38 +18,28 @@ export interface CallWorld {
   guard: 'allow' | 'block' | 'rewrite' | 'throw';
   /** What the arguments check finds: they match, they do not, or the (Standard Schema) validator throws. */
   args: 'valid' | 'invalid' | 'validator-throws';
-  /** needsApproval: false, true, or a predicate that throws. */
-  approval: 'none' | 'gate' | 'predicate-throws';
+  /**
+   * needsApproval: false, true, a predicate that throws, or true with an id
+   * source (deps.generateId) that throws when the request's token is minted.
+   */
+  approval: 'none' | 'gate' | 'predicate-throws' | 'issue-throws';
   /** The verdict the resume brings. */
   verdict: boolean | null;
   admission: 'admitted' | 'deadline' | 'aborted' | 'clock-throws';
   executor: 'server' | 'client';
   /** `unstorable`: it returns a value its receipt cannot hold (a cycle). */
   execute: 'returns' | 'throws' | 'unstorable';
-  /** The process dies with the call here (a restore finds an `executing` receipt). */
-  crash: null | 'beginning' | 'execution';
   /**
-   * What the operator answers, one resume each, after a plain resume stopped on
+   * The process dies with the call here, its `executing` receipt written:
+   * right after that write (a restore finds the call in writingReceipt), or
+   * while the tool runs (in execution).
+   */
+  crash: null | 'writingReceipt' | 'execution';
+  /**
+   * What the operator answers, in the resume after a plain resume stopped on
    * the interrupted call: run it again, or record the result (or error) found.
-   * `['retry', 'reconcile']`: the retry's process dies too, at `retryDiesIn`.
    */
-  operator: ('retry' | 'reconcile' | 'reconcile-error')[];
-  /**
-   * Where the retry's process dies when the operator answers twice:
-   * - 'unknownEffect': once a save shows the call in unknownEffect (restored
-   *   without its retry permit, before the retry reached it);
-   * - 'approval.deciding': once a save shows the call back in approval.deciding,
-   *   its receipt still `executing` from the first run. The save is a second
-   *   call's: the turn has two calls, both interrupted and both retried. The
-   *   operator's recorded outcome then answers the call at the approval stage:
-   *   the next resume restores it before the effect with an outcome receipt, and
-   *   decideApproval answers `receipt`. This is the only way a call reaches
-   *   that branch: an envelope holds the snapshot and the receipts of one
-   *   moment, so the save that records an outcome the call itself produced
-   *   shows it past the effect (in resultReceipt.recording), and only a retried
-   *   call comes back before the effect with a receipt that is not its first.
-   */
-  retryDiesIn: 'unknownEffect' | 'approval.deciding';
+  operator: 'retry' | 'reconcile' | 'reconcile-error' | null;
   /**
    * For a call that was held for approval: the run recorded its verdict, which
    * the retry passes its gate with (true); or the record kept none (the
@@ -63,14 +53,7 @@ export interface CallWorld {
 }
 
 export type Derived =
-  | {
-      kind: 'drive'; world: CallWorld; resumes: number; admissionLeg: number; crashLeg: number;
-      /**
-       * The model's events the call took before the path (a retried call's first
-       * run, up to its retry): from the retry on, the call takes the path.
-       */
-      lead: ModelEvent[];
-    }
+  | { kind: 'drive'; world: CallWorld; resumes: number; admissionLeg: number; crashLeg: number }
   | { kind: 'contract' | 'unreachable'; reason: string };
 
 export const baseWorld = (o: Partial<CallWorld> = {}): CallWorld => ({
@@ -84,8 +67,7 @@ export const baseWorld = (o: Partial<CallWorld> = {}): CallWorld => ({
   executor: 'server',
   execute: 'returns',
   crash: null,
-  operator: [],
-  retryDiesIn: 'unknownEffect',
+  operator: null,
   retryVerdict: false,
   projection: 'completed',
   onToolResultThrows: false,
@@ -93,23 +75,21 @@ export const baseWorld = (o: Partial<CallWorld> = {}): CallWorld => ({
   ...o,
 });
 
+const STORE_FAILS_FIRST = 'the host then sends STORE_FAILED first (src/runtime/host.ts commit): the run goes to `failed` and stops every call before the rejection arrives';
+
 /** Why a machine transition is never taken by the real runtime. Keyed by `event(payload)`. */
 export const UNREACHABLE: Record<string, string> = {
   'error:beginEffect':
-    'beginEffect rejects only when the save of the executing receipt fails; the host then sends STORE_FAILED first (src/runtime/host.ts commit), the run goes to `failed` and stops every call before the rejection arrives',
+    'beginEffect writes nothing and reads only its input and the tool definitions, which every known tool has: nothing in it can reject',
+  'error:writeReceipt': `writeReceipt rejects only when the save of the executing receipt fails; ${STORE_FAILS_FIRST}`,
   'error:recordResult':
-    'recordResult rejects on a failed save (the run stops the call first, as for beginEffect) or when a restore finds the call in `recording` with an `executing` receipt, which no save captures: the receipt changes in the same tick the call enters `recording`',
-  'error:checkpoint': 'checkpoint rejects only on a failed save; the run stops the call first (STORE_FAILED)',
+    `recordResult rejects on a failed save (${STORE_FAILS_FIRST}) or when the call reaches \`recording\` with no receipt, ` +
+    'which no transition into it allows: each one assigns the receipt it records',
+  'error:checkpoint': `checkpoint rejects only on a failed save; ${STORE_FAILS_FIRST}`,
   'error:executeTool': 'executeTool catches whatever the tool throws and answers `threw`; nothing else in it can reject',
-  'gated-client-split':
-    'a gated client tool is pending as an approval and a client call at once, and a resume that does not answer both leaves the run as it was (src/runtime/host.ts pending, src/agent/run-agent.ts storedSuspension): its verdict never arrives without its result',
 };
 
 const key = (e: ModelEvent) => e.type.replace('xstate.done.actor.', 'done:').replace('xstate.error.actor.', 'error:');
-
-/** The payload of an invoked actor's done event, as the model has it. */
-const doneEvent = (actor: keyof typeof MODEL_EVENTS, kind: string): ModelEvent =>
-  MODEL_EVENTS[actor].find((e) => e.type === `xstate.done.actor.${actor}` && e.output?.kind === kind)!;
 
 /** The world a path needs, or why there is none. */
 export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
@@ -117,13 +97,10 @@ export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
   let rechecks = 0;
   let admissionLeg = 0;
   let crashLeg = -1;
-  let decisions = 0;
-  let lastRecheck: 'verdict' | 'verdict+client' | 'client' | 'empty' | null = null;
-  let route: 'execute' | 'client' | 'receipt' | 'reconciled' | null = null;
-  let replayedBy: 'beginEffect' | 'executeTool' | null = null;
+  let route: 'execute' | 'client' | 'reconciled' | null = null;
   const contract = (reason: string): Derived => ({ kind: 'contract', reason });
   const unreachable = (reason: string): Derived => ({ kind: 'unreachable', reason });
-  const crash = (at: 'beginning' | 'execution') => {
+  const crash = (at: 'writingReceipt' | 'execution') => {
     world.crash = at;
     crashLeg = rechecks;
   };
@@ -143,32 +120,19 @@ export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
         world.args = 'validator-throws';
         break;
       case 'xstate.done.actor.decideApproval':
-        decisions += 1;
-        if (decisions === 1) {
-          if (k === 'not-needed') world.approval = 'none';
-          else if (k === 'wait') world.approval = 'gate';
-          else if (k === 'receipt') {
-            // The call ran, died during its effect with a second call of the turn, was retried with it, and that
-            // retry died with the call back in approval.deciding; the operator recorded what happened. The lead is
-            // the first run up to the retry; from the retry on, the call takes this path.
-            crash('execution');
-            world.operator = ['retry', 'reconcile'];
-            world.retryDiesIn = 'approval.deciding';
-            route = 'receipt';
-          }
-        } else if (lastRecheck === 'empty') {
-          return unreachable(
-            'a call waits for its verdict only before its first effect (a retried call carries the verdict stored for it), ' +
-            'so no receipt of it records an outcome while it waits; a resume without its verdict leaves the run as it was',
-          );
-        }
+        if (k === 'wait') world.approval = 'gate';
         break;
       case 'xstate.error.actor.decideApproval':
-        if (decisions > 0) return contract('a resume without a verdict reaches decideApproval only for a call answered by its receipt, which is checked before the predicate');
         world.approval = 'predicate-throws';
         break;
+      case 'xstate.done.actor.issueApproval':
+        if (e.output?.client === true) world.executor = 'client';
+        break;
+      case 'xstate.error.actor.issueApproval':
+        world.approval = 'issue-throws';
+        break;
       case 'RECHECK': {
-        const r = e as { verdict?: { approved: boolean }; clientResult?: unknown; retry?: boolean };
+        const r = e as { verdict?: { approved: boolean }; clientResult?: unknown; retry?: boolean; receipt?: { status: string } };
         if (world.crash !== null) {
           // The call is in unknownEffect: the operator's answer.
           if (r.retry) {
@@ -179,16 +143,15 @@ export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
               return contract('a retried call that was held for approval is retried with the verdict the run recorded, or denied when the record kept none (src/agent/run-agent.ts verdictsForRetries)');
             }
             world.retryVerdict = r.verdict?.approved === true;
+            world.operator = 'retry';
           } else {
-            // Recorded while the retry's process died with the call in unknownEffect.
-            world.operator.push('reconcile');
+            world.operator = r.receipt?.status === 'failed' ? 'reconcile-error' : 'reconcile';
             route = 'reconciled';
           }
           break;
         }
         if (r.verdict) world.verdict = r.verdict.approved;
         if (r.clientResult) world.executor = 'client';
-        lastRecheck = r.verdict ? (r.clientResult ? 'verdict+client' : 'verdict') : r.clientResult ? 'client' : 'empty';
         rechecks += 1;
         break;
       }
@@ -201,67 +164,35 @@ export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
         world.admission = 'clock-throws';
         break;
       case 'xstate.done.actor.beginEffect':
-        if (route === 'receipt' || route === 'reconciled') {
-          replayedBy = 'beginEffect';
-          if (k === 'replay-failed') world.operator[world.operator.length - 1] = 'reconcile-error';
-          else if (k !== 'replay') return contract(`beginEffect answers a recorded outcome with replay / replay-failed, never ${k}`);
-          break;
-        }
-        if (k === 'permit') route = 'execute';
-        else if (k === 'client-result') route = 'client';
-        else if (k === 'await-client') {
-          if (world.verdict !== null) return unreachable(UNREACHABLE['gated-client-split']!);
+        if (k === 'write') route = 'execute';
+        else if (k === 'client-result' || k === 'await-client') {
           route = 'client';
           world.executor = 'client';
-        } else if (k === 'replay' || k === 'replay-failed') {
-          // The process died after the executing receipt; the operator recorded what happened.
-          crash('beginning');
-          world.operator = [k === 'replay' ? 'reconcile' : 'reconcile-error'];
-          route = 'reconciled';
-          replayedBy = 'beginEffect';
-        } else if (k === 'unknown') {
-          // The process died after the executing receipt; the operator asked for a retry. The restored call starts
-          // beginEffect again before the settle hands it the retry (src/agent/run-agent.ts: retry keys are taken
-          // only once every restored call is at rest), so it finds no permit and goes to unknownEffect, where the
-          // retry reaches it.
-          crash('beginning');
-          world.operator = ['retry'];
-        } else return unreachable(UNREACHABLE['error:beginEffect']!);
+        }
+        break;
+      case 'xstate.done.actor.writeReceipt':
+        // Restored right after the write: the process died there.
+        if (k === 'restarted') crash('writingReceipt');
         break;
       case 'xstate.done.actor.executeTool':
         if (k === 'threw') world.execute = 'throws';
-        else if (k === 'replay') {
-          // The process died during the effect; the operator recorded what happened.
-          crash('execution');
-          world.operator = ['reconcile'];
-          route = 'reconciled';
-          replayedBy = 'executeTool';
-        } else if (k === 'unknown') {
-          // The process died during the effect; the operator asked for a retry, which finds no permit.
-          crash('execution');
-          world.operator = ['retry'];
-        }
+        else if (k === 'unstorable') world.execute = 'unstorable';
+        // Restored while the tool ran: the process died during the effect.
+        else if (k === 'unknown') crash('execution');
         break;
       case 'xstate.done.actor.projectResult': {
         const outcome = e.output!.outcome as CallWorld['projection'];
-        if (outcome === 'unstorable-result') {
-          if (route !== 'execute' || replayedBy !== null) {
-            return contract("only a result a tool returned is unstorable: a client's or an operator's result arrives as JSON");
-          }
-          if (world.execute === 'throws') return contract('a tool that threw returned no result to store');
-          world.execute = 'unstorable';
-          world.projection = outcome;
-          break;
+        const tool = route === 'execute';
+        if ((tool && world.execute === 'unstorable') !== (outcome === 'unstorable-result')) {
+          return contract(outcome === 'unstorable-result'
+            ? "only a result a tool returned is unstorable: a client's or an operator's result arrives as JSON"
+            : 'a receipt that records an unstorable result projects as `unstorable-result`');
         }
-        if (outcome === 'failed' && replayedBy === 'beginEffect') {
-          return contract('beginEffect answers a receipt that records an error with replay-failed, so a receipt it replays never projects as `failed`');
-        }
-        if (route === 'reconciled' && outcome === 'failed') world.operator[world.operator.length - 1] = 'reconcile-error';
-        const thrown = world.execute === 'throws' || world.operator.includes('reconcile-error');
+        const thrown = tool && world.execute === 'throws';
         if (thrown !== (outcome === 'failed')) {
           return contract(thrown
             ? 'a receipt that records a thrown error projects as `failed`'
-            : 'projectResult answers `failed` only for a receipt that records a thrown error');
+            : 'projectResult answers `failed` only for a receipt that records a thrown error (a reconciled error replays as failed from beginEffect)');
         }
         if ((route === 'client') !== (outcome === 'client-result') && outcome !== 'validation-failure' && outcome !== 'projection-failure') {
           return contract(route === 'client'
@@ -272,7 +203,9 @@ export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
         break;
       }
       case 'xstate.error.actor.projectResult':
-        if (world.execute === 'throws') return contract('onToolResult is not called for a receipt that records a thrown error, so projection cannot reject');
+        if (world.execute !== 'returns' && route === 'execute') {
+          return contract('onToolResult is not called for a receipt that records a thrown error or an unstorable result, so projection cannot reject');
+        }
         world.onToolResultThrows = true;
         break;
       default: {
@@ -281,16 +214,9 @@ export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
       }
     }
   }
-  // A call answered at the approval stage by its receipt: its first run (no gate, admitted, died in the effect) and the
-  // operator's retry (no verdict stored: "No approval response.", which a call with no gate never reads).
-  const lead: ModelEvent[] = route === 'receipt'
-    ? [
-        doneEvent('guardCall', world.guard), doneEvent('checkArguments', 'valid'), doneEvent('decideApproval', 'not-needed'),
-        doneEvent('admit', 'admitted'), doneEvent('beginEffect', 'permit'), doneEvent('executeTool', 'unknown'),
-        MODEL_EVENTS.RECHECK.find((r) => 'retry' in r && !('verdict' in r))!,
-      ]
-    : [];
-  return { kind: 'drive', world, resumes: rechecks, admissionLeg, crashLeg, lead };
+  // A path that ends in unknownEffect: the operator's retry takes the call on from there.
+  if (world.crash !== null && world.operator === null) world.operator = 'retry';
+  return { kind: 'drive', world, resumes: rechecks, admissionLeg, crashLeg };
 }
 
 /** What the model sees for a call that ended in `state`, given the world (a regex or exact JSON value). */
@@ -311,8 +237,9 @@ export function expectedModelOutput(state: string, w: CallWorld): RegExp | unkno
       if (w.args === 'validator-throws') return 'argument validator failed';
       if (w.admission === 'clock-throws') return 'clock unavailable';
       if (w.approval === 'predicate-throws') return 'approval predicate failed';
+      if (w.approval === 'issue-throws') return 'id source failed';
       if (w.onToolResultThrows) return 'onToolResult failed';
-      if (w.operator.includes('reconcile-error')) return 'smtp down';
+      if (w.operator === 'reconcile-error') return 'smtp down';
       if (w.execute === 'throws') return 'smtp down';
       return /./;
     default: return /./;

@@ -7,7 +7,7 @@
 import { expect } from 'vitest';
 import type { AgentEvent } from 'cairn/agent';
 import { expectedModelOutput } from './call-scenario.js';
-import { SECOND_KEY, secondCall, TARGET, TARGET_KEY, type CallRun } from './drive-call.js';
+import { TARGET, TARGET_KEY, type CallRun } from './drive-call.js';
 import { storedChildValue } from './harness.js';
 import type { PlannedPath } from './plan.js';
 import { eventsOf, expectedEdges, isRetried, stateName } from './tool-call-model.js';
@@ -35,11 +35,10 @@ export function checkCallRun(p: PlannedPath, run: CallRun): void {
   const w = p.derived.world;
   const final = stateName(p.path.state.value);
   const modelEvents = eventsOf(p.path);
-  // A retried call's first run (the lead) comes before the path: from its retry on, the call takes the path.
-  const expected = expectedEdges(p.input, [...p.derived.lead, ...modelEvents]);
+  const expected = expectedEdges(p.input, modelEvents);
   const recorded = run.steps.map((s) => s.key);
   // Past unknownEffect the operator's retry takes the call on (an unknownEffect path ends there, a retried one at the policy).
-  const goesOn = (final === 'unknownEffect' && w.operator.includes('retry')) || isRetried(p.path.state as never);
+  const goesOn = (final === 'unknownEffect' && w.operator === 'retry') || isRetried(p.path.state as never);
 
   // The runtime took exactly the path's transitions, in order, and the call stood where the path ends.
   if (goesOn) expect(recorded.slice(0, expected.length)).toEqual(expected);
@@ -50,7 +49,6 @@ export function checkCallRun(p: PlannedPath, run: CallRun): void {
   // After a crash: a plain resume stops on the interrupted call, restores nothing and writes nothing; the tool does not run.
   if (w.crash !== null && w.replay !== 'idempotent') {
     const interrupted = [expect.objectContaining({ key: TARGET_KEY, toolCallId: 'c1', status: 'executing' })];
-    if (secondCall(w) === 'interrupted') interrupted.push(expect.objectContaining({ key: SECOND_KEY, toolCallId: 'c2', status: 'executing' }));
     for (const [i, plain] of run.plain.entries()) {
       expect(plain.result).toMatchObject({ status: 'stopped', reason: 'tool-reconciliation-required' });
       expect(plain.result.status === 'stopped' ? plain.result.unknownEffects : undefined).toEqual(interrupted);
@@ -58,12 +56,12 @@ export function checkCallRun(p: PlannedPath, run: CallRun): void {
       expect(plain.steps).toBe(0);
       expect(run.captured[i]?.receipts[TARGET_KEY]?.status).toBe('executing');
     }
-    expect(run.plain).toHaveLength(w.operator.length);
-    expect(storedChildValue(run.captured[0], TARGET)).toEqual(w.crash === 'beginning' ? { effectIdentity: 'beginning' } : 'execution');
+    expect(run.plain).toHaveLength(1);
+    expect(storedChildValue(run.captured[0], TARGET)).toEqual(w.crash === 'writingReceipt' ? { effectIdentity: 'writingReceipt' } : 'execution');
   }
 
   // The tool ran once for each execution on the path, plus the run a crash interrupted, plus a retry's; never more.
-  const ran = modelEvents.filter((e) => e.type === 'xstate.done.actor.executeTool' && ['result', 'threw'].includes(String(e.output?.kind))).length;
+  const ran = modelEvents.filter((e) => e.type === 'xstate.done.actor.executeTool' && ['result', 'threw', 'unstorable'].includes(String(e.output?.kind))).length;
   const rerun = recorded.slice(expected.length).filter((k) => k === 'toolCall.execution|xstate.done.actor.executeTool|2').length;
   expect(rerun).toBeLessThanOrEqual(1);
   expect(run.executions).toBe(ran + (w.crash ? 1 : 0) + rerun);
@@ -74,18 +72,14 @@ export function checkCallRun(p: PlannedPath, run: CallRun): void {
   const last = run.last;
   const stored = run.store.last();
 
-  if (w.retryDiesIn === 'approval.deciding') {
-    // The retry's process died with the call back before the effect: in approval.deciding, its receipt still
-    // `executing` from the first run. The operator recorded the outcome, and the next resume restored the call there
-    // with that outcome: decideApproval answered `receipt` without consulting the gate (its predicate ran in the first
-    // run and the retry only), no approval was asked for, and the tool did not run again (only the first, interrupted run).
-    expect(run.captured).toHaveLength(2);
-    expect(storedChildValue(run.captured[1], TARGET)).toEqual({ approval: 'deciding' });
-    expect(run.captured[1]?.receipts[TARGET_KEY]?.status).toBe('executing');
-    expect(run.gateChecks).toBe(2);
-    expect(events.filter((e) => e.type === 'approval-request')).toEqual([]);
-    expect(run.executions).toBe(1);
-  }
+  // Requests are announced by the transitions that issue them, once each: an approval request when it is issued
+  // (with a client request for a client tool), a client request when a client tool first waits for its result.
+  const approvalRequests = events.filter((e) => e.type === 'approval-request' && e.approval.toolCallId === 'c1');
+  const clientRequests = events.filter((e) => e.type === 'client-call-request' && e.call.toolCallId === 'c1');
+  const issued = modelEvents.filter((e) => e.type === 'xstate.done.actor.issueApproval');
+  expect(approvalRequests).toHaveLength(issued.length);
+  const firstWaits = expected.filter((k) => k === 'toolCall.effectIdentity.beginning|xstate.done.actor.beginEffect|5').length;
+  expect(clientRequests).toHaveLength(issued.filter((e) => e.output?.client === true).length + firstWaits);
 
   if (goesOn) {
     // The retry's leg rested in `reconciling` with the call in unknownEffect before the retry reached it.
@@ -113,6 +107,8 @@ export function checkCallRun(p: PlannedPath, run: CallRun): void {
       expect(last.status).toBe('suspended');
       if (last.status !== 'suspended') return;
       expect(last.pendingApprovals).toEqual([expect.objectContaining({ toolCallId: 'c1', toolName: 'target' })]);
+      // The request the stream announced is the one the run waits on, token and all.
+      expect(approvalRequests.map((e) => e.type === 'approval-request' && e.approval)).toEqual(last.pendingApprovals);
       expect(stored?.status).toBe('suspended');
       expect(storedChildValue(stored, TARGET)).toEqual({ approval: 'awaitingApproval' });
       expect(stored?.pendingApprovals.map((a) => a.toolCallId)).toEqual(['c1']);
@@ -122,6 +118,7 @@ export function checkCallRun(p: PlannedPath, run: CallRun): void {
       expect(last.status).toBe('suspended');
       if (last.status !== 'suspended') return;
       expect(last.pendingClientCalls).toEqual([expect.objectContaining({ toolCallId: 'c1', toolName: 'target' })]);
+      expect(clientRequests.map((e) => e.type === 'client-call-request' && e.call)).toEqual(last.pendingClientCalls);
       expect(stored?.status).toBe('suspended');
       expect(storedChildValue(stored, TARGET)).toEqual({ effectIdentity: 'awaitingClientResult' });
       expect(stored?.pendingClientCalls.map((c) => c.toolCallId)).toEqual(['c1']);
@@ -174,7 +171,7 @@ export function checkCallRun(p: PlannedPath, run: CallRun): void {
   // An unstorable result is not an error of the tool: it ran, and the model is told not to call it again.
   expect(out.isError).toBe(final !== 'completed' && final !== 'clientResult' && final !== 'unstorableResult');
 
-  const reconciled = w.operator.length > 0 ? { reconciled: true } : {};
+  const reconciled = w.operator !== null ? { reconciled: true } : {};
   switch (final) {
     case 'completed':
       expect(receipt).toMatchObject({ status: 'completed', modelOutput: out.modelOutput, ...reconciled });
@@ -195,9 +192,9 @@ export function checkCallRun(p: PlannedPath, run: CallRun): void {
       expect(last.warnings).toContainEqual(expect.objectContaining({ setting: 'tools', toolCallId: 'c1' }));
       break;
     case 'failed':
-      if (w.execute === 'throws' || w.operator.includes('reconcile-error')) {
+      if (w.execute === 'throws' || w.operator === 'reconcile-error') {
         expect(receipt).toMatchObject({ status: 'failed', ...reconciled });
-      } else if (!w.onToolResultThrows && w.operator.length === 0) expect(receipt).toBeUndefined();
+      } else if (!w.onToolResultThrows && w.operator === null) expect(receipt).toBeUndefined();
       break;
     default:
       expect(receipt).toBeUndefined();

@@ -6,8 +6,8 @@
  * first plainly (an interrupted call stops that resume), then with the
  * operator's answer (retryToolCallIds / reconciledToolResults).
  *
- * Some crashes need a second call in the turn (`SECOND`, id `c2`), whose saves
- * show the target where the crash needs it (see `secondCall`).
+ * A crash during the effect needs a second call in the turn (`SECOND`, id
+ * `c2`), whose saves show the target there (see `hasSecondCall`).
  */
 import type { AgentResult, AgentRunEnvelope, AgentTool, Message, ResumeOptions } from 'cairn/agent';
 import { createMockModel, type MockLanguageModel } from 'cairn/testing';
@@ -28,27 +28,14 @@ export const SECOND = 'call-0-1';
 export const SECOND_KEY = '0:c2';
 
 /**
- * What the second call of the turn does, if the world needs one:
- * - 'finishes': the process dies with the target in `execution` (its own saves
- *   never show it there), so another call saves then: it returns once the
- *   target's effect started, and its result is saved (not interrupted). On the
- *   restore it checkpoints again, which shows the target in unknownEffect.
- * - 'projects-late': the process dies with the target in effect identity, and
- *   the retry's process once the restored target is in unknownEffect: it
- *   returns first, its result is saved before the target's `executing`
- *   receipt, and onToolResult holds it in projection until that receipt is
- *   saved; on the restore it projects again and checkpoints, which shows the
- *   target in unknownEffect.
- * - 'interrupted': the call is answered by its receipt at the approval stage:
- *   the second call starts its effect once the target's effect started, and
- *   both die with it, interrupted; both are retried, and the second call's
- *   `executing` receipt is saved while the target is back in approval.deciding.
+ * A crash in execution needs a second call in the turn: the target's own saves
+ * never show it there (the write of its `executing` receipt shows it in
+ * writingReceipt, its next save is its result's). The second call returns once
+ * the target's effect started, and its result is saved (it is not
+ * interrupted); on the restore it checkpoints again, which shows the target in
+ * unknownEffect.
  */
-export function secondCall(w: CallWorld): 'finishes' | 'projects-late' | 'interrupted' | null {
-  if (w.crash === 'execution') return w.retryDiesIn === 'approval.deciding' ? 'interrupted' : 'finishes';
-  if (w.crash === 'beginning' && w.operator.length > 1) return 'projects-late';
-  return null;
-}
+export const hasSecondCall = (w: CallWorld) => w.crash === 'execution';
 
 export interface DriveSpec {
   world: CallWorld;
@@ -88,42 +75,54 @@ export interface CallRun {
   plain: PlainResume[];
   /** How many times the target's execute was entered, over all legs. */
   executions: number;
-  /** How many times the target's needsApproval predicate ran, over all legs (worlds whose gate is a predicate). */
-  gateChecks: number;
   /** The tool message the model received for the target call, if the run asked the model again. */
   toolMessage: Extract<Message, { role: 'tool' }> | undefined;
   last: AgentResult<string>;
 }
 
-/** The record as an engine that kept no verdicts with its approvals left it: a retry of a gated call is then denied. */
+/**
+ * The record as if the run had kept no verdict with the call's approval request
+ * (as an engine before verdicts were kept left it): a retry of the gated call is
+ * then denied. The verdict is taken out of the snapshot, where the run keeps it,
+ * and out of the envelope's projection of it.
+ */
 function withoutVerdicts(envelope: AgentRunEnvelope): AgentRunEnvelope {
   const copy = structuredClone(envelope);
   for (const approval of Object.values(copy.approvals)) delete approval.verdict;
+  const snapshot = copy.snapshot as {
+    context: { approvals: Record<string, { verdict?: unknown }> };
+    children?: Record<string, { snapshot?: { context?: { approval?: { verdict?: unknown } | null } } }>;
+  };
+  for (const approval of Object.values(snapshot.context.approvals)) delete approval.verdict;
+  for (const child of Object.values(snapshot.children ?? {})) delete child.snapshot?.context?.approval?.verdict;
   return copy;
 }
 
 const hasOutcome = (status: string | undefined) =>
-  status !== undefined && ['executed', 'completed', 'failed', 'validation-failed', 'projection-failed'].includes(status);
+  status !== undefined && ['executed', 'completed', 'failed', 'validation-failed', 'projection-failed', 'unstorable'].includes(status);
 
 export async function driveCall(spec: DriveSpec): Promise<CallRun> {
   const { world: w, resumes, admissionLeg, crashLeg } = spec;
-  const second = secondCall(w);
-  if (second === 'projects-late' && crashLeg !== 0) throw new Error('A second call that projects late needs the crash in the first leg.');
+  const second = hasSecondCall(w);
   const clock = testClock();
-  const ids = testIds();
+  const baseIds = testIds();
+  /** The id source breaks once, when the approval request's token is minted (world `issue-throws`). */
+  let idsFail = false;
+  const ids = () => {
+    if (idsFail) {
+      idsFail = false;
+      throw new Error('id source failed');
+    }
+    return baseIds();
+  };
   const deadline = w.admission === 'deadline' ? T0 + 1_000 : w.admission === 'clock-throws' ? T0 + 1_000_000_000 : undefined;
   let controller = new AbortController();
   let store = recordingStore();
   const captured: AgentRunEnvelope[] = [];
   const plain: PlainResume[] = [];
   const executeStarted = signal();
-  /** The retried target has reached approval.deciding (its predicate runs). */
-  const targetDeciding = signal();
   let crashing = w.crash !== null;
   let executions = 0;
-  let gateChecks = 0;
-  let secondGuards = 0;
-  let secondProjections = 0;
   let leg = 0;
 
   const targetName = w.toolKnown ? 'target' : 'nope';
@@ -164,16 +163,11 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
     parameters,
     needsApproval: w.approval === 'predicate-throws'
       ? () => { throw new Error('approval predicate failed'); }
-      : second === 'interrupted'
-        ? async () => {
-            gateChecks += 1;
-            // The retry's pass: the call sits in approval.deciding until its process dies.
-            if (gateChecks === 2) {
-              const dying = controller.signal;
-              targetDeciding.resolve();
-              await untilDeath(dying);
-            }
-            return false;
+      : w.approval === 'issue-throws'
+        ? () => {
+            // The next id the run asks for is the request's token.
+            idsFail = true;
+            return true;
           }
         : w.approval === 'gate',
     replay: w.replay,
@@ -206,16 +200,9 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
       description: 'Another call of the same turn, whose saves show the target where a crash needs it.',
       parameters: { type: 'object' },
       // Answered in the same resume as the target when it waits for a verdict.
-      needsApproval: second === 'finishes' && w.approval === 'gate',
-      execute: async (_args: unknown, ctx) => {
-        if (second === 'finishes') {
-          await executeStarted.promise;
-          return 'second ok';
-        }
-        if (second === 'interrupted') {
-          await untilDeath(ctx.signal);
-          throw new Error('process died');
-        }
+      needsApproval: w.approval === 'gate',
+      execute: async () => {
+        await executeStarted.promise;
         return 'second ok';
       },
     };
@@ -225,14 +212,7 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
     prompt: 'Email Ada the report.',
     tools,
     onToolCall: async ({ toolName }) => {
-      if (toolName === 'second' && second === 'interrupted') {
-        // First run: its effect starts once the target's did. The retry: once the target is back in approval.deciding.
-        secondGuards += 1;
-        await (secondGuards === 1 ? executeStarted : targetDeciding).promise;
-      }
       if (toolName !== targetName) return { action: 'allow' };
-      // The second call's result is saved before the target's `executing` receipt.
-      if (second === 'projects-late' && leg === 0) await store.waitFor((e) => hasOutcome(e.receipts[SECOND_KEY]?.status));
       if (admissionLeg === 0 && leg === 0) admissionFault();
       switch (w.guard) {
         case 'block': return { action: 'block', reason: 'recipient not on the allowlist' };
@@ -242,13 +222,6 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
       }
     },
     onToolResult: async ({ toolName }) => {
-      if (toolName === 'second' && second === 'projects-late') {
-        secondProjections += 1;
-        // First run: held in projection until the target's `executing` receipt is saved. The retry's restore: until
-        // the restored target has left effect identity (it does without waiting on anything).
-        if (secondProjections === 1) await store.waitFor((e) => e.receipts[TARGET_KEY]?.status === 'executing');
-        else await new Promise((r) => setImmediate(r));
-      }
       if (toolName === targetName && w.onToolResultThrows) throw new Error('onToolResult failed');
       return undefined;
     },
@@ -293,35 +266,18 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
     if (w.replay === 'idempotent') legs.push(resumed);
   };
 
-  const operatorLeg = async (answer: CallWorld['operator'][number], dies: boolean) => {
-    // An interrupted second call is retried along with the target, and its outcome recorded along with the target's.
-    const both = second === 'interrupted';
-    // A retry sends no verdict: an approved call passes its gate with the one the run recorded.
+  /** The operator's answer: run the call once more (an approved call passes its gate with the recorded verdict), or record what happened. */
+  const operatorLeg = async (answer: NonNullable<CallWorld['operator']>) => {
     const answers: Partial<ResumeOptions<string>> = answer === 'retry'
-      ? { retryToolCallIds: both ? ['c1', 'c2'] : ['c1'] }
+      ? { retryToolCallIds: ['c1'] }
       : {
           reconciledToolResults: [
             answer === 'reconcile'
               ? { toolCallId: 'c1', output: { sent: to, id: 'msg-1' } }
               : { toolCallId: 'c1', output: 'smtp down', isError: true },
-            ...(both ? [{ toolCallId: 'c2', output: 'second ok' }] : []),
           ],
         };
-    const run = () => resumeLeg({ ...options(), ...answers });
-    if (!dies) {
-      legs.push(await run());
-      return;
-    }
-    if (w.retryDiesIn === 'approval.deciding') {
-      // The retry's process dies once the second call's `executing` receipt is saved with the target back in
-      // approval.deciding (its receipt still `executing` from the first run); its admission is refused by the abort.
-      await dieAfter(run, (e) => JSON.stringify(storedChildValue(e, TARGET)) === '{"approval":"deciding"}' &&
-        e.receipts[TARGET_KEY]?.status === 'executing' && e.receipts[SECOND_KEY]?.status === 'executing', Promise.resolve());
-    } else {
-      // The retry's process dies too, once a save shows the call in unknownEffect; its admission is refused by the abort.
-      await dieAfter(run, (e) => storedChildValue(e, TARGET) === 'unknownEffect', Promise.resolve());
-    }
-    await plainResume();
+    legs.push(await resumeLeg({ ...options(), ...answers }));
   };
 
   recorder.start();
@@ -336,18 +292,15 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
         legs.push(await run());
         continue;
       }
-      // A second call that finishes or projects late has its outcome recorded (it is not interrupted); one that is
-      // interrupted too has its `executing` receipt saved.
-      const secondAt = (e: AgentRunEnvelope) => second === 'interrupted'
-        ? e.receipts[SECOND_KEY]?.status === 'executing'
-        : second === null || hasOutcome(e.receipts[SECOND_KEY]?.status);
-      const at = w.crash === 'beginning'
-        ? (e: AgentRunEnvelope) => JSON.stringify(storedChildValue(e, TARGET)) === '{"effectIdentity":"beginning"}' && secondAt(e)
-        : (e: AgentRunEnvelope) => storedChildValue(e, TARGET) === 'execution' && secondAt(e);
+      // The second call's outcome is recorded (it is not interrupted).
+      const at = w.crash === 'writingReceipt'
+        ? (e: AgentRunEnvelope) => JSON.stringify(storedChildValue(e, TARGET)) === '{"effectIdentity":"writingReceipt"}'
+        : (e: AgentRunEnvelope) => storedChildValue(e, TARGET) === 'execution' && hasOutcome(e.receipts[SECOND_KEY]?.status);
+      // The process dies once the effect started: whether it landed, nobody knows.
       await dieAfter(run, (e) => at(e) && e.receipts[TARGET_KEY]?.status === 'executing', executeStarted.promise);
       crashing = false;
       await plainResume();
-      for (let i = 0; i < w.operator.length; i += 1) await operatorLeg(w.operator[i]!, i < w.operator.length - 1);
+      if (w.operator !== null) await operatorLeg(w.operator);
     }
   } finally {
     recorder.stop();
@@ -367,7 +320,6 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
     captured,
     plain,
     executions,
-    gateChecks,
     toolMessage,
     last: legs[legs.length - 1]!.result,
   };

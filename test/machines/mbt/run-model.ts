@@ -13,8 +13,9 @@ import { edgeOfTransition, machineOf } from './edges.js';
 const pending = () => fromPromise(() => new Promise<never>(() => undefined));
 const inertCall = toolCallMachine.provide({
   actors: {
-    guardCall: pending(), checkArguments: pending(), decideApproval: pending(), admit: pending(), beginEffect: pending(),
-    executeTool: pending(), recordResult: pending(), projectResult: pending(), checkpoint: pending(),
+    guardCall: pending(), checkArguments: pending(), decideApproval: pending(), issueApproval: pending(), admit: pending(),
+    beginEffect: pending(), writeReceipt: pending(), executeTool: pending(), recordResult: pending(), projectResult: pending(),
+    checkpoint: pending(),
   } as never,
 });
 const inertRun = runMachine.provide({
@@ -70,7 +71,10 @@ export const ev = {
   policyOk: (): RunModelEvent => ({ type: 'xstate.done.actor.checkBatchPolicy', output: { kind: 'ok' } }),
   callEnded: (id: string, out: Partial<ToolCallOutput> = {}): RunModelEvent => ({
     type: `xstate.done.actor.${id}`,
-    output: { toolCallId: 'c1', toolName: 'lookup', modelStep: 0, outcome: null, modelOutput: 'ok', isError: false, reason: null, ...out },
+    output: {
+      toolCallId: 'c1', toolName: 'lookup', modelStep: 0, outcome: null, modelOutput: 'ok', isError: false, reason: null, receipt: null, approval: null,
+      ...out,
+    },
   }),
   valid: (output: unknown): RunModelEvent => ({ type: 'xstate.done.actor.validateOutput', output: { kind: 'valid', output } }),
   invalid: (issue: string): RunModelEvent => ({ type: 'xstate.done.actor.validateOutput', output: { kind: 'invalid', issue } }),

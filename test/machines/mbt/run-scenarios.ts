@@ -120,7 +120,9 @@ export const RUN_SCENARIOS: RunScenario[] = [
       S('saveStart'), ev.turn(0, { toolCalls: [call('publish')] }), ev.policyOk(),
       ev.toCall('call-0-0', { type: 'xstate.done.actor.guardCall', output: { kind: 'allow' } }),
       ev.toCall('call-0-0', { type: 'xstate.done.actor.checkArguments', output: { kind: 'valid' } }),
-      ev.toCall('call-0-0', { type: 'xstate.done.actor.decideApproval', output: { kind: 'wait' } }), S('saveSuspension'),
+      ev.toCall('call-0-0', { type: 'xstate.done.actor.decideApproval', output: { kind: 'wait' } }),
+      ev.toCall('call-0-0', { type: 'xstate.done.actor.issueApproval', output: { approvalId: 'c1@approval', token: 'token-1', client: false } }),
+      S('saveSuspension'),
       // A new process resumes the stored run: restored in `suspending` (the state that saved it), its save runs again.
       RESTORE, ev.restored(), S('saveSuspension'), ev.resume({ 'call-0-0': { verdict: { approved: true } } }),
       ev.callEnded('call-0-0', { toolName: 'publish' }), S('saveStep'), ev.turn(1, { text: 'Published.' }), S('saveTurn'),

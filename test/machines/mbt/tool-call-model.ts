@@ -20,6 +20,14 @@ export type CallPath = StatePath<CallSnapshot, ModelEvent>;
 const done = (id: string, output?: Record<string, unknown>): ModelEvent => ({ type: `xstate.done.actor.${id}`, output: output as never });
 const error = (id: string, code: string): ModelEvent => ({ type: `xstate.error.actor.${id}`, error: { name: 'Error', code, message: `${id} failed` } });
 
+/** The receipt of the call under test as the runtime writes it (see machines/tool-call.ts receiptBase). */
+const receiptFields = { key: '0:c1', toolCallId: 'c1', toolName: 'target', modelStep: 0, idempotent: false };
+/** The operator's recorded outcome for an interrupted call: what it returned, or the error it met. */
+export const RECONCILED = {
+  result: { ...receiptFields, status: 'executed', rawResult: { sent: 'ada@example.com', id: 'msg-1' }, reconciled: true },
+  error: { ...receiptFields, status: 'failed', error: { name: 'Error', code: 'reconciled_error', message: 'smtp down' }, reconciled: true },
+};
+
 /** Every payload each invoked actor can answer with (see src/runtime/tool-actors.ts). */
 export const MODEL_EVENTS = {
   guardCall: [
@@ -41,6 +49,12 @@ export const MODEL_EVENTS = {
     done('decideApproval', { kind: 'denied', reason: 'not today' }),
     error('decideApproval', 'approval_threw'),
   ],
+  // The request for a server tool, or for a client tool (whose result then comes with its verdict).
+  issueApproval: [
+    done('issueApproval', { approvalId: 'c1@approval', token: 'token-1', client: false }),
+    done('issueApproval', { approvalId: 'c1@approval', token: 'token-1', client: true }),
+    error('issueApproval', 'id_source_failed'),
+  ],
   admit: [
     done('admit', { kind: 'admitted' }),
     done('admit', { kind: 'refused', reason: 'deadline' }),
@@ -48,17 +62,20 @@ export const MODEL_EVENTS = {
     error('admit', 'admit_threw'),
   ],
   beginEffect: [
-    done('beginEffect', { kind: 'permit' }),
+    done('beginEffect', { kind: 'write', idempotent: false }),
     done('beginEffect', { kind: 'replay' }),
-    done('beginEffect', { kind: 'replay-failed', message: 'boom' }),
+    done('beginEffect', { kind: 'replay-failed', message: 'smtp down' }),
     done('beginEffect', { kind: 'client-result' }),
     done('beginEffect', { kind: 'await-client' }),
     done('beginEffect', { kind: 'unknown' }),
-    error('beginEffect', 'persistence_failed'),
+    error('beginEffect', 'begin_threw'),
   ],
+  // `restarted`: the write was restored, not made by this process.
+  writeReceipt: [done('writeReceipt', { kind: 'written' }), done('writeReceipt', { kind: 'restarted' }), error('writeReceipt', 'persistence_failed')],
   executeTool: [
-    done('executeTool', { kind: 'result' }),
-    done('executeTool', { kind: 'threw' }),
+    done('executeTool', { kind: 'result', value: { sent: 'ada@example.com', id: 'msg-1' } }),
+    done('executeTool', { kind: 'threw', error: { name: 'Error', code: 'tool_failed', message: 'smtp down' } }),
+    done('executeTool', { kind: 'unstorable', error: { name: 'Error', code: 'result_unstorable', message: 'it is not JSON' } }),
     done('executeTool', { kind: 'replay' }),
     done('executeTool', { kind: 'unknown' }),
     error('executeTool', 'execute_rejected'),
@@ -81,8 +98,9 @@ export const MODEL_EVENTS = {
     { type: 'RECHECK', verdict: { approved: true }, clientResult: { output: { shipped: true }, isError: false } },
     { type: 'RECHECK', verdict: { approved: false, reason: 'not today' }, clientResult: { output: { shipped: true }, isError: false } },
     { type: 'RECHECK', clientResult: { output: { shipped: true }, isError: false } },
-    // An answer with nothing: a call in unknownEffect whose outcome the operator recorded (its receipt answers).
-    { type: 'RECHECK' },
+    // A call in unknownEffect whose outcome the operator recorded: the reconciled receipt answers it.
+    { type: 'RECHECK', receipt: RECONCILED.result },
+    { type: 'RECHECK', receipt: RECONCILED.error },
     // retryToolCallIds: run once more. A call that was never held for approval carries no verdict; one that was
     // carries the verdict the run recorded for it (or 'No approval response.' when the record kept none).
     { type: 'RECHECK', retry: true },
@@ -93,36 +111,62 @@ export const MODEL_EVENTS = {
 
 const kindOf = (e: ModelEvent) => e.output?.kind;
 
+const OUTCOME_STATUSES = ['executed', 'completed', 'failed', 'validation-failed', 'projection-failed', 'unstorable'];
+/** The call's receipt records what happened (not only that the effect began). */
+const hasOutcome = (c: CallSnapshot['context']) => c.receipt !== null && OUTCOME_STATUSES.includes(c.receipt.status);
+
 /**
  * The events a call in this snapshot can receive, as the actors' contract
- * restricts them:
- * - decideApproval answers from the verdict once one was delivered, and with
- *   not-needed / wait / receipt / a rejection before (a retried call stops the
- *   enumeration at the policy, so no verdict of a retry reaches it);
- * - a RECHECK in awaitingApproval carries a verdict (with the result, for a
- *   gated client tool) or nothing (such a path comes back to approval.deciding
- *   as it was, so no simple path takes it); in awaitingClientResult a client
- *   result; in unknownEffect a retry (with no verdict, the one recorded, or the
- *   denial of a record that kept none), or nothing (a reconciled
- *   result answers);
- * - beginEffect answers `client-result` exactly when a client result is there.
+ * restricts them (the receipt and the approval request are in the call's
+ * context, so most of it is read from there):
+ * - decideApproval answers `receipt` exactly when the receipt records an
+ *   outcome; from the verdict once one was delivered, and with not-needed /
+ *   wait / a rejection before (a retried call stops the enumeration at the
+ *   policy, so no verdict of a retry reaches it);
+ * - beginEffect answers from the receipt: `replay` / `replay-failed` for a
+ *   recorded outcome (a failed one replays as failed), `unknown` for an
+ *   `executing` receipt that no retry asked to run again, `write` otherwise;
+ *   `client-result` exactly when a client result is there; a call whose
+ *   approval request or client request said which kind of tool it is (server
+ *   or client) answers as that kind;
+ * - executeTool runs on the context its `executing` receipt was written into,
+ *   so it never finds an outcome to replay;
+ * - a RECHECK in awaitingApproval carries a verdict, with the result for a
+ *   client tool's request and without it otherwise (one without a verdict
+ *   comes back to awaitingApproval as it was, so no simple path takes it);
+ *   in awaitingClientResult a client result; in unknownEffect a retry (with no
+ *   verdict, the one recorded, or the denial of a record that kept none), or
+ *   the operator's reconciled receipt.
  */
 export function callEvents(s: CallSnapshot): ModelEvent[] {
   const c = s.context;
   const out: ModelEvent[] = [];
+  const executing = c.receipt?.status === 'executing';
   for (const e of Object.values(MODEL_EVENTS).flat()) {
     if (!s.can(e as never)) continue;
+    const k = kindOf(e);
     if (e.type === 'xstate.done.actor.decideApproval') {
-      const k = kindOf(e);
-      if (c.verdict === null ? k === 'approved' || k === 'denied' : k !== (c.verdict.approved ? 'approved' : 'denied')) continue;
+      if ((k === 'receipt') !== hasOutcome(c)) continue;
+      if (k !== 'receipt' && (c.verdict === null ? k === 'approved' || k === 'denied' : k !== (c.verdict.approved ? 'approved' : 'denied'))) continue;
     }
-    if (e.type === 'xstate.error.actor.decideApproval' && c.verdict !== null) continue;
-    if (e.type === 'xstate.done.actor.beginEffect' && (kindOf(e) === 'client-result') !== (c.clientResult !== null)) continue;
-    if (e.type === 'xstate.error.actor.beginEffect' && c.clientResult !== null) continue;
+    if (e.type === 'xstate.error.actor.decideApproval' && (c.verdict !== null || hasOutcome(c))) continue;
+    if (e.type === 'xstate.done.actor.beginEffect') {
+      if (k === 'replay' && (!hasOutcome(c) || c.receipt!.status === 'failed')) continue;
+      if (k === 'replay-failed' && c.receipt?.status !== 'failed') continue;
+      if (hasOutcome(c) && k !== 'replay' && k !== 'replay-failed') continue;
+      if ((k === 'unknown') !== (executing && c.retried !== true)) continue;
+      if (k === 'client-result' && c.clientResult === null) continue;
+      if (k === 'await-client' && c.clientResult !== null) continue;
+      if (c.approval && (c.approval.client ? k === 'write' : k === 'client-result' || k === 'await-client')) continue;
+      // A call the client was asked for, or answered by it, is a client tool's.
+      if ((c.clientRequested || c.clientResult !== null) && k === 'write') continue;
+    }
+    if (e.type === 'xstate.done.actor.executeTool' && k === 'replay') continue;
     if (e.type === 'RECHECK') {
-      const has = (k: string) => k in e;
-      if (s.matches('unknownEffect') && (has('clientResult') || (has('verdict') && !has('retry')))) continue;
-      if (s.matches({ approval: 'awaitingApproval' }) && (has('retry') || (!has('verdict') && has('clientResult')))) continue;
+      const has = (key: string) => key in e;
+      if (s.matches('unknownEffect') && (has('clientResult') || (has('verdict') && !has('retry')) || (!has('retry') && !has('receipt')))) continue;
+      if (!s.matches('unknownEffect') && (has('retry') || has('receipt'))) continue;
+      if (s.matches({ approval: 'awaitingApproval' }) && (!has('verdict') || has('clientResult') !== (c.approval?.client === true))) continue;
       if (s.matches({ effectIdentity: 'awaitingClientResult' }) && (!has('clientResult') || has('verdict'))) continue;
     }
     out.push(e);
@@ -144,6 +188,9 @@ export const modelInput = (o: Partial<ToolCallInput> = {}): ToolCallInput => ({
   deadlineAt: null,
   verdict: null,
   clientResult: null,
+  batchSize: 1,
+  receipt: null,
+  approval: null,
   ...o,
 });
 
@@ -159,6 +206,7 @@ export const INPUT_VARIANTS: { name: string; input: ToolCallInput }[] = [
 export const isTarget = (s: CallSnapshot) =>
   s.status === 'done' || s.hasTag('needs-reconciliation') || s.hasTag('suspended') || isRetried(s);
 
+
 export const stateName = (value: unknown): string =>
   typeof value === 'string' ? value : Object.entries(value as object).map(([k, v]) => `${k}.${stateName(v)}`).join(',');
 
@@ -167,7 +215,9 @@ export function callPaths(input: ToolCallInput, fromState?: CallSnapshot): CallP
   return getSimplePaths(toolCallMachine, {
     input,
     ...(fromState ? { fromState } : {}),
-    events: (s: CallSnapshot) => callEvents(s),
+    // A reconciled receipt leaves unknownEffect with a new receipt, so simple paths would go on through it from every
+    // prefix into unknownEffect: those paths are enumerated from a few prefixes only (pathsThroughUnknownEffect).
+    events: (s: CallSnapshot) => callEvents(s).filter((e) => fromState !== undefined || !('receipt' in e)),
     // Status is part of a state's identity: an errored snapshot must never alias a healthy one.
     serializeState: (s: CallSnapshot) => JSON.stringify({ v: s.value, s: s.status, c: s.context }),
     stopWhen: (s: CallSnapshot) => s.status !== 'active' || isRetried(s),
@@ -176,16 +226,15 @@ export function callPaths(input: ToolCallInput, fromState?: CallSnapshot): CallP
 
 /**
  * Paths that leave unknownEffect for effect identity again (a recorded outcome
- * answers the call). A simple path cannot take them: the call comes back to a
- * state it already visited, context and all. So they are enumerated from each
- * kind of unknownEffect prefix given, and joined to it.
+ * answers the call): enumerated from each kind of unknownEffect prefix given,
+ * and joined to it, so that they do not multiply by every way into unknownEffect.
  */
 export function pathsThroughUnknownEffect(input: ToolCallInput, prefixes: CallPath[]): CallPath[] {
   return prefixes.flatMap((prefix) =>
     callPaths(input, prefix.state)
       .filter((suffix) => {
         const first = suffix.steps[1]?.event;
-        return first?.type === 'RECHECK' && !('retry' in first) && suffix.state.status === 'done';
+        return first?.type === 'RECHECK' && 'receipt' in first && suffix.state.status === 'done';
       })
       // joinPaths would insist on the very same state object; the suffix starts from an equal one.
       .map((suffix) => ({ state: suffix.state, steps: [...prefix.steps, ...suffix.steps.slice(1)], weight: prefix.weight + suffix.weight })));
@@ -194,8 +243,11 @@ export function pathsThroughUnknownEffect(input: ToolCallInput, prefixes: CallPa
 export function fmtEvent(e: ModelEvent): string {
   const t = e.type.replace('xstate.done.actor.', 'done:').replace('xstate.error.actor.', 'error:');
   if (e.type === 'RECHECK') {
-    const r = e as { verdict?: { approved: boolean }; clientResult?: unknown; retry?: boolean };
-    const parts = [r.verdict ? (r.verdict.approved ? 'approve' : 'deny') : '', r.clientResult ? 'client-result' : '', r.retry ? 'retry' : ''];
+    const r = e as { verdict?: { approved: boolean }; clientResult?: unknown; retry?: boolean; receipt?: { status: string } };
+    const parts = [
+      r.verdict ? (r.verdict.approved ? 'approve' : 'deny') : '', r.clientResult ? 'client-result' : '', r.retry ? 'retry' : '',
+      r.receipt ? (r.receipt.status === 'failed' ? 'reconcile-error' : 'reconcile') : '',
+    ];
     return `RECHECK(${parts.filter(Boolean).join('+')})`;
   }
   const p = e.output?.kind ?? e.output?.outcome ?? '';
@@ -212,8 +264,9 @@ export const eventsOf = (p: CallPath): ModelEvent[] => p.steps.slice(1).map((s) 
 const pending = () => fromPromise(() => new Promise<never>(() => undefined));
 const inert = toolCallMachine.provide({
   actors: {
-    guardCall: pending(), checkArguments: pending(), decideApproval: pending(), admit: pending(), beginEffect: pending(),
-    executeTool: pending(), recordResult: pending(), projectResult: pending(), checkpoint: pending(),
+    guardCall: pending(), checkArguments: pending(), decideApproval: pending(), issueApproval: pending(), admit: pending(),
+    beginEffect: pending(), writeReceipt: pending(), executeTool: pending(), recordResult: pending(), projectResult: pending(),
+    checkpoint: pending(),
   } as never,
 });
 
