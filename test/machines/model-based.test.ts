@@ -251,7 +251,8 @@ const TOOL_CALL_UNREACHABLE: Record<string, string> = {
     'before its gate with a receipt that records an outcome; only a version-1 record, migrated (src/agent/migrations.ts), can hold one',
   'toolCall.execution|xstate.done.actor.executeTool|0':
     'executeTool runs on the context its `executing` receipt was written into, and a restore in `execution` restores that context: ' +
-    'it never finds an outcome to replay (an operator\'s recorded outcome reaches the call in unknownEffect, and beginEffect replays it)',
+    'it never finds an outcome to replay (an operator\'s recorded outcome reaches the call in unknownEffect, and beginEffect replays it); ' +
+    'only a version-1 record, migrated with an outcome receipt for a call in `execution` (src/agent/migrations.ts), can take this branch',
   'toolCall.resultReceipt.recording|xstate.error.actor.recordResult|0': UNREACHABLE['error:recordResult']!,
   'toolCall.checkpoint|xstate.error.actor.checkpoint|0': UNREACHABLE['error:checkpoint']!,
   'toolCall.execution|xstate.error.actor.executeTool|0': UNREACHABLE['error:executeTool']!,
