@@ -52,7 +52,7 @@ export const toolCallMachine = setup({
       return {
         outcome: context.outcome ?? ('failed' as const),
         isError: true,
-        reason: error?.code ?? 'error',
+        reason: error?.code ?? 'internal',
         modelOutput: context.modelOutput ?? (error?.message ?? 'Tool call failed.'),
       };
     }),

@@ -124,3 +124,45 @@ export function reconciledReceipt(receipt: AgentToolReceipt, result: ReconciledT
   }
   return { ...receipt, status: 'executed', rawResult: output, reconciled: true };
 }
+
+type MovingCall = { value?: unknown; context?: Record<string, unknown>; children?: Record<string, { snapshot?: { input?: unknown } } | undefined> };
+
+/**
+ * An operator's recorded outcome for an interrupted call that the stored
+ * snapshot shows on its way again (a retry an earlier leg began, cut off
+ * before it wrote its new `executing` receipt), put into the snapshot before
+ * it is restored. Such a call moves on as soon as it is restored, before the
+ * run can hand it an answer, and would run the effect again: so the answer has
+ * to be in it already. The reconciled result becomes its receipt (the gate and
+ * the effect stage then replay it) and the retry is withdrawn. Every other
+ * interrupted call comes to rest by itself (a restarted write or effect finds
+ * no permit) and gets its answer from the settle as usual. Returns the record
+ * unchanged when no call needs this, otherwise a copy.
+ */
+export function answerMovingCalls(stored: AgentRunEnvelope, reconciled: ReadonlyMap<string, AgentToolReceipt>): AgentRunEnvelope {
+  const snapshot = stored.snapshot as { context?: { batch?: string[] }; children?: Record<string, { snapshot?: MovingCall } | undefined> };
+  const moving = (snapshot.context?.batch ?? []).filter((id) => {
+    const call = snapshot.children?.[id]?.snapshot;
+    // Only a call on its way again moves on by itself: any other restarted write or effect finds no permit and comes to rest.
+    if (!call?.context || (call as { status?: string }).status !== 'active' || call.value === 'unknownEffect') return false;
+    if (call.context.retried !== true) return false;
+    const key = receiptKey(call.context.modelStep as number, call.context.toolCallId as string);
+    return reconciled.has(key);
+  });
+  if (moving.length === 0) return stored;
+  const copy = structuredClone(stored);
+  const children = (copy.snapshot as typeof snapshot).children!;
+  for (const id of moving) {
+    const call = children[id]!.snapshot!;
+    const context = call.context!;
+    const key = receiptKey(context.modelStep as number, context.toolCallId as string);
+    const patch = { receipt: reconciled.get(key), retried: false };
+    Object.assign(context, patch);
+    // A restored invocation runs again with the input it was started with: it gets the answer too.
+    for (const invoked of Object.values(call.children ?? {})) {
+      const input = invoked?.snapshot?.input;
+      if (input && typeof input === 'object') Object.assign(input, patch);
+    }
+  }
+  return copy;
+}

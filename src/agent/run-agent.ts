@@ -24,7 +24,7 @@ import type {
 } from './types.js';
 import { receiptKey } from './envelope.js';
 import {
-  approvalOf, checkReconciliation, describeUnknownEffects, interruptedCalls, reconciledReceipt,
+  answerMovingCalls, approvalOf, checkReconciliation, describeUnknownEffects, interruptedCalls, reconciledReceipt,
 } from './interrupted.js';
 
 type Emit<T> = (event: AgentEvent<T>) => void;
@@ -177,7 +177,8 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     // Everything the resume brings goes to the calls as their answers: each verdict is kept with its
     // approval request, a reconciled result becomes the call's receipt, a retry is the call's to take.
     const reconciled = new Map(reconciliation.reconciled.map(({ receipt, result }) => [receipt.key, reconciledReceipt(receipt, result)]));
-    return host.resume(stored, (open) => {
+    const restored = answerMovingCalls(stored, reconciled);
+    return host.resume(restored, (open) => {
       const answers: Record<string, CallAnswer> = {};
       for (const [childId, call] of open) {
         if (!call.hasTag('suspended') && !call.hasTag('needs-reconciliation')) continue;

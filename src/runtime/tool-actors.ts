@@ -83,18 +83,18 @@ export const toolCallLogic = toolCallMachine.provide({
     })),
 
     // The request's id is bound to the run, the step, the call, the tool and its arguments; its token is fresh.
-    issueApproval: legActor<IssueApprovalOutput, ToolCallContext>(async (leg, { input: c }) => ({
+    issueApproval: legActor<IssueApprovalOutput, ToolCallContext>(redacting(async (leg, { input: c }) => ({
       approvalId: approvalIdFor(leg.runId, c),
       token: leg.opts.generateId(),
       client: typeof leg.opts.tools[c.toolName]?.execute !== 'function',
-    })),
+    }))),
 
     // Stage 4: cancellation and the deadline, right before the effect.
-    admit: legActor<AdmitOutput, ToolCallContext>(async (leg, { input: c }) => {
+    admit: legActor<AdmitOutput, ToolCallContext>(redacting(async (leg, { input: c }) => {
       if (deadlinePassed(leg, c.deadlineAt)) return { kind: 'refused', reason: 'deadline' };
       if (leg.signal.aborted) return { kind: 'refused', reason: 'aborted' };
       return { kind: 'admitted' };
-    }),
+    })),
 
     // Stage 5: effect identity. The receipt decides; a fresh `executing` receipt is asked for, and its write issues the permit.
     beginEffect: legActor<BeginEffectOutput, ToolCallContext>(async (leg, { input: c }) => {
