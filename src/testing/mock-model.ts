@@ -249,12 +249,21 @@ function checkOptions(options: MockModelOptions): Required<MockModelOptions> {
   };
 }
 
+/** Every field a scripted turn may have: any other is a typo. */
+const TURN_KEYS: ReadonlySet<string> = new Set<keyof MockTurn>([
+  'text', 'toolCalls', 'finishReason', 'usage', 'error', 'chunks', 'reasoning', 'delayMs', 'streamError',
+]);
+
 /** Catches script mistakes where they are written, not as a puzzling failure deep in a run. */
 function checkTurn(turn: unknown, where: string): asserts turn is MockTurn {
   const fail = (problem: string): never => {
     throw new InvalidOptionsError(`createMockModel: ${where} ${problem}.`);
   };
   if (turn === null || typeof turn !== 'object' || Array.isArray(turn)) fail('must be an object or a function');
+  const unknown = Object.keys(turn as object).filter((key) => !TURN_KEYS.has(key));
+  if (unknown.length > 0) {
+    fail(`has ${unknown.length === 1 ? 'an unknown field' : 'unknown fields'} ${unknown.map((k) => `\`${k}\``).join(', ')} (a turn takes ${[...TURN_KEYS].join(', ')})`);
+  }
   const t = turn as MockTurn;
   if (t.text !== undefined && typeof t.text !== 'string') fail('has a `text` that is not a string');
   if (t.chunks !== undefined) {

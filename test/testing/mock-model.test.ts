@@ -158,6 +158,15 @@ describe('createMockModel: the script', () => {
     expect(() => createMockModel({ responses: [{ streamError: { afterChunks: 1.5, error: 'x' } }] })).toThrow(/afterChunks/);
     expect(() => createMockModel({ responses: [null as never] })).toThrow(/object or a function/);
   });
+
+  it('refuses a field a turn does not take, naming it: a typo fails where it is written', () => {
+    expect(() => createMockModel({ responses: [{ text: 'ok' }, { toolcalls: [{ toolName: 'x' }] } as never] }))
+      .toThrow(/response #2 has an unknown field `toolcalls`/);
+    expect(() => createMockModel({ responses: [{ txt: 'a', finish: 'stop' } as never] })).toThrow(/unknown fields `txt`, `finish`/);
+    // The same check for a computed turn, when it is called.
+    const model = createMockModel({ responses: [() => ({ delay: 5 }) as never] });
+    return expect(model.doGenerate(ask('a'))).rejects.toThrow(/unknown field `delay`/);
+  });
 });
 
 describe('createMockModel: tool call ids', () => {
