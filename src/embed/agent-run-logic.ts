@@ -9,8 +9,6 @@
  * a drain request, and whether this actor was restored.
  */
 import type { ActorLogic, ActorScope, ActorSystem, AnyActorRef } from 'xstate';
-
-type AnyActorSystem = ActorSystem<any>;
 import { nanoid } from 'nanoid';
 import { agentRunLeaseKey, InvalidOptionsError, type AgentResult } from '../agent/index.js';
 import {
@@ -23,6 +21,8 @@ import type {
   AgentRunActorContext, AgentRunActorEvent, AgentRunActorSnapshot, AgentRunActorState, AgentRunAnswers, AgentRunEmitted,
   AgentRunInput, AgentRunLogicConfig, AgentRunParentEvent, PersistedAgentRunActorSnapshot,
 } from './types.js';
+
+type AnyActorSystem = ActorSystem<any>;
 
 const BOOT = 'cairn.internal.boot';
 const SAVED = 'cairn.internal.saved';
@@ -264,7 +264,7 @@ export function agentRunLogic<T = string>(config: AgentRunLogicConfig<T>): Agent
   return {
     config,
     transition: transition as AgentRunLogic<T>['transition'],
-    getInitialSnapshot(scope, input) {
+    getInitialSnapshot(_scope, input) {
       const given = (input ?? {}) as AgentRunInput;
       const scopeName = given.scope ?? config.scope;
       if (typeof scopeName !== 'string' || scopeName === '') {
@@ -275,7 +275,6 @@ export function agentRunLogic<T = string>(config: AgentRunLogicConfig<T>): Agent
       }
       const runId = given.runId ?? config.runId?.(given) ?? config.deps?.generateId?.() ?? nanoid();
       if (typeof runId !== 'string' || runId === '') throw new InvalidOptionsError('agentRunLogic: the run id must be a non-empty string.');
-      instanceOf(scope.self);
       return active<T>({
         runId, scope: scopeName, phase: 'running',
         start: {

@@ -8,12 +8,12 @@ import {
   type AgentEvent, type AgentOptions, type AgentResult, type ResumeOptions,
 } from '../agent/index.js';
 import { resumeAnswers } from './answers.js';
-import type { AgentRunAnswers, AgentRunIdentity, AgentRunLogicConfig } from './types.js';
+import type { AgentRunActorState, AgentRunAnswers, AgentRunIdentity, AgentRunLogicConfig } from './types.js';
 
 const DEFAULT_TTL_MS = 30_000;
 
 export type LegPlan =
-  | { kind: 'start'; start: { prompt?: string; messages?: AgentOptions['messages']; deadline?: number }; checkStore: boolean }
+  | { kind: 'start'; start: NonNullable<AgentRunActorState['start']>; checkStore: boolean }
   | { kind: 'resume'; answers: AgentRunAnswers | null };
 
 export interface LegHooks<T> {

@@ -4,7 +4,7 @@
  * holds, and a restore over each kind of stored run.
  */
 import { describe, expect, it } from 'vitest';
-import { createActor, createMachine, setup, type AnyActorRef } from 'xstate';
+import { createActor, setup, type AnyActorRef } from 'xstate';
 import {
   CairnError, createInMemoryAgentRunStore, createInMemoryLeaseProvider, resumeAgent, runAgent,
   type AgentRunEnvelope, type AgentTools, type InMemoryAgentRunStore,
@@ -197,19 +197,18 @@ describe('agentRunLogic: events', () => {
     const { machine, received } = parentOf(logic, { runId: 'd-1', prompt: PROMPT });
     const host = createActor(machine).start();
     const run = (host.getSnapshot().children as Record<string, RunActor>).run!;
-    const child = () => run;
-    await waitFor(child(), (s) => s.context.phase === 'running' && s.context.start === null);
-    child().send({ type: 'cairn.drain' });
+    await waitFor(run, (s) => s.context.phase === 'running' && s.context.start === null);
+    run.send({ type: 'cairn.drain' });
     // Give a renewal (every ttlMs / 3) the time to carry the request, then let the tool finish.
     await new Promise((r) => setTimeout(r, 250));
     release();
-    const drained = await waitFor(child(), (s) => s.context.phase === 'drained' || s.status !== 'active');
+    const drained = await waitFor(run, (s) => s.context.phase === 'drained' || s.status !== 'active');
     expect(drained.status, JSON.stringify(drained.error ?? null)).toBe('active');
     expect(received.map((e) => e.type)).toContain('cairn.drained');
     expect((await store.load('d-1'))?.status).toBe('drained');
-    expect(child().getPersistedSnapshot()).toMatchObject({ status: 'active', context: { phase: 'drained' } });
-    child().send({ type: 'cairn.resume' });
-    await waitFor(child(), (s) => s.context.phase === 'waiting');
+    expect(run.getPersistedSnapshot()).toMatchObject({ status: 'active', context: { phase: 'drained' } });
+    run.send({ type: 'cairn.resume' });
+    await waitFor(run, (s) => s.context.phase === 'waiting');
     expect(effects).toEqual([]);
   });
 
@@ -379,6 +378,5 @@ describe('agentRunLogic: restore', () => {
     actor.subscribe({ error: () => undefined });
     expect(actor.getSnapshot().status).toBe('error');
     expect(actor.getSnapshot().error).toMatchObject({ code: 'invalid_envelope' });
-    void createMachine;
   });
 });

@@ -10,10 +10,9 @@
  */
 import { appendFileSync, closeSync, fsyncSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { assign, createActor, sendTo, setup, type SnapshotFrom } from 'xstate';
-import type { Message } from 'cairn/agent';
 import { agentRunLogic, type AgentRunUnsettledEvent, type AgentRunWaitingEvent } from 'cairn/embed';
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
-import { createMockModel } from 'cairn/testing';
+import { refundModel } from './helpers.js';
 
 export interface HostArgs {
   mode: 'start' | 'restore';
@@ -42,17 +41,7 @@ const hang = () => new Promise<void>(() => setInterval(() => undefined, 1_000));
 const ops = createSqliteOpsStore({ path: args.db });
 
 const refundAgent = agentRunLogic({
-  model: createMockModel({
-    strict: false,
-    responses: [
-      (request) => {
-        const tools = (request.messages as Message[]).filter((m) => m.role === 'tool').length;
-        if (tools === 0) return { toolCalls: [{ toolName: 'lookupOrder', args: { orderId: 'A-17' }, toolCallId: 'look' }] };
-        if (tools === 1) return { toolCalls: [{ toolName: 'refund', args: { orderId: 'A-17', amount: 20 }, toolCallId: 'pay' }] };
-        return { text: 'Refunded 20 EUR on order A-17.' };
-      },
-    ],
-  }),
+  model: refundModel(),
   system: 'SYSTEM-PROMPT-MARKER: you handle support tickets.',
   tools: {
     lookupOrder: {
