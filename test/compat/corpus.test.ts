@@ -201,11 +201,13 @@ const STORES: StoreKind[] = [
   },
 ];
 
+/** The corpus agent of a resuming process, a day later; with no responses, its strict model takes no call. */
+function resumingAgent(envelope: AgentRunEnvelope, store: AgentRunStore, effects: Effects, responses: MockResponse[] = []) {
+  return corpusAgent({ effects, runId: envelope.runId, store, responses, now: RESUMED_AT, idPrefix: 'resume' });
+}
+
 function resumeOptions(envelope: AgentRunEnvelope, store: AgentRunStore, plan: Plan, effects: Effects) {
-  const options = corpusAgent({
-    effects, runId: envelope.runId, store, responses: plan.responses, now: RESUMED_AT, idPrefix: 'resume',
-  });
-  return { ...options, ...plan.answers(envelope) };
+  return { ...resumingAgent(envelope, store, effects, plan.responses), ...plan.answers(envelope) };
 }
 
 /** A failed result's error, for the message of a status check. */
@@ -271,9 +273,7 @@ describe('the compatibility corpus', () => {
           it(`${kind.name}: a resume that settles nothing stops for reconciliation, lists the call, and writes nothing`, async () => {
             const store = await kind.open(fixture.envelope);
             const effects = createEffects();
-            const result = await resumeAgent(corpusAgent({
-              effects, runId: fixture.envelope.runId, store, responses: [], now: RESUMED_AT, idPrefix: 'resume',
-            }));
+            const result = await resumeAgent(resumingAgent(fixture.envelope, store, effects));
             expect(result.status, why(result)).toBe('stopped');
             if (result.status !== 'stopped') return;
             expect(result.reason).toBe('tool-reconciliation-required');
@@ -292,9 +292,7 @@ describe('the compatibility corpus', () => {
           it(`${kind.name}: a resume without answers still waits for the same approvals and client calls`, async () => {
             const store = await kind.open(fixture.envelope);
             const effects = createEffects();
-            const result = await resumeAgent(corpusAgent({
-              effects, runId: fixture.envelope.runId, store, responses: [], now: RESUMED_AT, idPrefix: 'resume',
-            }));
+            const result = await resumeAgent(resumingAgent(fixture.envelope, store, effects));
             expect(result.status, why(result)).toBe('suspended');
             if (result.status !== 'suspended') return;
             // The same approvalId and token: a person's verdict given on the old request still applies.

@@ -106,7 +106,6 @@ async function runMatrix(bugs?: PlantedBugs): Promise<MatrixOutcome> {
   return outcome;
 }
 
-
 describe('resume after a crash at every persistence point', () => {
   it('every cut ends completed with each effect run exactly once', async () => {
     const outcome = await runMatrix();

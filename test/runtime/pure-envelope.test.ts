@@ -5,7 +5,7 @@
  * actor's snapshot, no change to the snapshot it was built from.
  */
 import { describe, expect, it } from 'vitest';
-import { createInMemoryAgentRunStore, resumeAgent, runAgent, type AgentEvent, type AgentOptions, type AgentRunStore } from '../../src/agent/index.js';
+import { createInMemoryAgentRunStore, resumeAgent, runAgent, streamAgent, type AgentEvent, type AgentOptions, type AgentRunStore } from '../../src/agent/index.js';
 import { normalizeOptions } from '../../src/agent/options.js';
 import { checkEnvelope } from '../../src/agent/envelope.js';
 import { createMockModel } from '../../src/testing/index.js';
@@ -124,7 +124,6 @@ describe('the envelope is a pure function of the snapshot', () => {
     const store = createInMemoryAgentRunStore();
     const effects: string[] = [];
     const events: AgentEvent<unknown>[] = [];
-    const { streamAgent } = await import('../../src/agent/index.js');
     const stream = streamAgent(options(store, effects));
     for await (const event of stream.events) events.push(event as AgentEvent<unknown>);
     const requests = events.filter((e) => e.type === 'approval-request');

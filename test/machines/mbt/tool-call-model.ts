@@ -206,7 +206,6 @@ export const INPUT_VARIANTS: { name: string; input: ToolCallInput }[] = [
 export const isTarget = (s: CallSnapshot) =>
   s.status === 'done' || s.hasTag('needs-reconciliation') || s.hasTag('suspended') || isRetried(s);
 
-
 export const stateName = (value: unknown): string =>
   typeof value === 'string' ? value : Object.entries(value as object).map(([k, v]) => `${k}.${stateName(v)}`).join(',');
 
