@@ -12,6 +12,23 @@ export function runStatements(t: OpsTables) {
   /** The lease condition over parameters n (key), n + 1 (owner), n + 2 (token); a null key holds. */
   const leaseAt = (n: number) => leaseHeld.replaceAll('$LK', `$${n}`).replaceAll('$LO', `$${n + 1}`).replaceAll('$LT', `$${n + 2}::bigint`);
 
+  // The row writes, from array parameters n, n + 1 (, n + 2), for run $1; inside a save's single statement
+  // (`afterRun`), for the run's row the statement wrote, so no row is written if it wrote none.
+  const source = (afterRun: boolean) => (afterRun ? { runId: 'run.run_id', from: 'run, ' } : { runId: '$1', from: '' });
+  const insertMessagesAt = (n: number, afterRun: boolean) => {
+    const { runId, from } = source(afterRun);
+    return `
+    INSERT INTO ${t.messages} (run_id, idx, body)
+    SELECT ${runId}, x.idx, x.body FROM ${from}unnest($${n}::integer[], $${n + 1}::bytea[]) AS x (idx, body)`;
+  };
+  const insertReceiptsAt = (n: number, afterRun: boolean, upsert: boolean) => {
+    const { runId, from } = source(afterRun);
+    return `
+    INSERT INTO ${t.receipts} (run_id, key, model_step, body)
+    SELECT ${runId}, x.key, x.model_step, x.body FROM ${from}unnest($${n}::text[], $${n + 1}::integer[], $${n + 2}::bytea[]) AS x (key, model_step, body)${upsert ? `
+    ON CONFLICT (run_id, key) DO UPDATE SET model_step = EXCLUDED.model_step, body = EXCLUDED.body` : ''}`;
+  };
+
   // The first save, in one statement: the run's row, then (only if it was
   // inserted) its messages and receipts. ON CONFLICT DO NOTHING: no row
   // inserted means the run exists.
@@ -24,12 +41,8 @@ export function runStatements(t: OpsTables) {
       WHERE ${leaseAt(15)}
       ON CONFLICT (run_id) DO NOTHING
       RETURNING run_id
-    ), messages AS (
-      INSERT INTO ${t.messages} (run_id, idx, body)
-      SELECT run.run_id, x.idx, x.body FROM run, unnest($18::integer[], $19::bytea[]) AS x (idx, body)
-    ), receipts AS (
-      INSERT INTO ${t.receipts} (run_id, key, model_step, body)
-      SELECT run.run_id, x.key, x.model_step, x.body FROM run, unnest($20::text[], $21::integer[], $22::bytea[]) AS x (key, model_step, body)
+    ), messages AS (${insertMessagesAt(18, true)}
+    ), receipts AS (${insertReceiptsAt(20, true, false)}
     )
     SELECT count(*)::integer AS inserted FROM run`;
 
@@ -48,13 +61,8 @@ export function runStatements(t: OpsTables) {
       WHERE r.run_id = $1 AND r.revision = $4 - 1 AND r.scope = $2 AND ${leaseAt(10)}
         AND r.transcript_length = $17 AND r.transcript_digest = $18 AND r.receipts_digest = $19 AND r.settled_step = $20
       RETURNING r.run_id
-    ), messages AS (
-      INSERT INTO ${t.messages} (run_id, idx, body)
-      SELECT run.run_id, x.idx, x.body FROM run, unnest($21::integer[], $22::bytea[]) AS x (idx, body)
-    ), receipts AS (
-      INSERT INTO ${t.receipts} (run_id, key, model_step, body)
-      SELECT run.run_id, x.key, x.model_step, x.body FROM run, unnest($23::text[], $24::integer[], $25::bytea[]) AS x (key, model_step, body)
-      ON CONFLICT (run_id, key) DO UPDATE SET model_step = EXCLUDED.model_step, body = EXCLUDED.body
+    ), messages AS (${insertMessagesAt(21, true)}
+    ), receipts AS (${insertReceiptsAt(23, true, true)}
     )${withGone ? `, gone AS (
       DELETE FROM ${t.receipts} WHERE run_id = $1 AND key = ANY($26::text[]) AND EXISTS (SELECT FROM run)
     )` : ''}
@@ -72,15 +80,10 @@ export function runStatements(t: OpsTables) {
       transcript_length = $9, transcript_digest = $10, receipts_digest = $11, settled_step = $12
     WHERE run_id = $1`;
   const trimMessages = `DELETE FROM ${t.messages} WHERE run_id = $1 AND idx >= $2`;
-  const putMessages = `
-    INSERT INTO ${t.messages} (run_id, idx, body)
-    SELECT $1, x.idx, x.body FROM unnest($2::integer[], $3::bytea[]) AS x (idx, body)`;
+  const putMessages = insertMessagesAt(2, false);
   const deleteAllReceipts = `DELETE FROM ${t.receipts} WHERE run_id = $1`;
   const deleteReceipts = `DELETE FROM ${t.receipts} WHERE run_id = $1 AND key = ANY($2::text[])`;
-  const putReceipts = `
-    INSERT INTO ${t.receipts} (run_id, key, model_step, body)
-    SELECT $1, x.key, x.model_step, x.body FROM unnest($2::text[], $3::integer[], $4::bytea[]) AS x (key, model_step, body)
-    ON CONFLICT (run_id, key) DO UPDATE SET model_step = EXCLUDED.model_step, body = EXCLUDED.body`;
+  const putReceipts = insertReceiptsAt(2, false, true);
 
   // Why a first save changed nothing.
   const afterMiss = `
