@@ -83,16 +83,24 @@ export function defineStoreConformance(options: StoreConformanceOptions, api: Co
   /** Every case's space and what it opened, so destroy closes them all. */
   const cases = new WeakMap<object, { space: BackendSpace; handles: BackendHandle[] }>();
 
-  async function start() {
-    const space = await options.create();
-    const handles: BackendHandle[] = [];
-    const open = async () => {
-      const handle = await space.open();
-      handles.push(handle);
-      return handle;
+  /** An initializer's create and destroy: each case opens fresh data once, and destroy closes what it opened. */
+  function initializer<F extends object>(fixtureOf: (opened: { space: BackendSpace; handles: BackendHandle[]; first: BackendHandle; open: () => Promise<BackendHandle> }) => F) {
+    return {
+      name: options.name,
+      async create() {
+        const space = await options.create();
+        const handles: BackendHandle[] = [];
+        const open = async () => {
+          const handle = await space.open();
+          handles.push(handle);
+          return handle;
+        };
+        const fixture = fixtureOf({ space, handles, first: await open(), open });
+        cases.set(fixture, { space, handles });
+        return fixture;
+      },
+      destroy,
     };
-    const first = await open();
-    return { space, handles, first, open };
   }
 
   async function destroy(fixture: object) {
@@ -108,61 +116,36 @@ export function defineStoreConformance(options: StoreConformanceOptions, api: Co
   };
 
   validateAgentRunStore({
-    name: options.name,
+    ...initializer(({ space, first, open }) => ({
+      store: first.agentRuns,
+      leases: first.leases,
+      advance: space.advance,
+      ttlMs: space.ttlMs,
+      ...(reopens ? { reopen: async () => (await open()).agentRuns } : {}),
+    })),
     features: { list: features.list, prune: features.prune, leases: features.leases },
-    async create() {
-      const { space, handles, first, open } = await start();
-      const fixture = {
-        store: first.agentRuns,
-        leases: first.leases,
-        advance: space.advance,
-        ttlMs: space.ttlMs,
-        ...(reopens ? { reopen: async () => (await open()).agentRuns } : {}),
-      };
-      cases.set(fixture, { space, handles });
-      return fixture;
-    },
-    destroy,
   }, api);
 
   if (features.leases) {
-    validateLeaseProvider({
-      name: options.name,
-      async create() {
-        const { space, handles, first, open } = await start();
-        const fixture = {
-          provider: need(first.leases, 'features.leases is set, so open() must return leases.'),
-          advance: need(space.advance, 'features.leases is set, so create() must return advance.'),
-          ttlMs: space.ttlMs,
-          ...(reopens ? { reopen: async () => need((await open()).leases, 'open() returned no leases.') } : {}),
-        };
-        cases.set(fixture, { space, handles });
-        return fixture;
-      },
-      destroy,
-    }, api);
+    validateLeaseProvider(initializer(({ space, first, open }) => ({
+      provider: need(first.leases, 'features.leases is set, so open() must return leases.'),
+      advance: need(space.advance, 'features.leases is set, so create() must return advance.'),
+      ttlMs: space.ttlMs,
+      ...(reopens ? { reopen: async () => need((await open()).leases, 'open() returned no leases.') } : {}),
+    })), api);
   }
 
   if (features.breakers) {
-    validateBreakerStore({
-      name: options.name,
-      async create() {
-        const { space, handles, first, open } = await start();
-        const breakersOf = (handle: BackendHandle) => need(handle.breakers, 'features.breakers is set, so open() must return breakers.');
-        const fixture = {
-          store: breakersOf(first),
-          ...(reopens ? {
-            reopen: async () => breakersOf(await open()),
-            async restart() {
-              for (const handle of handles.splice(0)) await handle.close?.();
-              return breakersOf(await open());
-            },
-          } : {}),
-        };
-        cases.set(fixture, { space, handles });
-        return fixture;
-      },
-      destroy,
-    }, api);
+    const breakersOf = (handle: BackendHandle) => need(handle.breakers, 'features.breakers is set, so open() must return breakers.');
+    validateBreakerStore(initializer(({ handles, first, open }) => ({
+      store: breakersOf(first),
+      ...(reopens ? {
+        reopen: async () => breakersOf(await open()),
+        async restart() {
+          for (const handle of handles.splice(0)) await handle.close?.();
+          return breakersOf(await open());
+        },
+      } : {}),
+    })), api);
   }
 }
