@@ -1,5 +1,4 @@
 /** Shared pieces of the embed tests: a refund agent, a scripted model that answers by what the history holds. */
-import { createActor, type AnyActorRef } from 'xstate';
 import type { AgentTools, Message } from 'cairn/agent';
 import { createMockModel } from 'cairn/testing';
 
@@ -64,5 +63,3 @@ export function waitFor<S>(actor: { subscribe(o: { next(s: S): void; error(e: un
     });
   });
 }
-
-export { createActor, type AnyActorRef };
