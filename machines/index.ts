@@ -1,8 +1,8 @@
 import type { AnyStateMachine } from 'xstate';
 import { runMachine, RUN_MACHINE_VERSION, RUN_PROMPTS, callPhase } from './run.js';
-import { toolCallMachine, TOOL_CALL_MACHINE_VERSION } from './tool-call.js';
+import { byStepThenCall, receiptKey, toolCallMachine, TOOL_CALL_MACHINE_VERSION } from './tool-call.js';
 
-export { runMachine, RUN_MACHINE_VERSION, RUN_PROMPTS, callPhase, toolCallMachine, TOOL_CALL_MACHINE_VERSION };
+export { runMachine, RUN_MACHINE_VERSION, RUN_PROMPTS, callPhase, toolCallMachine, TOOL_CALL_MACHINE_VERSION, byStepThenCall, receiptKey };
 export type * from './types.js';
 
 export interface MachineCatalogEntry {

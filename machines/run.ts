@@ -7,7 +7,7 @@
  *   completed | stopped | failed, or suspended until a resume settles it.
  */
 import { and, assign, enqueueActions, fromPromise, not, setup, type SnapshotFrom } from 'xstate';
-import { toolCallMachine } from './tool-call.js';
+import { byStepThenCall, toolCallMachine } from './tool-call.js';
 import type {
   CallPhase, ErrorData, Json, ModelCallInput, ModelCallOutput, OutputCheck, PolicyOutput, RunContext, RunEvent, RunInput,
   ToolCallOutput, Turn, UsageTotals, ValidateInput, VerifierOutput, VerifyInput,
@@ -210,7 +210,7 @@ export const runMachine = setup({
       const receipts = context.batch
         .map((id) => context.outputs[id]!.receipt)
         .filter((r): r is NonNullable<typeof r> => r !== null)
-        .sort((a, b) => (a.toolCallId < b.toolCallId ? -1 : a.toolCallId > b.toolCallId ? 1 : 0));
+        .sort(byStepThenCall);
       for (const id of context.batch) enqueue.stopChild(id);
       enqueue.assign({
         messages: [...context.messages, ...toolMessages],

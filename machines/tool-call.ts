@@ -17,10 +17,21 @@ const notProvided = (name: string) => () => {
 
 export const TOOL_CALL_MACHINE_VERSION = 2;
 
+/** Effect identity: the root model turn and the provider's call id. */
+export const receiptKey = (modelStep: number, toolCallId: string) => `${modelStep}:${toolCallId}`;
+
+/** The order the run keeps receipts in: by model step, then by call id (never by which call ended first). */
+export function byStepThenCall(a: CallReceipt, b: CallReceipt): number {
+  return a.modelStep - b.modelStep || (a.toolCallId < b.toolCallId ? -1 : a.toolCallId > b.toolCallId ? 1 : 0);
+}
+
 /** The fields every receipt of this call carries. */
 const receiptBase = (c: ToolCallContext, idempotent: boolean) => ({
-  key: `${c.modelStep}:${c.toolCallId}`, toolCallId: c.toolCallId, toolName: c.toolName, modelStep: c.modelStep, idempotent,
+  key: receiptKey(c.modelStep, c.toolCallId), toolCallId: c.toolCallId, toolName: c.toolName, modelStep: c.modelStep, idempotent,
 });
+/** The call's approval request with the verdict that answers it recorded (a retry passes the gate with it). */
+const withVerdict = (c: ToolCallContext, verdict: ToolCallContext['verdict'] | undefined) =>
+  (c.approval && verdict ? { ...c.approval, verdict } : c.approval);
 const idempotentOf = (c: ToolCallContext) => c.receipt?.idempotent ?? false;
 const callFacts = (c: ToolCallContext) => ({ toolCallId: c.toolCallId, toolName: c.toolName, args: c.args, modelStep: c.modelStep });
 
@@ -226,12 +237,7 @@ export const toolCallMachine = setup({
               target: 'deciding',
               actions: assign(({ event, context }) => {
                 const verdict = event.verdict ?? context.verdict;
-                return {
-                  verdict,
-                  clientResult: event.clientResult ?? context.clientResult,
-                  // The verdict is kept with its request: a retry of the call passes the gate with it.
-                  approval: context.approval && verdict ? { ...context.approval, verdict } : context.approval,
-                };
+                return { verdict, clientResult: event.clientResult ?? context.clientResult, approval: withVerdict(context, verdict) };
               }),
             },
           },
@@ -430,7 +436,7 @@ export const toolCallMachine = setup({
             target: 'policy',
             actions: assign(({ event, context }) => ({
               verdict: event.verdict ?? context.verdict,
-              approval: context.approval && event.verdict ? { ...context.approval, verdict: event.verdict } : context.approval,
+              approval: withVerdict(context, event.verdict),
               retried: true,
               outcome: null,
               modelOutput: null,

@@ -12,8 +12,8 @@ export const ENVELOPE_KIND = 'cairn-agent-run';
 export const SUPPORTED_ENVELOPE_VERSIONS = [1, 2] as const;
 export const RUN_MACHINE_ID = 'run';
 
-/** Effect identity: the root model turn and the provider's call id. */
-export const receiptKey = (modelStep: number, toolCallId: string) => `${modelStep}:${toolCallId}`;
+/** Effect identity (defined beside the machine that makes receipts). */
+export { receiptKey } from '../../machines/index.js';
 
 /** An approval id is bound to the run, the step, the call, the tool and the arguments. */
 export function approvalIdFor(runId: string, call: { modelStep: number; toolCallId: string; toolName: string; args: unknown }): string {

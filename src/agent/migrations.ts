@@ -8,7 +8,7 @@
  */
 import { CheckpointVersionError } from '../errors/index.js';
 import { RUN_MACHINE_VERSION } from '../../machines/index.js';
-import type { CallApproval, CallReceipt, Json } from '../../machines/index.js';
+import { byStepThenCall, type CallApproval, type CallReceipt, type Json } from '../../machines/index.js';
 import { approvalIdFor, receiptKey } from './envelope.js';
 import type { AgentRunEnvelope } from './types.js';
 
@@ -72,8 +72,7 @@ function v1ToV2(record: AgentRunEnvelope): AgentRunEnvelope {
       if (promise && 'input' in promise) promise.input = structuredClone(c);
     }
   }
-  context.receipts = Object.values(receipts).sort((a, b) =>
-    a.modelStep - b.modelStep || (a.toolCallId < b.toolCallId ? -1 : a.toolCallId > b.toolCallId ? 1 : 0));
+  context.receipts = Object.values(receipts).sort(byStepThenCall);
   context.approvals = ranged;
   if (context.models === undefined || context.models === null) context.models = (record.models ?? null) as Json;
   // The run's own invocations in flight: the model call and the checks take their inputs from the context now.

@@ -7,7 +7,7 @@
  */
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import {
-  AgentRunLeaseError, isCairnErrorCode, PersistenceError, RevisionConflictError, serializeError, type SerializedError,
+  AgentRunLeaseError, PersistenceError, RevisionConflictError, serializeError, type SerializedError,
 } from '../errors/index.js';
 import { runMachine, toolCallMachine } from '../../machines/index.js';
 import type { CallAnswer, RunContext, RunInput, ToolCallEmitted } from '../../machines/index.js';
@@ -28,13 +28,6 @@ type RunSnapshot = SnapshotFrom<typeof runMachine>;
 type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
 
 export const DEFAULT_LEASE_TTL_MS = 30_000;
-
-/** An error the machine kept as plain data, as a result reports it: its name and message, and a code from Cairn's list. */
-function reported(error: { name: string; code: string; message: string; details?: string[]; cause?: unknown }): SerializedError {
-  const out: SerializedError = { name: error.name, code: isCairnErrorCode(error.code) ? error.code : 'internal', message: error.message };
-  if (error.details) out.details = error.details;
-  return typeof error.cause === 'string' ? { ...out, cause: error.cause } as SerializedError : out;
-}
 
 /** The run machine with every actor provided, once per process: each actor finds its leg through its actor system. */
 const runLogic = runMachine.provide({ actors: { toolCall: toolCallLogic, ...runActors } });
@@ -292,8 +285,8 @@ export class RunHost<T> implements Leg<T> {
     if (snapshot.matches('completed')) return { ...base, status: 'completed', output: context.candidate!.output as T };
     if (snapshot.matches('failed')) {
       const { retry, ...error } = context.error ?? { name: 'Error', code: 'internal', message: 'The run failed.' };
-      // The machine keeps errors as plain data; a code outside Cairn's list is reported as `internal`.
-      return { ...base, status: 'failed', error: reported(error), ...(retry ? { retry } : {}) };
+      // The machine keeps errors as plain data; serialized again, a code outside Cairn's list reads `internal`.
+      return { ...base, status: 'failed', error: serializeError(error), ...(retry ? { retry } : {}) };
     }
     if (snapshot.matches('stopped')) {
       return {
@@ -364,7 +357,7 @@ export class RunHost<T> implements Leg<T> {
     const json = toJson<AgentResult<unknown>>(result);
     // A transient failure keeps the last checkpoint as the snapshot: retryFailed goes on from there.
     const retryFrom = result.status === 'failed' && error?.retry && this.lastCommitted !== null
-      ? { snapshot: this.lastCommitted, retry: { ...error.retry, error: reported({ name: error.name, code: error.code, message: error.message }) } }
+      ? { snapshot: this.lastCommitted, retry: { ...error.retry, error: serializeError({ name: error.name, code: error.code, message: error.message }) } }
       : undefined;
     await this.commit(this.envelope({ result: json, ...(retryFrom ? { retryFrom } : {}) }));
   }
