@@ -6,6 +6,7 @@
  */
 import { CairnTypeError } from '../errors/index.js';
 import { receiptKey } from './envelope.js';
+import { refreshInvocationInputs } from './stored-call.js';
 import { toJson } from './json.js';
 import type {
   AgentRunEnvelope, AgentToolReceipt, JsonValue, ReconciledToolResult, UnknownEffect,
@@ -156,13 +157,8 @@ export function answerMovingCalls(stored: AgentRunEnvelope, reconciled: Readonly
     const call = children[id]!.snapshot!;
     const context = call.context!;
     const key = receiptKey(context.modelStep as number, context.toolCallId as string);
-    const patch = { receipt: reconciled.get(key), retried: false };
-    Object.assign(context, patch);
-    // A restored invocation runs again with the input it was started with: it gets the answer too.
-    for (const invoked of Object.values(call.children ?? {})) {
-      const input = invoked?.snapshot?.input;
-      if (input && typeof input === 'object') Object.assign(input, patch);
-    }
+    Object.assign(context, { receipt: reconciled.get(key), retried: false });
+    refreshInvocationInputs(call);
   }
   return copy;
 }

@@ -10,6 +10,7 @@ import { CheckpointVersionError } from '../errors/index.js';
 import { RUN_MACHINE_VERSION } from '../../machines/index.js';
 import { byStepThenCall, type CallApproval, type CallReceipt, type Json } from '../../machines/index.js';
 import { approvalIdFor, receiptKey } from './envelope.js';
+import { refreshInvocationInputs } from './stored-call.js';
 import type { AgentRunEnvelope } from './types.js';
 
 export interface RunMigration {
@@ -67,10 +68,7 @@ function v1ToV2(record: AgentRunEnvelope): AgentRunEnvelope {
       delete receipts[key];
       if (call.status === 'active') delete ranged[approvalId];
     }
-    for (const invoked of Object.values(call.children ?? {})) {
-      const promise = invoked?.snapshot as { input?: unknown } | undefined;
-      if (promise && 'input' in promise) promise.input = structuredClone(c);
-    }
+    refreshInvocationInputs(call as Parameters<typeof refreshInvocationInputs>[0]);
   }
   context.receipts = Object.values(receipts).sort(byStepThenCall);
   context.approvals = ranged;
