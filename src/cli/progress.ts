@@ -24,7 +24,6 @@ const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '
 const FRAME_MS = 80;
 const ARGS_MAX = 80;
 
-export const NO_PROGRESS: Progress = { onEvent: () => undefined, note: () => undefined, stop: () => undefined };
 
 function brief(value: unknown): string {
   const text = JSON.stringify(value) ?? '';
@@ -57,6 +56,18 @@ function describe(event: AgentEvent<unknown>): { line?: string; status?: string 
 
 /** Control characters a model's text must not send to a terminal (escape sequences, carriage returns); newlines and tabs stay. */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/** No progress lines (`--quiet`); the CLI's own notes (what Ctrl-C does) still show. */
+const quietProgress = (stream: ProgressStream): Progress => ({
+  onEvent: () => undefined,
+  note: (text) => stream.write(`cairn: ${text}\n`),
+  stop: () => undefined,
+});
+
+/** The progress of a leg on `stream`, or only the CLI's notes when `quiet`. */
+export function progressFor(quiet: boolean, stream: ProgressStream): Progress {
+  return quiet ? quietProgress(stream) : createProgress(stream);
+}
 
 export function createProgress(stream: ProgressStream): Progress {
   if (!stream.isTTY) {

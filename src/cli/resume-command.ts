@@ -16,7 +16,7 @@ import {
 } from './context.js';
 import { RESUME_HELP } from './help.js';
 import { MODEL_OPTIONS, readModelFlags } from './model-flags.js';
-import { createProgress, NO_PROGRESS } from './progress.js';
+import { progressFor } from './progress.js';
 import { ANSWER_OPTIONS, approvalResponses, readAnswers } from './resume-answers.js';
 import { readRunMeta, type RunMeta } from './run-meta.js';
 import { formatBusy, formatRefusal, formatReport, resumeCommand as resumeLine, type CommandContext } from './summary.js';
@@ -57,8 +57,7 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
   const given = str(parsed, 'store');
   const location = storeLocation(given, io.cwd);
   const ops = openExistingStore(location, given);
-  const quiet = flag(parsed, 'quiet');
-  const progress = quiet ? NO_PROGRESS : createProgress(io.stderr);
+  const progress = progressFor(flag(parsed, 'quiet'), io.stderr);
   let interrupt: ReturnType<typeof interruptHandler> | undefined;
   try {
     const recorded = readRunMeta(connectionOf(ops), runId);
@@ -92,7 +91,7 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
     const verdicts = approvalResponses(answers, stored, (args) => resumeLine(location.ctx, runId, args));
     const { clientToolResults, reconciledToolResults, retryToolCallIds, retryFailed } = answers;
 
-    interrupt = interruptHandler(drainRun(ops, scope, runId), (text) => (quiet ? io.stderr.write(`cairn: ${text}\n`) : progress.note(text)));
+    interrupt = interruptHandler(drainRun(ops, scope, runId), (text) => progress.note(text));
     const legInterrupt = interrupt;
     const report = await resumeHeadless<unknown>({
       model: built.model,

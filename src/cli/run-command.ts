@@ -18,7 +18,7 @@ import {
 } from './context.js';
 import { DEMO_LOG_NAME, DEMO_PROMPT } from './demo.js';
 import { DEMO_HELP, RUN_HELP } from './help.js';
-import { createProgress, NO_PROGRESS } from './progress.js';
+import { progressFor } from './progress.js';
 import { openRunMeta, type RunMeta } from './run-meta.js';
 import { formatReport, resumeCommand, flagArgs } from './summary.js';
 import { loadToolsModule } from './tools-module.js';
@@ -103,9 +103,9 @@ async function firstLeg(io: Io, leg: FirstLeg): Promise<number> {
       throw error;
     }
   })();
-  const progress = leg.quiet ? NO_PROGRESS : createProgress(io.stderr);
+  const progress = progressFor(leg.quiet, io.stderr);
   const { runId, scope } = leg.meta;
-  const interrupt = interruptHandler(drainRun(ops, scope, runId), (text) => (leg.quiet ? io.stderr.write(`cairn: ${text}\n`) : progress.note(text)));
+  const interrupt = interruptHandler(drainRun(ops, scope, runId), (text) => progress.note(text));
   try {
     if ((await ops.agentRuns.load(runId)) !== undefined) {
       throw new UsageError(`Run ${runId} already exists in this store; go on with it with: ${resumeCommand(leg.location.ctx, runId)}`);

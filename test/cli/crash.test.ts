@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cairn, json, start, tempDir, waitForFile, write } from './helpers.js';
+import { cairn, json, start, stderrShows, tempDir, waitForFile, write } from './helpers.js';
 
 /** The first call marks that it started and then holds until the process is killed; later calls return. */
 const BLOCKING_TOOLS = `import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
@@ -129,21 +129,6 @@ describe('two processes on one run', () => {
     expect(bad.stderr).toContain('--lease-ttl');
   });
 });
-
-/** Resolves once the child's stderr has shown `text`. */
-function stderrShows(child: ReturnType<typeof start>['child'], text: string): Promise<void> {
-  return new Promise<void>((resolve) => {
-    let seen = '';
-    const onData = (d: string) => {
-      seen += d;
-      if (seen.includes(text)) {
-        child.stderr!.off('data', onData);
-        resolve();
-      }
-    };
-    child.stderr!.on('data', onData);
-  });
-}
 
 describe('Ctrl-C twice', () => {
   it('the first asks for a stop at the next step, the second aborts the leg: stored as cancelled (5)', async () => {

@@ -137,14 +137,33 @@ export function snapshotDir(dir: string): Record<string, string> {
   return out;
 }
 
-/** Waits until `path` exists: the condition itself, checked every few milliseconds, up to `timeoutMs`. */
-export async function waitForFile(path: string, timeoutMs = 20_000): Promise<void> {
+/** Resolves once the child's stderr has shown `text` (the condition itself, not a guessed delay). */
+export function stderrShows(child: ChildProcess, text: string): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let seen = '';
+    const onData = (d: string) => {
+      seen += d;
+      if (seen.includes(text)) {
+        child.stderr!.off('data', onData);
+        resolve();
+      }
+    };
+    child.stderr!.on('data', onData);
+  });
+}
+
+/** Waits until `ready()` holds: the condition itself, checked every few milliseconds, up to `timeoutMs`. */
+export async function waitUntil(ready: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
   const until = Date.now() + timeoutMs;
-  while (!existsSync(path)) {
-    if (Date.now() > until) throw new Error(`${path} did not appear within ${timeoutMs} ms`);
+  while (!ready()) {
+    if (Date.now() > until) throw new Error(`${what} within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+/** Waits until `path` exists. */
+export const waitForFile = (path: string, timeoutMs = 20_000): Promise<void> =>
+  waitUntil(() => existsSync(path), `${path} did not appear`, timeoutMs);
 
 export const json = <T = any>(result: Result): T => {
   try {

@@ -5,25 +5,10 @@
  * refused resume says the run still waits; a busy run says when its lease
  * lapses; a secret in a tools module's load error is redacted.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cairn, json, snapshotDir, start, storedRun, tempDir, waitForFile, write, type Result } from './helpers.js';
-
-/** Resolves once the child's stderr has shown `text`. */
-function stderrShows(child: ReturnType<typeof start>['child'], text: string): Promise<void> {
-  return new Promise<void>((resolve) => {
-    let seen = '';
-    const onData = (d: string) => {
-      seen += d;
-      if (seen.includes(text)) {
-        child.stderr!.off('data', onData);
-        resolve();
-      }
-    };
-    child.stderr!.on('data', onData);
-  });
-}
+import { cairn, json, snapshotDir, start, stderrShows, storedRun, tempDir, waitForFile, waitUntil, write, type Result } from './helpers.js';
 
 const lines = (path: string) => readFileSync(path, 'utf8').trim().split('\n');
 
@@ -77,18 +62,8 @@ export const tools = {
   });
 });
 
-async function waitForLines(path: string, count: number): Promise<void> {
-  const until = Date.now() + 20_000;
-  for (;;) {
-    try {
-      if (lines(path).length >= count) return;
-    } catch {
-      // not there yet
-    }
-    if (Date.now() > until) throw new Error(`${path} did not reach ${count} lines`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const waitForLines = (path: string, count: number) =>
+  waitUntil(() => existsSync(path) && lines(path).length >= count, `${path} did not reach ${count} lines`);
 
 /** The demo waiting for its approval, and that approval's id. */
 async function waitingDemo(): Promise<{ cwd: string; approvalId: string }> {
