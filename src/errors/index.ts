@@ -474,12 +474,12 @@ function describe(value: unknown): string {
  */
 export function serializeError(error: unknown, fallback: CairnErrorCode = 'internal'): SerializedError {
   if (CairnError.isInstance(error)) {
-    const details = (error as { details?: unknown }).details;
+    const details = detailsOf(error);
     return {
       name: redactSecrets(error.name),
       code: isCairnErrorCode(error.code) ? error.code : fallback,
       message: redactSecrets(error.message),
-      ...(Array.isArray(details) && details.length > 0 ? { details: details.map((d) => redactSecrets(String(d))) } : {}),
+      ...(details ? { details } : {}),
     };
   }
   if (error !== null && typeof error === 'object') {
@@ -497,7 +497,7 @@ export function serializeError(error: unknown, fallback: CairnErrorCode = 'inter
   return { name: 'Error', code: fallback, message: redactSecrets(describe(error)) };
 }
 
-/** The `details` of an already serialized error passing through again. */
+/** The `details` of a Cairn error (a changed binding's), or of an already serialized error passing through again. */
 function detailsOf(value: object): string[] | undefined {
   try {
     const details = (value as { details?: unknown }).details;
