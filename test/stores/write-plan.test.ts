@@ -134,3 +134,27 @@ it('reads a record of format 1 (the first layout) and plans its next save as a r
   expect(next.trimMessagesFrom).toBe(0);
   expect(next.replaceReceipts).toBe(true);
 });
+
+describe('the record of a run whose context keeps its ended receipts', () => {
+  it('round-trips them as a list in run order, each stored once as a part', () => {
+    const envelope = run(4, 'context');
+    const context = (envelope.snapshot as unknown as { context: { receipts: unknown } }).context;
+    context.receipts = Object.values(context.receipts as Record<string, AgentToolReceipt>).reverse().sort((a, b) => a.modelStep - b.modelStep);
+    const plan = planSave(envelope, undefined);
+    expect(JSON.stringify(decodePart('r', plan.head))).not.toContain('"0:c0"');
+    expect(loadRecord('r', rowsAfter([plan]))).toStrictEqual(json(envelope));
+  });
+
+  it('keeps them in the head when a key is not among the envelope\'s receipts, or is there twice', () => {
+    for (const change of ['missing', 'twice'] as const) {
+      const envelope = run(3, 'context');
+      const context = (envelope.snapshot as unknown as { context: { receipts: AgentToolReceipt[] } }).context;
+      context.receipts = Object.values(context.receipts);
+      if (change === 'missing') delete envelope.receipts['1:c1'];
+      else context.receipts.push(structuredClone(context.receipts[0]!));
+      const plan = planSave(envelope, undefined);
+      expect(JSON.stringify(decodePart('r', plan.head))).toContain('"0:c0"');
+      expect(loadRecord('r', rowsAfter([plan]))).toStrictEqual(json(envelope));
+    }
+  });
+});
