@@ -12,7 +12,7 @@ import { connectionOf } from '../stores/sqlite/index.js';
 import { atMost, checkId, flag, parse, str, strs, UsageError, type OptionSpecs } from './args.js';
 import {
   cliLease, drainRun, interruptHandler, leaseTtl, materialize, openExistingStore, printJson, safeId, skillDirs, storeLocation,
-  type Io,
+  type Interrupt, type Io,
 } from './context.js';
 import { RESUME_HELP } from './help.js';
 import { MODEL_OPTIONS, readModelFlags } from './model-flags.js';
@@ -58,7 +58,7 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
   const location = storeLocation(given, io.cwd);
   const ops = openExistingStore(location, given);
   const progress = progressFor(flag(parsed, 'quiet'), io.stderr);
-  let interrupt: ReturnType<typeof interruptHandler> | undefined;
+  let interrupt: Interrupt | undefined;
   try {
     const recorded = readRunMeta(connectionOf(ops), runId);
     const scope = recorded?.scope ?? DEFAULT_HEADLESS_SCOPE;
@@ -91,8 +91,8 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
     const verdicts = approvalResponses(answers, stored, (args) => resumeLine(location.ctx, runId, args));
     const { clientToolResults, reconciledToolResults, retryToolCallIds, retryFailed } = answers;
 
-    interrupt = interruptHandler(drainRun(ops, scope, runId), (text) => progress.note(text));
-    const legInterrupt = interrupt;
+    const legInterrupt = interruptHandler(drainRun(ops, scope, runId), (text) => progress.note(text));
+    interrupt = legInterrupt;
     const report = await resumeHeadless<unknown>({
       model: built.model,
       ...(built.fallbackModels.length > 0 ? { fallbackModels: built.fallbackModels } : {}),
