@@ -76,8 +76,9 @@ describe('readonly: true', () => {
     expect(await ops.leases.inspect('k')).toBeNull();
     expect(await ops.breakers.get('mock:m')).toBeUndefined();
     const stored = await ops.agentRuns.load('r-1');
-    expect(await rejection(ops.agentRuns.save({ ...stored!, revision: stored!.revision + 1 }))).toBeInstanceOf(Error);
-    expect(await rejection(ops.leases.acquire('k', 'me', 1000))).toBeInstanceOf(Error);
+    // Refused because the store is read-only: the save is otherwise a valid next revision.
+    expect(await rejection(ops.agentRuns.save({ ...stored!, revision: stored!.revision + 1 }))).toMatchObject({ code: 'SQLITE_READONLY' });
+    expect(await rejection(ops.leases.acquire('k', 'me', 1000))).toMatchObject({ code: 'SQLITE_READONLY' });
     ops.close();
     expect(state()).toEqual(before);
   });
