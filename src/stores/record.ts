@@ -24,6 +24,7 @@
  * receipt (checked by key for all, by value for the current step's). When
  * the keys do not agree, the context's receipts stay inside the head.
  */
+import { byStepThenCall, type CallReceipt } from '../../machines/index.js';
 import { StoredRecordError } from '../errors/index.js';
 import type { AgentRunEnvelope, AgentToolReceipt } from '../agent/types.js';
 
@@ -137,10 +138,6 @@ function endedReceipts(context: Json, all: Record<string, AgentToolReceipt>, all
   return { count: keys.size, outside, list };
 }
 
-/** A list of receipts in the run's order: by model step, then by call id. */
-function inRunOrder(receipts: AgentToolReceipt[]): AgentToolReceipt[] {
-  return receipts.sort((a, b) => a.modelStep - b.modelStep || (a.toolCallId < b.toolCallId ? -1 : a.toolCallId > b.toolCallId ? 1 : 0));
-}
 
 function sameMessages(a: unknown, b: readonly unknown[]): boolean {
   return Array.isArray(a) && a.length === b.length && JSON.stringify(a) === JSON.stringify(b);
@@ -180,7 +177,7 @@ export function joinRecord(runId: string, format: number, head: unknown, message
       if (!outside.has(key)) restored[key] = structuredClone(receipt);
     }
     if (Object.keys(restored).length !== ended.$receipts) throw corrupt('receipts');
-    context.receipts = isList ? inRunOrder(Object.values(restored)) : restored;
+    context.receipts = isList ? (Object.values(restored) as CallReceipt[]).sort(byStepThenCall) : restored;
   }
   return envelope;
 }
