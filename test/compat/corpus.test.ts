@@ -228,8 +228,10 @@ const fixtures = loadCorpus();
 
 describe('the compatibility corpus', () => {
   it('holds every case of every machine version, and a plan for each', () => {
-    const v1 = fixtures.filter((f) => f.version === 'run-v1').map((f) => f.name).sort();
-    expect(v1).toEqual(Object.keys(PLANS).sort());
+    for (const version of ['run-v1', 'run-v2']) {
+      const names = fixtures.filter((f) => f.version === version).map((f) => f.name).sort();
+      expect(names, version).toEqual(Object.keys(PLANS).sort());
+    }
     for (const fixture of fixtures) {
       expect(PLANS[fixture.name], `no resume plan for ${fixture.version}/${fixture.name}`).toBeDefined();
       expect(fixture.envelope.machine.version).toBe(Number(fixture.version.slice('run-v'.length)));
