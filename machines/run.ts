@@ -120,6 +120,9 @@ export const runMachine = setup({
     anyNotDispatched: ({ context }) => context.batch.some((id) => context.outputs[id]?.outcome === 'not-dispatched'),
     anyNotAdmitted: ({ context }) => context.batch.some((id) => context.outputs[id]?.outcome === 'not-admitted'),
     deadlinePassed: ({ context }) => context.batch.some((id) => context.outputs[id]?.reason === 'deadline'),
+    // The run's plan (see RunPlan); without one, every stage has work.
+    checksPolicy: ({ context }) => context.plan?.policy ?? true,
+    durable: ({ context }) => context.plan?.durable ?? true,
   },
   actions: {
     recordTurn: assign(({ context, event }) => {
@@ -161,6 +164,7 @@ export const runMachine = setup({
             batchSize: turn.toolCalls.length,
             receipt: null,
             approval: null,
+            plan: context.plan?.calls[call.toolName] ?? null,
           },
         });
       });
@@ -317,7 +321,8 @@ export const runMachine = setup({
               // `executing` receipt, a suspension, a checkpoint): none of them has
               // an effect before that save, so a restore before it may ask the
               // model again, and one after it replays the turn (see decision 003).
-              { guard: 'turnHasCalls', target: 'checkingPolicy', actions: 'recordTurn' },
+              { guard: and(['turnHasCalls', 'checksPolicy']), target: 'checkingPolicy', actions: 'recordTurn' },
+              { guard: 'turnHasCalls', target: 'dispatching', actions: 'recordTurn' },
               { target: 'recordingTurn', actions: 'recordTurn' },
             ],
             onError: { target: '#run.failed', actions: 'failWith' },
@@ -376,7 +381,9 @@ export const runMachine = setup({
               actions: assign({ error: { name: 'ExecutionPolicyError', code: 'deadline_exceeded', message: 'The execution deadline elapsed.' } }),
             },
             { guard: 'anyNotAdmitted', target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
-            { target: 'checkpointing', actions: 'foldAnswers' },
+            { guard: 'durable', target: 'checkpointing', actions: 'foldAnswers' },
+            // With no store there is nothing to save the step to.
+            { target: 'admitting', actions: 'foldAnswers' },
           ],
         },
         // The step's answers are saved before the next model call.

@@ -14,6 +14,9 @@ import type {
 const notProvided = (name: string) => () => {
   throw new Error(`The ${name} actor was not provided to the tool-call machine.`);
 };
+const actionNotProvided = (name: string) => () => {
+  throw new Error(`The ${name} action was not provided to the tool-call machine.`);
+};
 
 export const TOOL_CALL_MACHINE_VERSION = 2;
 
@@ -34,6 +37,19 @@ const withVerdict = (c: ToolCallContext, verdict: ToolCallContext['verdict'] | u
   (c.approval && verdict ? { ...c.approval, verdict } : c.approval);
 const idempotentOf = (c: ToolCallContext) => c.receipt?.idempotent ?? false;
 const callFacts = (c: ToolCallContext) => ({ toolCallId: c.toolCallId, toolName: c.toolName, args: c.args, modelStep: c.modelStep });
+
+/*
+ * Into a stage, passing those with no work for this call (see CallPlan): each
+ * list is the transitions of one stage's entry, in order, ending with the
+ * stage itself or the next stage's entry.
+ */
+const toEffectIdentity = [
+  { guard: and(['opensReceipt', 'durable']), target: '#toolCall.effectIdentity.writingReceipt', actions: ['openReceipt', 'intendEffect'] },
+  { guard: 'opensReceipt', target: '#toolCall.execution', actions: ['openReceipt', 'permitEffect'] },
+  { target: '#toolCall.effectIdentity' },
+] as const;
+const toAdmission = [{ guard: 'admissionHasWork', target: '#toolCall.admission' }, ...toEffectIdentity] as const;
+const toApproval = [{ guard: 'approvalHasWork', target: '#toolCall.approval' }, ...toAdmission] as const;
 
 export const toolCallMachine = setup({
   types: {
@@ -57,6 +73,19 @@ export const toolCallMachine = setup({
     checkpoint: fromPromise<void, ToolCallContext>(notProvided('checkpoint')),
   },
   actions: {
+    // The fresh `executing` receipt of a call that passes the effect-identity stage without its actor.
+    openReceipt: assign(({ context }) => ({
+      receipt: { ...receiptBase(context, context.plan?.idempotent ?? false), status: 'executing' as const },
+      retried: false,
+    })),
+    // What the tool returned (or threw) becomes the receipt.
+    keepResult: assign(({ context, event }) => ({ receipt: receiptOf(context, (event as unknown as { output: ExecuteOutput }).output) })),
+    // Provided by the runtime (the permit is the process's, not the chart's): the receipt write
+    // entered next, made durable by this process, issues the effect's permit; with no store, the permit is issued at once.
+    intendEffect: actionNotProvided('intendEffect'),
+    permitEffect: actionNotProvided('permitEffect'),
+    // Provided by the runtime: the answer to the model is the result as it is (capped), and the receipt completes.
+    projectAsIs: actionNotProvided('projectAsIs'),
     // An invoked actor rejected: keep what it said as plain data.
     noteError: assign(({ event, context }) => {
       const error = (event as { error?: { code?: string; message?: string } }).error;
@@ -78,6 +107,21 @@ export const toolCallMachine = setup({
     // The settled output of the invoked actor that just finished has this kind.
     outputIs: ({ event }, params: { kind: string }) => (event as unknown as { output?: { kind?: string } }).output?.kind === params.kind,
     outcomeIs: ({ context }, params: { outcome: string }) => context.outcome === params.outcome,
+    // The call's plan (see CallPlan) says which stages have work; without a plan every stage does.
+    runsGuardrails: ({ context }) => context.plan?.guardrails ?? true,
+    approvalHasWork: ({ context }) => !context.plan || context.plan.approval || context.verdict !== null || context.receipt !== null,
+    admissionHasWork: ({ context }) => !context.plan || context.plan.admission || context.deadlineAt !== null,
+    // A first run of a tool that runs here: its `executing` receipt is opened on the way into the stage.
+    opensReceipt: ({ context }) => !!context.plan?.executes && context.receipt === null,
+    durable: ({ context }) => context.plan?.durable ?? true,
+    // The tool returned a result that no validation, projection or onToolResult sees: it is the model's answer as it is.
+    resultIsAnswer: ({ context, event }) =>
+      !!context.plan && !context.plan.projects && (event as unknown as { output?: ExecuteOutput }).output?.kind === 'result',
+    // The tool returned a result, and there is no store to commit it to before its projection.
+    resultNeedsNoCommit: ({ context, event }) =>
+      !!context.plan && !context.plan.durable && (event as unknown as { output?: ExecuteOutput }).output?.kind === 'result',
+    // The run's own step checkpoint (or nothing, with no store) commits this call's answer.
+    runCheckpoints: ({ context }) => !!context.plan && (!context.plan.durable || context.batchSize <= 1),
   },
 }).createMachine({
   id: 'toolCall',
@@ -110,7 +154,8 @@ export const toolCallMachine = setup({
       states: {
         allowlist: {
           always: [
-            { guard: 'toolKnown', target: 'guardrails' },
+            { guard: and(['toolKnown', 'runsGuardrails']), target: 'guardrails' },
+            { guard: 'toolKnown', target: '#toolCall.argumentCheck' },
             {
               target: '#toolCall.policyViolation',
               actions: assign(({ context }) => ({
@@ -165,7 +210,7 @@ export const toolCallMachine = setup({
               isError: true,
             })),
           },
-          { target: 'approval' },
+          ...toApproval,
         ],
         // A Standard Schema validator that throws: the check itself failed.
         onError: { target: 'failed', actions: 'noteError' },
@@ -196,7 +241,7 @@ export const toolCallMachine = setup({
               },
               // 'receipt': the call already ran; its receipt answers it.
               { guard: { type: 'outputIs', params: { kind: 'receipt' } }, target: '#toolCall.effectIdentity' },
-              { target: '#toolCall.admission' },
+              ...toAdmission,
             ],
             onError: { target: '#toolCall.failed', actions: 'noteError' },
           },
@@ -261,7 +306,7 @@ export const toolCallMachine = setup({
               isError: true,
             })),
           },
-          { target: 'effectIdentity' },
+          ...toEffectIdentity,
         ],
         onError: { target: 'failed', actions: 'noteError' },
       },
@@ -362,11 +407,12 @@ export const toolCallMachine = setup({
         onDone: [
           { guard: { type: 'outputIs', params: { kind: 'replay' } }, target: 'resultReceipt.projecting' },
           { guard: { type: 'outputIs', params: { kind: 'unknown' } }, target: 'unknownEffect' },
-          // What the tool returned (or threw) becomes the receipt, committed next.
-          {
-            target: 'resultReceipt.recording',
-            actions: assign(({ event, context }) => ({ receipt: receiptOf(context, event.output) })),
-          },
+          // What the tool returned (or threw) becomes the receipt, committed next (or by the
+          // checkpoint, when nothing runs between the two; or by nothing, with no store).
+          { guard: and(['resultIsAnswer', 'runCheckpoints']), target: 'completed', actions: ['keepResult', 'projectAsIs'] },
+          { guard: 'resultIsAnswer', target: 'checkpoint', actions: ['keepResult', 'projectAsIs'] },
+          { guard: 'resultNeedsNoCommit', target: 'resultReceipt.projecting', actions: 'keepResult' },
+          { target: 'resultReceipt.recording', actions: 'keepResult' },
         ],
         onError: { target: 'unknownEffect', actions: 'noteError' },
       },

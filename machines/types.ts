@@ -72,6 +72,38 @@ export interface CallApproval {
   verdict?: Verdict;
 }
 
+/**
+ * Which stages of the tool path have work to do for one tool, as the leg that
+ * hosts the run configured it. A stage with no work is passed by a guarded
+ * transition instead of an invoked actor. Plain data decided by the runtime
+ * from the run's options (never by the chart), and refreshed from the options
+ * of every leg that restores the run; a call without one (null) takes every
+ * stage.
+ */
+export interface CallPlan {
+  /** onToolCall guardrails are set: they see every call. */
+  guardrails: boolean;
+  /** The tool may need approval (needsApproval is true or a predicate). */
+  approval: boolean;
+  /** The run has an abort signal, so admission can refuse even without a deadline. */
+  admission: boolean;
+  /** The tool runs here (it has execute): not a client tool. */
+  executes: boolean;
+  /** The tool is marked replay: 'idempotent'. */
+  idempotent: boolean;
+  /** Validation, a projection or onToolResult runs on the tool's result. */
+  projects: boolean;
+  /** The run is saved (it has a session): receipts are made durable before effects. */
+  durable: boolean;
+}
+
+/** The run's plan: whether it is saved, whether an execution policy checks each batch, and each tool's call plan. */
+export interface RunPlan {
+  durable: boolean;
+  policy: boolean;
+  calls: Record<string, CallPlan>;
+}
+
 export interface ToolCallInput {
   runId: string;
   modelStep: number;
@@ -93,6 +125,8 @@ export interface ToolCallInput {
   receipt: CallReceipt | null;
   /** The approval request issued for the call (null until one is). */
   approval: CallApproval | null;
+  /** Which stages have work for this call; null or absent: all of them. */
+  plan?: CallPlan | null;
 }
 
 export interface ToolCallContext extends ToolCallInput {
@@ -244,6 +278,8 @@ export interface RunInput {
   deadlineAt: number | null;
   /** The fail-over record a run with fallback models starts with. */
   models?: Json | null;
+  /** What the leg's options leave for the stages to do; null or absent: every stage runs. */
+  plan?: RunPlan | null;
 }
 
 export interface RunContext extends RunInput {

@@ -17,6 +17,7 @@ import type { NormalizedOptions } from '../agent/options.js';
 import type { AgentEvent, AgentResult, AgentRunEnvelope, AgentWarning, JsonValue, Lease, Message, StopReason } from '../agent/types.js';
 import { bindLeg, type Leg } from './host-state.js';
 import { Permits } from './permits.js';
+import { planOf, replan } from './plan.js';
 import { envelopeOf, pendingOf, unknownEffectsOf, type PersistedRun } from './record.js';
 import { runActors } from './run-actors.js';
 import { SaveQueue } from './save-queue.js';
@@ -85,7 +86,7 @@ export class RunHost<T> implements Leg<T> {
 
   /** A new run: start the actor and drive it to rest. */
   start(input: RunInput): Promise<AgentResult<T>> {
-    this.actor = createActor(runLogic, { input });
+    this.actor = createActor(runLogic, { input: { ...input, plan: planOf(this.opts as NormalizedOptions<unknown>) } });
     bindLeg(this.actor.system, this as unknown as Leg);
     this.watchCalls();
     return this.drive(() => this.actor.start());
@@ -100,6 +101,7 @@ export class RunHost<T> implements Leg<T> {
     answers: (open: Map<string, CallSnapshot>) => Record<string, CallAnswer>,
     retryPhase?: 'loop' | 'finalize',
   ): Promise<AgentResult<T>> {
+    replan(stored.snapshot as unknown as PersistedRun, planOf(this.opts as NormalizedOptions<unknown>));
     this.actor = createActor(runLogic, {
       snapshot: stored.snapshot as never,
       input: undefined as never,

@@ -5,6 +5,7 @@
  * effect itself, which runs only under a permit the `executing` receipt write
  * issued in this process.
  */
+import { assign } from 'xstate';
 import { CairnError, serializeError } from '../errors/index.js';
 import { toolCallMachine } from '../../machines/index.js';
 import type {
@@ -15,7 +16,7 @@ import { approvalIdFor, receiptHasOutcome, receiptKey } from '../agent/envelope.
 import { toJson } from '../agent/json.js';
 import { check, isStandardSchema } from '../agent/schema.js';
 import type { AgentToolReceipt, JsonValue, Message, ToolExecuteContext } from '../agent/types.js';
-import { deadlinePassed, effectSignal, legActor, type Leg } from './host-state.js';
+import { deadlinePassed, effectSignal, legActor, legOf, type Leg } from './host-state.js';
 import { capForModel, storableResult, unstorableMessage } from './tool-results.js';
 
 const keyOf = (c: ToolCallContext) => receiptKey(c.modelStep, c.toolCallId);
@@ -49,8 +50,27 @@ function redacting<A extends unknown[], R>(body: (...args: A) => Promise<R>): (.
   };
 }
 
+/** The answer of a result that no validation, projection or onToolResult sees: the result itself, capped for the model. */
+function answerAsIs(leg: Leg, c: ToolCallContext) {
+  const receipt = receiptOf(c)!;
+  leg.emit({ type: 'tool-output', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName, rawResult: receipt.rawResult });
+  const projection = toJson<Json>(receipt.rawResult ?? null);
+  return {
+    outcome: 'completed' as const,
+    modelOutput: capForModel(projection as JsonValue, leg.opts.maxToolResultChars) as Json,
+    isError: false,
+    receipt: { ...c.receipt!, status: 'completed' as const, modelOutput: projection },
+  };
+}
+
 /** The tool-call machine with its actors, provided once per process. */
 export const toolCallLogic = toolCallMachine.provide({
+  actions: {
+    // The permit is the process's: these run on the transition that passes the effect-identity stage without its actor.
+    intendEffect: ({ context, system }) => legOf(system).permits.intend(keyOf(context)),
+    permitEffect: ({ context, system }) => legOf(system).permits.grant(keyOf(context)),
+    projectAsIs: assign(({ context, system }) => answerAsIs(legOf(system), context)),
+  },
   actors: {
     // Stage 2: the onToolCall guardrails block or rewrite.
     guardCall: legActor<GuardOutput, ToolCallContext>(redacting(async (leg, { input: c }) => {

@@ -25,7 +25,7 @@ import { createMockModel } from 'cairn/testing';
 import { baseWorld, UNREACHABLE } from './mbt/call-scenario.js';
 import { checkCallRun } from './mbt/check-call.js';
 import { driveCall, TARGET, TARGET_KEY } from './mbt/drive-call.js';
-import { driveRun } from './mbt/drive-run.js';
+import { driveRun, type RunHarness } from './mbt/drive-run.js';
 import { allEdges, type Edge } from './mbt/edges.js';
 import { signal, storedChildValue } from './mbt/harness.js';
 import { planCallPaths } from './mbt/plan.js';
@@ -228,6 +228,117 @@ describe('tool-call machine: a call that already holds its request is rechecked 
   }
 });
 
+describe('tool-call machine: stages with no work are passed, as the call\'s plan says', () => {
+  // The worlds above always have guardrails, a projection, a store and an abort signal. Without them, the stages
+  // that would do nothing are passed by transitions (src/runtime/plan.ts decides from the options). What a user
+  // relies on stays: the `executing` receipt is durable before the effect, the tool runs once, the model gets its answer.
+  const edge = (source: string, actor: string, index: number) => `toolCall.${source}|xstate.done.actor.${actor}|${index}`;
+  const keysOf = (steps: Step[]) => steps.filter((s) => s.actor === TARGET).map((s) => s.key);
+  const turn = (toolName: string) => ({ toolCalls: [{ toolName, toolCallId: 'c1', args: { to: 'ada' } }] });
+  /** The harness's options without its abort signal (so admission has no work), and without its store when asked. */
+  const plain = (h: RunHarness, store: boolean): Partial<ReturnType<RunHarness['base']>> => {
+    const { abortSignal: _signal, session, ...rest } = h.base();
+    return { ...rest, ...(store ? { session } : {}) };
+  };
+
+  for (const store of [true, false]) {
+    it(`a tool with no hooks${store ? '' : ' and no store'}: ${store ? 'its receipt is saved before the effect' : 'nothing is saved'}, the tool runs once, the model reads its result`, async () => {
+      const seen: (string | undefined)[] = [];
+      let h0: RunHarness | undefined;
+      const send: AgentTool = {
+        description: 'Send.', parameters: { type: 'object' },
+        execute: () => {
+          seen.push(h0?.store.last()?.receipts['0:c1']?.status);
+          return { sent: 'ada' };
+        },
+      };
+      const run = await driveRun(async (h) => {
+        h0 = h;
+        await h.start({ ...plain(h, store), prompt: 'Send it.', tools: { send }, model: createMockModel({ responses: [turn('send'), { text: 'Done.' }] }) });
+      });
+      absorb(run.allSteps);
+      const keys = keysOf(run.allSteps);
+      expect(keys).toContain(edge('argumentCheck', 'checkArguments', store ? 3 : 4));
+      expect(keys).toContain(edge('execution', 'executeTool', 2));
+      expect(keys.some((k) => /guardCall|decideApproval|admit|beginEffect|recordResult|projectResult/.test(k))).toBe(false);
+      expect(seen).toEqual([store ? 'executing' : undefined]);
+      expect(run.last).toMatchObject({ status: 'completed', text: 'Done.' });
+      expect(run.last.messages).toContainEqual({ role: 'tool', toolCallId: 'c1', toolName: 'send', content: { sent: 'ada' } });
+      if (store) expect(run.store.last()?.receipts['0:c1']).toMatchObject({ status: 'completed', modelOutput: { sent: 'ada' } });
+      else expect(run.store.saved).toHaveLength(0);
+    });
+  }
+
+  it('a projected result with no store goes straight to its projection (there is nothing to commit it to)', async () => {
+    const send: AgentTool = {
+      description: 'Send.', parameters: { type: 'object' }, execute: () => ({ sent: 'ada' }), toModelOutput: (r) => `sent to ${(r as { sent: string }).sent}`,
+    };
+    const run = await driveRun(async (h) => void (await h.start({
+      ...plain(h, false), prompt: 'Send it.', tools: { send }, model: createMockModel({ responses: [turn('send'), { text: 'Done.' }] }),
+    })));
+    absorb(run.allSteps);
+    const keys = keysOf(run.allSteps);
+    expect(keys).toContain(edge('execution', 'executeTool', 4));
+    expect(keys.some((k) => k.includes('recordResult'))).toBe(false);
+    expect(run.last.messages).toContainEqual({ role: 'tool', toolCallId: 'c1', toolName: 'send', content: 'sent to ada' });
+  });
+
+  it('a predicate that says no approval is needed, with no store: the tool runs once', async () => {
+    let sent = 0;
+    const send: AgentTool = { description: 'Send.', parameters: { type: 'object' }, needsApproval: () => false, execute: () => ++sent };
+    const run = await driveRun(async (h) => void (await h.start({
+      ...plain(h, false), prompt: 'Send it.', tools: { send }, model: createMockModel({ responses: [turn('send'), { text: 'Done.' }] }),
+    })));
+    absorb(run.allSteps);
+    expect(keysOf(run.allSteps)).toContain(edge('approval.deciding', 'decideApproval', 6));
+    expect(sent).toBe(1);
+    expect(run.last).toMatchObject({ status: 'completed', text: 'Done.' });
+  });
+
+  it('an approved call with a store and no abort signal: its receipt is saved before the effect, which runs once', async () => {
+    const seen: (string | undefined)[] = [];
+    let h0: RunHarness | undefined;
+    const send: AgentTool = {
+      description: 'Send.', parameters: { type: 'object' }, needsApproval: true,
+      execute: () => {
+        seen.push(h0?.store.last()?.receipts['0:c1']?.status);
+        return 'sent';
+      },
+    };
+    const options = { prompt: 'Send it.', tools: { send }, model: createMockModel({ responses: [turn('send'), { text: 'Done.' }] }) };
+    const run = await driveRun(async (h) => {
+      h0 = h;
+      const first = await h.start({ ...plain(h, true), ...options });
+      if (first.result.status !== 'suspended') throw new Error(`expected a suspension, got ${first.result.status}`);
+      const [p] = first.result.pendingApprovals;
+      await h.resume({ ...h.base(), abortSignal: undefined, ...options, approvalResponses: [{ approvalId: p!.approvalId, token: p!.token, approved: true }] });
+    });
+    absorb(run.allSteps);
+    expect(keysOf(run.allSteps)).toContain(edge('approval.deciding', 'decideApproval', 5));
+    expect(seen).toEqual(['executing']);
+    expect(run.last).toMatchObject({ status: 'completed', text: 'Done.' });
+  });
+
+  for (const gated of [false, true]) {
+    it(`a ${gated ? 'gated ' : ''}client tool with no abort signal: effect identity decides (the client answers), not the shortcut of a tool that runs here`, async () => {
+      const ask: AgentTool = { description: 'Ask.', parameters: { type: 'object' }, ...(gated ? { needsApproval: true } : {}) };
+      const options = { prompt: 'Ask.', tools: { ask }, model: createMockModel({ responses: [turn('ask'), { text: 'Done.' }] }) };
+      const run = await driveRun(async (h) => {
+        const first = await h.start({ ...plain(h, true), ...options });
+        if (first.result.status !== 'suspended') throw new Error(`expected a suspension, got ${first.result.status}`);
+        const approvals = first.result.pendingApprovals.map((p) => ({ approvalId: p.approvalId, token: p.token, approved: true }));
+        await h.resume({ ...h.base(), abortSignal: undefined, ...options, approvalResponses: approvals, clientToolResults: [{ toolCallId: 'c1', output: 'yes' }] });
+      });
+      absorb(run.allSteps);
+      const keys = keysOf(run.allSteps);
+      expect(keys).toContain(gated ? edge('approval.deciding', 'decideApproval', 7) : edge('argumentCheck', 'checkArguments', 5));
+      expect(keys).toContain('toolCall.effectIdentity.beginning|xstate.done.actor.beginEffect|3');
+      expect(run.last).toMatchObject({ status: 'completed', text: 'Done.' });
+      expect(run.last.messages).toContainEqual({ role: 'tool', toolCallId: 'c1', toolName: 'ask', content: 'yes' });
+    });
+  }
+});
+
 describe('run machine: main paths, driven through the runtime', () => {
   for (const s of RUN_SCENARIOS) {
     it(s.name, async () => {
@@ -271,6 +382,11 @@ const RUN_UNREACHABLE: Record<string, string> = {
   'run.verifying.beginning|xstate.error.actor.beginVerify|0': STORE_FAILS_FIRST,
   'run.suspending|xstate.error.actor.saveSuspension|0': STORE_FAILS_FIRST,
   'run.draining|xstate.error.actor.saveDrain|0': STORE_FAILS_FIRST,
+  'run.loop.callingModel|xstate.done.actor.callModel|2':
+    'the batch check runs only under an execution policy, and no run has one in this engine yet (src/runtime/plan.ts: policy is always false)',
+  'run.loop.checkingPolicy|xstate.done.actor.checkBatchPolicy|1':
+    'the batch check runs only under an execution policy (none exists yet, src/runtime/plan.ts), or for a turn with calls restored in ' +
+    '`recordingTurn`, which no engine of this machine version saves',
   'run.loop.checkingPolicy|xstate.done.actor.checkBatchPolicy|0': 'checkBatchPolicy always answers ok: no execution policy is configured in this engine yet (src/runtime/run-actors.ts)',
   'run.loop.checkingPolicy|xstate.error.actor.checkBatchPolicy|0': 'checkBatchPolicy always answers ok (src/runtime/run-actors.ts)',
   'run.verifying.checking|xstate.error.actor.runVerifier|0': 'runVerifier catches whatever the verifier throws and answers inconclusive',

@@ -19,10 +19,10 @@ export interface CallWorld {
   /** What the arguments check finds: they match, they do not, or the (Standard Schema) validator throws. */
   args: 'valid' | 'invalid' | 'validator-throws';
   /**
-   * needsApproval: false, true, a predicate that throws, or true with an id
+   * needsApproval: false, true, a predicate that answers no, a predicate that throws, or true with an id
    * source (deps.generateId) that throws when the request's token is minted.
    */
-  approval: 'none' | 'gate' | 'predicate-throws' | 'issue-throws';
+  approval: 'none' | 'gate' | 'predicate-no' | 'predicate-throws' | 'issue-throws';
   /** The verdict the resume brings. */
   verdict: boolean | null;
   admission: 'admitted' | 'deadline' | 'aborted' | 'clock-throws';
@@ -93,7 +93,11 @@ const key = (e: ModelEvent) => e.type.replace('xstate.done.actor.', 'done:').rep
 
 /** The world a path needs, or why there is none. */
 export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
-  const world = baseWorld({ finishReason: input.finishReason, toolKnown: input.known });
+  // What the tool is, as its plan says: one that may need approval, and one that runs here or on the client.
+  const world = baseWorld({
+    finishReason: input.finishReason, toolKnown: input.known,
+    approval: input.plan?.approval ? 'gate' : 'none', executor: input.plan && !input.plan.executes ? 'client' : 'server',
+  });
   let rechecks = 0;
   let admissionLeg = 0;
   let crashLeg = -1;
@@ -121,6 +125,8 @@ export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
         break;
       case 'xstate.done.actor.decideApproval':
         if (k === 'wait') world.approval = 'gate';
+        // A tool that may need approval, whose predicate says this call does not.
+        else if (k === 'not-needed' && world.approval === 'gate') world.approval = 'predicate-no';
         break;
       case 'xstate.error.actor.decideApproval':
         world.approval = 'predicate-throws';
@@ -171,10 +177,13 @@ export function deriveWorld(path: CallPath, input: ToolCallInput): Derived {
         }
         break;
       case 'xstate.done.actor.writeReceipt':
+        // A first run of a tool that runs here opened its receipt on the way in, with no beginEffect before.
+        route ??= 'execute';
         // Restored right after the write: the process died there.
         if (k === 'restarted') crash('writingReceipt');
         break;
       case 'xstate.done.actor.executeTool':
+        route ??= 'execute';
         if (k === 'threw') world.execute = 'throws';
         else if (k === 'unstorable') world.execute = 'unstorable';
         // Restored while the tool ran: the process died during the effect.

@@ -161,7 +161,9 @@ export async function driveCall(spec: DriveSpec): Promise<CallRun> {
   const target: AgentTool = {
     description: 'Send an email.',
     parameters,
-    needsApproval: w.approval === 'predicate-throws'
+    needsApproval: w.approval === 'predicate-no'
+      ? () => false
+      : w.approval === 'predicate-throws'
       ? () => { throw new Error('approval predicate failed'); }
       : w.approval === 'issue-throws'
         ? () => {

@@ -27,7 +27,7 @@ export function planCallPaths(): { drive: PlannedPath[]; skipped: SkippedPath[] 
   const skipped: SkippedPath[] = [];
   for (const { name, input } of INPUT_VARIANTS) {
     let paths = callPaths(input);
-    if (name === 'tool-calls') {
+    if (name === 'tool-calls' || name === 'tool-calls, gated') {
       // One prefix of each way into unknownEffect, continued by a recorded outcome.
       const shortest = (pred: (p: CallPath) => boolean) => paths.filter((p) => pred(p) && deriveWorld(p, input).kind === 'drive').sort((a, b) => a.steps.length - b.steps.length)[0];
       const into = (kind: string) => (p: CallPath) =>

@@ -45,6 +45,8 @@ export const runInput = (o: Partial<RunInput> = {}): RunInput => ({
   outputMode: 'none',
   verify: false,
   deadlineAt: null,
+  // The runtime's plan for a run with a store (src/runtime/plan.ts): no execution policy checks a batch yet.
+  plan: { durable: true, policy: false, calls: {} },
   ...o,
 });
 

@@ -102,7 +102,7 @@ export const RUN_SCENARIOS: RunScenario[] = [
     name: 'tool loop → completed',
     input: { toolNames: ['lookup'] },
     path: [
-      S('saveStart'), ev.turn(0, { toolCalls: [call()] }), ev.policyOk(), ev.callEnded('call-0-0'), S('saveStep'),
+      S('saveStart'), ev.turn(0, { toolCalls: [call()] }), ev.callEnded('call-0-0'), S('saveStep'),
       ev.turn(1, { text: '42.' }), S('saveTurn'),
     ],
     drive: async (h) => void (await h.start({
@@ -117,7 +117,7 @@ export const RUN_SCENARIOS: RunScenario[] = [
     name: 'suspend on approval → resume → completed',
     input: { toolNames: ['publish'] },
     path: [
-      S('saveStart'), ev.turn(0, { toolCalls: [call('publish')] }), ev.policyOk(),
+      S('saveStart'), ev.turn(0, { toolCalls: [call('publish')] }),
       ev.toCall('call-0-0', { type: 'xstate.done.actor.guardCall', output: { kind: 'allow' } }),
       ev.toCall('call-0-0', { type: 'xstate.done.actor.checkArguments', output: { kind: 'valid' } }),
       ev.toCall('call-0-0', { type: 'xstate.done.actor.decideApproval', output: { kind: 'wait' } }),
@@ -312,7 +312,7 @@ export const RUN_SCENARIOS: RunScenario[] = [
     name: 'drain requested during a loop step → drained at the next model-step boundary; a resume goes on → completed',
     input: { toolNames: ['lookup'] },
     path: [
-      S('saveStart'), ev.drain(), ev.turn(0, { toolCalls: [call()] }), ev.policyOk(), ev.callEnded('call-0-0'), S('saveStep'),
+      S('saveStart'), ev.drain(), ev.turn(0, { toolCalls: [call()] }), ev.callEnded('call-0-0'), S('saveStep'),
       // The boundary: drained, not the next model call. Restored in `draining` (the state that saved it), its save runs again.
       S('saveDrain'), RESTORE, ev.restored(), S('saveDrain'), ev.resume({}), ev.turn(1, { text: '42.' }), S('saveTurn'),
     ],
@@ -352,11 +352,26 @@ export const RUN_SCENARIOS: RunScenario[] = [
   {
     name: 'max-steps → stopped',
     input: { toolNames: ['lookup'], maxSteps: 1 },
-    path: [S('saveStart'), ev.turn(0, { toolCalls: [call()] }), ev.policyOk(), ev.callEnded('call-0-0'), S('saveStep')],
+    path: [S('saveStart'), ev.turn(0, { toolCalls: [call()] }), ev.callEnded('call-0-0'), S('saveStep')],
     drive: async (h) => void (await h.start({
       ...h.base(), prompt: 'Look it up.', tools: { lookup }, maxSteps: 1, model: mock([{ toolCalls: [call()] }]),
     })),
     check: (run) => expect(run.last).toMatchObject({ status: 'stopped', reason: 'max-steps', steps: 1 }),
+  },
+  {
+    // With no store there is nothing to save a step to: the run goes from one model call to the next.
+    name: 'tool loop without a session → completed, nothing saved',
+    input: { toolNames: ['lookup'], plan: { durable: false, policy: false, calls: {} } },
+    path: [S('saveStart'), ev.turn(0, { toolCalls: [call()] }), ev.callEnded('call-0-0'), ev.turn(1, { text: '42.' }), S('saveTurn')],
+    drive: async (h) => {
+      const { session: _session, ...rest } = h.base();
+      await h.start({ ...rest, tools: { lookup }, model: mock([{ toolCalls: [call()] }, { text: '42.' }]), prompt: 'Look it up.' });
+      expect(h.store.saved).toHaveLength(0);
+    },
+    check: (run) => {
+      expect(run.last).toMatchObject({ status: 'completed', output: '42.', steps: 2 });
+      expect(run.last.messages).toContainEqual({ role: 'tool', toolCallId: 'c1', toolName: 'lookup', content: { answer: 42 } });
+    },
   },
   {
     name: 'model error → failed',

@@ -7,9 +7,9 @@
  * suspended states.
  */
 import { getSimplePaths, type StatePath } from '@xstate/graph';
-import { createActor, fromPromise, type EventObject, type SnapshotFrom } from 'xstate';
+import { assign, createActor, fromPromise, type EventObject, type SnapshotFrom } from 'xstate';
 import { toolCallMachine } from '../../../machines/index.js';
-import type { ToolCallInput } from '../../../machines/index.js';
+import type { CallPlan, ToolCallInput } from '../../../machines/index.js';
 import { edgeOfTransition } from './edges.js';
 
 export type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
@@ -142,9 +142,18 @@ export function callEvents(s: CallSnapshot): ModelEvent[] {
   const c = s.context;
   const out: ModelEvent[] = [];
   const executing = c.receipt?.status === 'executing';
+  const plan = c.plan ?? null;
   for (const e of Object.values(MODEL_EVENTS).flat()) {
     if (!s.can(e as never)) continue;
     const k = kindOf(e);
+    // The call's plan is the tool's: a tool that needs no approval is never held for one (nor has a
+    // predicate to throw), and a tool runs here (`write`) exactly when it is not a client tool.
+    if (plan) {
+      if (e.type === 'xstate.done.actor.decideApproval' && k === 'wait' && !plan.approval) continue;
+      if (e.type === 'xstate.error.actor.decideApproval' && !plan.approval) continue;
+      if (e.type === 'xstate.done.actor.issueApproval' && e.output?.client !== !plan.executes) continue;
+      if (e.type === 'xstate.done.actor.beginEffect' && (k === 'write') !== plan.executes && ['write', 'client-result', 'await-client'].includes(k!)) continue;
+    }
     if (e.type === 'xstate.done.actor.decideApproval') {
       if ((k === 'receipt') !== hasOutcome(c)) continue;
       if (k !== 'receipt' && (c.verdict === null ? k === 'approved' || k === 'denied' : k !== (c.verdict.approved ? 'approved' : 'denied'))) continue;
@@ -191,16 +200,31 @@ export const modelInput = (o: Partial<ToolCallInput> = {}): ToolCallInput => ({
   batchSize: 1,
   receipt: null,
   approval: null,
+  plan: SERVER,
   ...o,
 });
 
-/** The call inputs that decide the first two stages: the gate and the allowlist. */
+/**
+ * The plans of the worlds the model is driven in (src/runtime/plan.ts decides
+ * them from the options): onToolCall, onToolResult, a store and an abort
+ * signal are always there, so every stage that can have work has it, except
+ * as the tool says: whether it needs approval, and whether it runs here.
+ */
+const planFor = (o: Partial<CallPlan>): CallPlan =>
+  ({ guardrails: true, approval: false, admission: true, executes: true, idempotent: false, projects: true, durable: true, ...o });
+export const SERVER = planFor({});
+
+/** The call inputs that decide the first stages: the gate, the allowlist, and the tool's plan. */
 export const INPUT_VARIANTS: { name: string; input: ToolCallInput }[] = [
   { name: 'tool-calls', input: modelInput() },
+  { name: 'tool-calls, gated', input: modelInput({ plan: planFor({ approval: true }) }) },
+  { name: 'tool-calls, client tool', input: modelInput({ plan: planFor({ executes: false }) }) },
+  { name: 'tool-calls, gated client tool', input: modelInput({ plan: planFor({ approval: true, executes: false }) }) },
   { name: 'stop', input: modelInput({ finishReason: 'stop' }) },
   { name: 'length', input: modelInput({ finishReason: 'length' }) },
   { name: 'content-filter', input: modelInput({ finishReason: 'content-filter' }) },
-  { name: 'unknown-tool', input: modelInput({ known: false, toolName: 'nope' }) },
+  // A tool the run does not offer has no plan.
+  { name: 'unknown-tool', input: modelInput({ known: false, toolName: 'nope', plan: null }) },
 ];
 
 export const isTarget = (s: CallSnapshot) =>
@@ -211,7 +235,7 @@ export const stateName = (value: unknown): string =>
 
 /** Simple paths from the initial state of `input` (or from `fromState`) to every target state. */
 export function callPaths(input: ToolCallInput, fromState?: CallSnapshot): CallPath[] {
-  return getSimplePaths(toolCallMachine, {
+  return getSimplePaths(modelMachine, {
     input,
     ...(fromState ? { fromState } : {}),
     // A reconciled receipt leaves unknownEffect with a new receipt, so simple paths would go on through it from every
@@ -260,8 +284,17 @@ export const fmtPath = (p: CallPath) =>
 /** The model's events of a path, without the initial xstate.init. */
 export const eventsOf = (p: CallPath): ModelEvent[] => p.steps.slice(1).map((s) => s.event);
 
+/** The runtime's actions, as the model needs them (the permit is the runtime's; a result as it is becomes the answer). */
+const MODEL_ACTIONS = {
+  intendEffect: () => undefined,
+  permitEffect: () => undefined,
+  projectAsIs: assign({ outcome: 'completed' as const, modelOutput: 'as is', isError: false }) as never,
+};
+const modelMachine = toolCallMachine.provide({ actions: MODEL_ACTIONS });
+
 const pending = () => fromPromise(() => new Promise<never>(() => undefined));
 const inert = toolCallMachine.provide({
+  actions: MODEL_ACTIONS,
   actors: {
     guardCall: pending(), checkArguments: pending(), decideApproval: pending(), issueApproval: pending(), admit: pending(),
     beginEffect: pending(), writeReceipt: pending(), executeTool: pending(), recordResult: pending(), projectResult: pending(),

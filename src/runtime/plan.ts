@@ -1,0 +1,45 @@
+/**
+ * The run's plan: which stages of the tool path (and of the run's step) have
+ * work to do under the options of the leg that hosts the run. The charts read
+ * it through guards and pass a stage with no work by a transition instead of
+ * invoking an actor that would do nothing (see CallPlan in machines/types.ts).
+ *
+ * It is decided here, from the options alone, and never by the machines. A
+ * run starts with the plan of its first leg; every leg that restores a run
+ * puts its own plan in the stored snapshot first (the run's and each open
+ * call's), since a resume may bring other tools, guardrails or a store.
+ */
+import type { CallPlan, RunPlan } from '../../machines/index.js';
+import type { NormalizedOptions } from '../agent/options.js';
+import { isStandardSchema } from '../agent/schema.js';
+import { refreshInvocationInputs } from '../agent/stored-call.js';
+import type { PersistedRun } from './record.js';
+
+export function planOf(opts: NormalizedOptions<unknown>): RunPlan {
+  const durable = Boolean(opts.raw.session);
+  const calls: Record<string, CallPlan> = {};
+  for (const [name, tool] of Object.entries(opts.tools)) {
+    calls[name] = {
+      guardrails: Boolean(opts.raw.onToolCall),
+      approval: tool.needsApproval !== undefined && tool.needsApproval !== false,
+      admission: Boolean(opts.raw.abortSignal),
+      executes: typeof tool.execute === 'function',
+      idempotent: tool.replay === 'idempotent',
+      projects: Boolean(tool.validateResult || isStandardSchema(tool.outputSchema) || tool.toModelOutput || opts.raw.onToolResult),
+      durable,
+    };
+  }
+  // No execution policy exists yet: the batch check always allows (issue 13 brings one).
+  return { durable, policy: false, calls };
+}
+
+/** Puts this leg's plan into a stored run before it is restored: the run's, and each open call's (with the inputs of its invocations in flight). */
+export function replan(snapshot: PersistedRun, plan: RunPlan): void {
+  snapshot.context.plan = plan;
+  for (const child of Object.values(snapshot.children ?? {})) {
+    const call = child?.snapshot;
+    if (!call?.context || typeof call.context.toolName !== 'string' || typeof call.context.toolCallId !== 'string') continue;
+    call.context.plan = plan.calls[call.context.toolName] ?? null;
+    refreshInvocationInputs(call as Parameters<typeof refreshInvocationInputs>[0]);
+  }
+}
