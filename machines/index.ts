@@ -18,7 +18,8 @@ export const machineCatalog: MachineCatalogEntry[] = [
     name: 'run',
     title: 'Run',
     description:
-      'One native run: the tool loop (model call, turn recorded, batch policy, calls dispatched and awaited, step checkpoint), ' +
+      'One native run: the tool loop (model call, turn recorded, batch policy, calls dispatched and awaited, step checkpoint; ' +
+      'the policy only under an execution policy, the checkpoint only with a store), ' +
       'finalization with schema repair, verification, and the terminal states. A resume enters `settling`, which hands every ' +
       'waiting call its answer before any model call.',
     machine: runMachine,
@@ -30,7 +31,10 @@ export const machineCatalog: MachineCatalogEntry[] = [
       'One tool call, through the eight stages in order: finish-reason gate, policy and guardrails (then the check of its ' +
       'arguments against the tool\'s parameters), approval, admission, ' +
       'effect identity (the durable `executing` receipt), execution, result receipt and projection, checkpoint. Each way a ' +
-      'call can end is its own final state; `unknownEffect` waits for reconciliation.',
+      'call can end is its own final state; `unknownEffect` waits for reconciliation. A stage with no work for the call ' +
+      '(no guardrails, no approval, nothing for admission to check, no projection, no store) is passed by a guarded ' +
+      'transition, as the call\'s plan says; a first run of a tool that runs here opens its `executing` receipt on the ' +
+      'way into the receipt write.',
     machine: toolCallMachine,
   },
 ];
