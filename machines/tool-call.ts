@@ -50,6 +50,11 @@ const toEffectIdentity = [
 ] as const;
 const toAdmission = [{ guard: 'admissionHasWork', target: '#toolCall.admission' }, ...toEffectIdentity] as const;
 const toApproval = [{ guard: 'approvalHasWork', target: '#toolCall.approval' }, ...toAdmission] as const;
+/** The same entries, each taken only when `guard` also holds. */
+const after = (guard: string, entries: readonly { guard?: unknown; target: string; actions?: unknown }[]) =>
+  entries.map((t) => ({ ...t, guard: t.guard ? and([guard, t.guard as never]) : guard })) as unknown as typeof toApproval;
+
+const invalidArguments = (message: string) => ({ outcome: 'invalid-arguments' as const, modelOutput: message, isError: true });
 
 export const toolCallMachine = setup({
   types: {
@@ -78,10 +83,14 @@ export const toolCallMachine = setup({
       receipt: { ...receiptBase(context, context.plan?.idempotent ?? false), status: 'executing' as const },
       retried: false,
     })),
+    refuseArguments: assign(({ context }) =>
+      invalidArguments(context.argumentsChecked?.valid === false ? context.argumentsChecked.message : '')),
     // What the tool returned (or threw) becomes the receipt.
     keepResult: assign(({ context, event }) => ({ receipt: receiptOf(context, (event as unknown as { output: ExecuteOutput }).output) })),
     // Provided by the runtime (the permit is the process's, not the chart's): the receipt write
     // entered next, made durable by this process, issues the effect's permit; with no store, the permit is issued at once.
+    // Provided by the runtime: the check of the arguments against the tool's JSON Schema, into `argumentsChecked`.
+    checkArgumentsInline: actionNotProvided('checkArgumentsInline'),
     intendEffect: actionNotProvided('intendEffect'),
     permitEffect: actionNotProvided('permitEffect'),
     // Provided by the runtime: the answer to the model is the result as it is (capped), and the receipt completes.
@@ -109,6 +118,9 @@ export const toolCallMachine = setup({
     outcomeIs: ({ context }, params: { outcome: string }) => context.outcome === params.outcome,
     // The call's plan (see CallPlan) says which stages have work; without a plan every stage does.
     runsGuardrails: ({ context }) => context.plan?.guardrails ?? true,
+    checksArgumentsInline: ({ context }) => context.plan?.argumentsInline === true,
+    argumentsPassed: ({ context }) => context.argumentsChecked?.valid === true,
+    argumentsRefused: ({ context }) => context.argumentsChecked?.valid === false,
     approvalHasWork: ({ context }) => !context.plan || context.plan.approval || context.verdict !== null || context.receipt !== null,
     admissionHasWork: ({ context }) => !context.plan || context.plan.admission || context.deadlineAt !== null,
     // A first run of a tool that runs here: its `executing` receipt is opened on the way into the stage.
@@ -126,8 +138,13 @@ export const toolCallMachine = setup({
 }).createMachine({
   id: 'toolCall',
   version: String(TOOL_CALL_MACHINE_VERSION),
+  // Every field is set from the start (none is added later): V8 keeps an object that grows new fields in a slow
+  // dictionary form, and XState copies the context on every assignment.
   context: ({ input }) => ({
     ...input,
+    plan: input.plan ?? null,
+    retried: false,
+    argumentsChecked: null,
     clientRequested: false,
     outcome: null,
     modelOutput: null,
@@ -139,6 +156,7 @@ export const toolCallMachine = setup({
     // 1. A refused or cut-off turn dispatches none of its calls.
     finishReasonGate: {
       always: [
+        { guard: and(['dispatchable', 'checksArgumentsInline']), target: 'policy', actions: 'checkArgumentsInline' },
         { guard: 'dispatchable', target: 'policy' },
         { target: 'notDispatched', actions: assign({
           outcome: 'not-dispatched' as const,
@@ -155,6 +173,9 @@ export const toolCallMachine = setup({
         allowlist: {
           always: [
             { guard: and(['toolKnown', 'runsGuardrails']), target: 'guardrails' },
+            // The arguments were checked on the way in: the argument-check stage has nothing left to do.
+            { guard: 'argumentsRefused', target: '#toolCall.invalidArguments', actions: 'refuseArguments' },
+            ...after('argumentsPassed', toApproval),
             { guard: 'toolKnown', target: '#toolCall.argumentCheck' },
             {
               target: '#toolCall.policyViolation',
@@ -204,11 +225,7 @@ export const toolCallMachine = setup({
           {
             guard: { type: 'outputIs', params: { kind: 'invalid' } },
             target: 'invalidArguments',
-            actions: assign(({ event }) => ({
-              outcome: 'invalid-arguments' as const,
-              modelOutput: event.output.kind === 'invalid' ? event.output.message : '',
-              isError: true,
-            })),
+            actions: assign(({ event }) => invalidArguments(event.output.kind === 'invalid' ? event.output.message : '')),
           },
           ...toApproval,
         ],
@@ -484,6 +501,7 @@ export const toolCallMachine = setup({
               verdict: event.verdict ?? context.verdict,
               approval: withVerdict(context, event.verdict),
               retried: true,
+              argumentsChecked: null,
               outcome: null,
               modelOutput: null,
               isError: false,

@@ -83,6 +83,12 @@ export interface CallApproval {
 export interface CallPlan {
   /** onToolCall guardrails are set: they see every call. */
   guardrails: boolean;
+  /**
+   * The arguments are checked on the way into the policy stage: the tool's
+   * parameters are a JSON Schema (a check that runs no user code and needs no
+   * wait) and no guardrail can rewrite the arguments after it.
+   */
+  argumentsInline: boolean;
   /** The tool may need approval (needsApproval is true or a predicate). */
   approval: boolean;
   /** The run has an abort signal, so admission can refuse even without a deadline. */
@@ -138,6 +144,8 @@ export interface ToolCallContext extends ToolCallInput {
   retried?: boolean;
   /** The client was asked for this call's result (the request is announced once). */
   clientRequested: boolean;
+  /** What the check of the arguments on the way in found (see CallPlan.argumentsInline); null: the argument-check stage decides. */
+  argumentsChecked?: { valid: true } | { valid: false; message: string } | null;
   outcome: CallOutcome | null;
   /** What the model sees for this call. */
   modelOutput: Json;

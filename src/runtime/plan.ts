@@ -21,6 +21,7 @@ export function planOf(opts: NormalizedOptions<unknown>): RunPlan {
   for (const [name, tool] of Object.entries(opts.tools)) {
     calls[name] = {
       guardrails: Boolean(opts.raw.onToolCall),
+      argumentsInline: !opts.raw.onToolCall && !isStandardSchema(tool.parameters),
       approval: tool.needsApproval !== undefined && tool.needsApproval !== false,
       admission: Boolean(opts.raw.abortSignal),
       executes: typeof tool.execute === 'function',

@@ -14,6 +14,7 @@ import type {
 } from '../../machines/index.js';
 import { approvalIdFor, receiptHasOutcome, receiptKey } from '../agent/envelope.js';
 import { toJson } from '../agent/json.js';
+import type { ToolParameters } from '../agent/arguments.js';
 import { check, isStandardSchema } from '../agent/schema.js';
 import type { AgentToolReceipt, JsonValue, Message, ToolExecuteContext } from '../agent/types.js';
 import { deadlinePassed, effectSignal, legActor, legOf, type Leg } from './host-state.js';
@@ -66,9 +67,30 @@ function answerAsIs(leg: Leg, c: ToolCallContext) {
 /** The tool-call machine with its actors, provided once per process. */
 export const toolCallLogic = toolCallMachine.provide({
   actions: {
-    // The permit is the process's: these run on the transition that passes the effect-identity stage without its actor.
-    intendEffect: ({ context, system }) => legOf(system).permits.intend(keyOf(context)),
-    permitEffect: ({ context, system }) => legOf(system).permits.grant(keyOf(context)),
+    // A JSON Schema check runs no user code and needs no wait: it is made on the transition into the policy stage.
+    // (A check that answers with a promise, which a JSON Schema's never does, is left to the stage's actor.)
+    checkArgumentsInline: assign(({ context: c, system }) => {
+      let verdict: ReturnType<ToolParameters['check']> | undefined;
+      try {
+        verdict = legOf(system).opts.parameters[c.toolName]?.check(c.args);
+      } catch {
+        verdict = undefined;
+      }
+      if (!verdict || verdict instanceof Promise) return { argumentsChecked: null };
+      return { argumentsChecked: verdict.ok ? { valid: true as const } : { valid: false as const, message: verdict.message } };
+    }),
+    // The permit is the process's: these run on the transition that passes the effect-identity stage without its
+    // actor. They are written as assignments (that change nothing) so that they take effect while the transition is
+    // resolved: a call spawned straight into its receipt write or its effect starts that invocation before XState
+    // runs the plain actions of its first transition.
+    intendEffect: assign(({ context, system }) => {
+      legOf(system).permits.intend(keyOf(context));
+      return {};
+    }),
+    permitEffect: assign(({ context, system }) => {
+      legOf(system).permits.grant(keyOf(context));
+      return {};
+    }),
     projectAsIs: assign(({ context, system }) => answerAsIs(legOf(system), context)),
   },
   actors: {

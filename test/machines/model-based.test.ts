@@ -20,8 +20,9 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { runMachine, toolCallMachine } from '../../machines/index.js';
-import type { AgentRunEnvelope, AgentTool } from 'cairn/agent';
+import type { AgentRunEnvelope, AgentTool, JsonValue } from 'cairn/agent';
 import { createMockModel } from 'cairn/testing';
+import { standardSchema } from '../agent/rules/helpers.js';
 import { baseWorld, UNREACHABLE } from './mbt/call-scenario.js';
 import { checkCallRun } from './mbt/check-call.js';
 import { driveCall, TARGET, TARGET_KEY } from './mbt/drive-call.js';
@@ -230,48 +231,84 @@ describe('tool-call machine: a call that already holds its request is rechecked 
 
 describe('tool-call machine: stages with no work are passed, as the call\'s plan says', () => {
   // The worlds above always have guardrails, a projection, a store and an abort signal. Without them, the stages
-  // that would do nothing are passed by transitions (src/runtime/plan.ts decides from the options). What a user
-  // relies on stays: the `executing` receipt is durable before the effect, the tool runs once, the model gets its answer.
+  // that would do nothing are passed by transitions (src/runtime/plan.ts decides from the options), and a JSON
+  // Schema check of the arguments is made on the way in. What a user relies on stays: the `executing` receipt is
+  // durable before the effect, the tool runs once, the model gets its answer.
   const edge = (source: string, actor: string, index: number) => `toolCall.${source}|xstate.done.actor.${actor}|${index}`;
+  const inline = (index: number) => `toolCall.policy.allowlist|always|${index}`;
   const keysOf = (steps: Step[]) => steps.filter((s) => s.actor === TARGET).map((s) => s.key);
-  const turn = (toolName: string) => ({ toolCalls: [{ toolName, toolCallId: 'c1', args: { to: 'ada' } }] });
+  const turn = (toolName: string, args: JsonValue = { to: 'ada' }) => ({ toolCalls: [{ toolName, toolCallId: 'c1', args }] });
   /** The harness's options without its abort signal (so admission has no work), and without its store when asked. */
   const plain = (h: RunHarness, store: boolean): Partial<ReturnType<RunHarness['base']>> => {
     const { abortSignal: _signal, session, ...rest } = h.base();
     return { ...rest, ...(store ? { session } : {}) };
   };
+  /** A JSON Schema (checked on the way in) or a Standard Schema (checked by the stage's actor) of the same shape. */
+  const parametersOf = (schema: 'json' | 'standard'): AgentTool['parameters'] => schema === 'json'
+    ? { type: 'object', properties: { to: { type: 'string' } } }
+    : Object.assign(standardSchema((value) => ({ value })), { jsonSchema: { type: 'object', properties: { to: { type: 'string' } } } });
 
-  for (const store of [true, false]) {
-    it(`a tool with no hooks${store ? '' : ' and no store'}: ${store ? 'its receipt is saved before the effect' : 'nothing is saved'}, the tool runs once, the model reads its result`, async () => {
-      const seen: (string | undefined)[] = [];
-      let h0: RunHarness | undefined;
-      const send: AgentTool = {
-        description: 'Send.', parameters: { type: 'object' },
-        execute: () => {
-          seen.push(h0?.store.last()?.receipts['0:c1']?.status);
-          return { sent: 'ada' };
-        },
-      };
-      const run = await driveRun(async (h) => {
-        h0 = h;
-        await h.start({ ...plain(h, store), prompt: 'Send it.', tools: { send }, model: createMockModel({ responses: [turn('send'), { text: 'Done.' }] }) });
+  for (const schema of ['json', 'standard'] as const) {
+    for (const store of [true, false]) {
+      it(`a tool with no hooks, ${schema === 'json' ? 'a JSON Schema' : 'a Standard Schema'}${store ? '' : ', no store'}: ${store ? 'its receipt is saved before the effect' : 'nothing is saved'}, the tool runs once, the model reads its result`, async () => {
+        const seen: (string | undefined)[] = [];
+        let h0: RunHarness | undefined;
+        const send: AgentTool = {
+          description: 'Send.', parameters: parametersOf(schema),
+          execute: () => {
+            seen.push(h0?.store.last()?.receipts['0:c1']?.status);
+            return { sent: 'ada' };
+          },
+        };
+        const run = await driveRun(async (h) => {
+          h0 = h;
+          await h.start({ ...plain(h, store), prompt: 'Send it.', tools: { send }, model: createMockModel({ responses: [turn('send'), { text: 'Done.' }] }) });
+        });
+        absorb(run.allSteps);
+        const keys = keysOf(run.allSteps);
+        expect(keys).toContain(schema === 'json' ? inline(store ? 4 : 5) : edge('argumentCheck', 'checkArguments', store ? 3 : 4));
+        expect(keys).toContain(edge('execution', 'executeTool', 2));
+        const actors = schema === 'json' ? /checkArguments|guardCall|decideApproval|admit|beginEffect|recordResult|projectResult/ : /guardCall|decideApproval|admit|beginEffect|recordResult|projectResult/;
+        expect(keys.some((k) => actors.test(k))).toBe(false);
+        expect(seen).toEqual([store ? 'executing' : undefined]);
+        expect(run.last).toMatchObject({ status: 'completed', text: 'Done.' });
+        expect(run.last.messages).toContainEqual({ role: 'tool', toolCallId: 'c1', toolName: 'send', content: { sent: 'ada' } });
+        if (store) expect(run.store.last()?.receipts['0:c1']).toMatchObject({ status: 'completed', modelOutput: { sent: 'ada' } });
+        else expect(run.store.saved).toHaveLength(0);
       });
-      absorb(run.allSteps);
-      const keys = keysOf(run.allSteps);
-      expect(keys).toContain(edge('argumentCheck', 'checkArguments', store ? 3 : 4));
-      expect(keys).toContain(edge('execution', 'executeTool', 2));
-      expect(keys.some((k) => /guardCall|decideApproval|admit|beginEffect|recordResult|projectResult/.test(k))).toBe(false);
-      expect(seen).toEqual([store ? 'executing' : undefined]);
-      expect(run.last).toMatchObject({ status: 'completed', text: 'Done.' });
-      expect(run.last.messages).toContainEqual({ role: 'tool', toolCallId: 'c1', toolName: 'send', content: { sent: 'ada' } });
-      if (store) expect(run.store.last()?.receipts['0:c1']).toMatchObject({ status: 'completed', modelOutput: { sent: 'ada' } });
-      else expect(run.store.saved).toHaveLength(0);
-    });
+    }
   }
+
+  it('arguments that do not match a JSON Schema are refused on the way in: never run, the model is told why', async () => {
+    let sent = 0;
+    const send: AgentTool = { description: 'Send.', parameters: parametersOf('json'), execute: () => ++sent };
+    const run = await driveRun(async (h) => void (await h.start({
+      ...plain(h, true), prompt: 'Send it.', tools: { send }, model: createMockModel({ responses: [turn('send', { to: 7 }), { text: 'Done.' }] }),
+    })));
+    absorb(run.allSteps);
+    expect(keysOf(run.allSteps)).toContain(inline(1));
+    expect(sent).toBe(0);
+    const tool = run.last.messages.find((m) => m.role === 'tool');
+    expect(tool).toMatchObject({ toolCallId: 'c1', isError: true, content: expect.stringMatching(/^Invalid arguments for tool "send": \/to must be string/) });
+    expect(run.last).toMatchObject({ status: 'completed', text: 'Done.' });
+  });
+
+  it('with an abort signal and no guardrails, the checked call goes to admission, which admits it', async () => {
+    let sent = 0;
+    const send: AgentTool = { description: 'Send.', parameters: parametersOf('json'), execute: () => ++sent };
+    const run = await driveRun(async (h) => void (await h.start({
+      ...h.base(), prompt: 'Send it.', tools: { send }, model: createMockModel({ responses: [turn('send'), { text: 'Done.' }] }),
+    })));
+    absorb(run.allSteps);
+    const keys = keysOf(run.allSteps);
+    expect(keys).toContain(inline(3));
+    expect(keys).toContain(edge('admission', 'admit', 1));
+    expect(sent).toBe(1);
+  });
 
   it('a projected result with no store goes straight to its projection (there is nothing to commit it to)', async () => {
     const send: AgentTool = {
-      description: 'Send.', parameters: { type: 'object' }, execute: () => ({ sent: 'ada' }), toModelOutput: (r) => `sent to ${(r as { sent: string }).sent}`,
+      description: 'Send.', parameters: parametersOf('json'), execute: () => ({ sent: 'ada' }), toModelOutput: (r) => `sent to ${(r as { sent: string }).sent}`,
     };
     const run = await driveRun(async (h) => void (await h.start({
       ...plain(h, false), prompt: 'Send it.', tools: { send }, model: createMockModel({ responses: [turn('send'), { text: 'Done.' }] }),
@@ -285,12 +322,14 @@ describe('tool-call machine: stages with no work are passed, as the call\'s plan
 
   it('a predicate that says no approval is needed, with no store: the tool runs once', async () => {
     let sent = 0;
-    const send: AgentTool = { description: 'Send.', parameters: { type: 'object' }, needsApproval: () => false, execute: () => ++sent };
+    const send: AgentTool = { description: 'Send.', parameters: parametersOf('json'), needsApproval: () => false, execute: () => ++sent };
     const run = await driveRun(async (h) => void (await h.start({
       ...plain(h, false), prompt: 'Send it.', tools: { send }, model: createMockModel({ responses: [turn('send'), { text: 'Done.' }] }),
     })));
     absorb(run.allSteps);
-    expect(keysOf(run.allSteps)).toContain(edge('approval.deciding', 'decideApproval', 6));
+    const keys = keysOf(run.allSteps);
+    expect(keys).toContain(inline(2));
+    expect(keys).toContain(edge('approval.deciding', 'decideApproval', 6));
     expect(sent).toBe(1);
     expect(run.last).toMatchObject({ status: 'completed', text: 'Done.' });
   });
@@ -299,7 +338,7 @@ describe('tool-call machine: stages with no work are passed, as the call\'s plan
     const seen: (string | undefined)[] = [];
     let h0: RunHarness | undefined;
     const send: AgentTool = {
-      description: 'Send.', parameters: { type: 'object' }, needsApproval: true,
+      description: 'Send.', parameters: parametersOf('json'), needsApproval: true,
       execute: () => {
         seen.push(h0?.store.last()?.receipts['0:c1']?.status);
         return 'sent';
@@ -319,9 +358,9 @@ describe('tool-call machine: stages with no work are passed, as the call\'s plan
     expect(run.last).toMatchObject({ status: 'completed', text: 'Done.' });
   });
 
-  for (const gated of [false, true]) {
-    it(`a ${gated ? 'gated ' : ''}client tool with no abort signal: effect identity decides (the client answers), not the shortcut of a tool that runs here`, async () => {
-      const ask: AgentTool = { description: 'Ask.', parameters: { type: 'object' }, ...(gated ? { needsApproval: true } : {}) };
+  for (const [gated, schema] of [[false, 'json'], [false, 'standard'], [true, 'json']] as const) {
+    it(`a ${gated ? 'gated ' : ''}client tool (${schema === 'json' ? 'JSON Schema' : 'Standard Schema'}) with no abort signal: effect identity decides (the client answers), not the shortcut of a tool that runs here`, async () => {
+      const ask: AgentTool = { description: 'Ask.', parameters: parametersOf(schema), ...(gated ? { needsApproval: true } : {}) };
       const options = { prompt: 'Ask.', tools: { ask }, model: createMockModel({ responses: [turn('ask'), { text: 'Done.' }] }) };
       const run = await driveRun(async (h) => {
         const first = await h.start({ ...plain(h, true), ...options });
@@ -331,7 +370,7 @@ describe('tool-call machine: stages with no work are passed, as the call\'s plan
       });
       absorb(run.allSteps);
       const keys = keysOf(run.allSteps);
-      expect(keys).toContain(gated ? edge('approval.deciding', 'decideApproval', 7) : edge('argumentCheck', 'checkArguments', 5));
+      expect(keys).toContain(gated ? edge('approval.deciding', 'decideApproval', 7) : schema === 'json' ? inline(6) : edge('argumentCheck', 'checkArguments', 5));
       expect(keys).toContain('toolCall.effectIdentity.beginning|xstate.done.actor.beginEffect|3');
       expect(run.last).toMatchObject({ status: 'completed', text: 'Done.' });
       expect(run.last.messages).toContainEqual({ role: 'tool', toolCallId: 'c1', toolName: 'ask', content: 'yes' });

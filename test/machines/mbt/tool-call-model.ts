@@ -211,7 +211,7 @@ export const modelInput = (o: Partial<ToolCallInput> = {}): ToolCallInput => ({
  * as the tool says: whether it needs approval, and whether it runs here.
  */
 const planFor = (o: Partial<CallPlan>): CallPlan =>
-  ({ guardrails: true, approval: false, admission: true, executes: true, idempotent: false, projects: true, durable: true, ...o });
+  ({ guardrails: true, argumentsInline: false, approval: false, admission: true, executes: true, idempotent: false, projects: true, durable: true, ...o });
 export const SERVER = planFor({});
 
 /** The call inputs that decide the first stages: the gate, the allowlist, and the tool's plan. */
@@ -286,6 +286,7 @@ export const eventsOf = (p: CallPath): ModelEvent[] => p.steps.slice(1).map((s) 
 
 /** The runtime's actions, as the model needs them (the permit is the runtime's; a result as it is becomes the answer). */
 const MODEL_ACTIONS = {
+  checkArgumentsInline: () => undefined,
   intendEffect: () => undefined,
   permitEffect: () => undefined,
   projectAsIs: assign({ outcome: 'completed' as const, modelOutput: 'as is', isError: false }) as never,
