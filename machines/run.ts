@@ -265,6 +265,9 @@ export const runMachine = setup({
     drainRequested: false,
     drainedIn: null,
     models: input.models ?? null,
+    plan: input.plan ?? null,
+    // Set from the start, like every field, so the context never grows one (see the tool-call machine's context).
+    usageByModel: {},
     receipts: [],
     approvals: {},
   }),
