@@ -11,12 +11,12 @@
  * - any other `ts` block in `docs/*.md` (a page written around vitest's
  *   `expect`, such as docs/testing.md) is run as well and must exit cleanly.
  *
- * All programs start at once (each tsx start costs about half a second), so
- * the suite takes about as long as the slowest of them on an idle machine.
+ * The programs run a few at a time (each tsx start costs about half a second
+ * of CPU), each under its own timeout.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -146,19 +146,32 @@ function snippetProgram(body: string): string {
 const runs = new Map<string, Run>();
 let snippetDir = '';
 
+/**
+ * A few programs at a time (twice the cores): started all at once, fifty
+ * programs sharing two cores with the rest of the suite could each take longer
+ * than their own timeout, which is meant for a program that hangs.
+ */
+async function runAll(jobs: (() => Promise<void>)[]): Promise<void> {
+  const queue = [...jobs];
+  const worker = async () => {
+    for (let job = queue.shift(); job; job = queue.shift()) await job();
+  };
+  await Promise.all(Array.from({ length: Math.max(2, 2 * availableParallelism()) }, worker));
+}
+
 beforeAll(async () => {
   snippetDir = mkdtempSync(join(tmpdir(), 'cairn-doc-snippets-'));
-  const jobs: Promise<void>[] = examples.map(async (name) => {
+  const jobs: (() => Promise<void>)[] = examples.map((name) => async () => {
     runs.set(`example:${name}`, await run(join('docs', 'examples', `${name}.ts`)));
   });
   snippets.forEach((snippet, index) => {
     // .mts: an ES module wherever it lives, so top-level await works.
     const file = join(snippetDir, `snippet-${index}.mts`);
     writeFileSync(file, snippetProgram(snippet.body));
-    jobs.push(run(file).then((result) => void runs.set(`snippet:${index}`, result)));
+    jobs.push(async () => void runs.set(`snippet:${index}`, await run(file)));
   });
-  await Promise.all(jobs);
-}, 180_000);
+  await runAll(jobs);
+}, 300_000);
 
 afterAll(() => {
   if (snippetDir) rmSync(snippetDir, { recursive: true, force: true });
