@@ -325,7 +325,7 @@ export const runMachine = setup({
               // an effect before that save, so a restore before it may ask the
               // model again, and one after it replays the turn (see decision 003).
               { guard: and(['turnHasCalls', 'checksPolicy']), target: 'checkingPolicy', actions: 'recordTurn' },
-              { guard: 'turnHasCalls', target: 'dispatching', actions: 'recordTurn' },
+              { guard: 'turnHasCalls', target: 'awaitingCalls', actions: ['recordTurn', 'spawnCalls'] },
               { target: 'recordingTurn', actions: 'recordTurn' },
             ],
             onError: { target: '#run.failed', actions: 'failWith' },

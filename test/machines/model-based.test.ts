@@ -28,7 +28,7 @@ import { checkCallRun } from './mbt/check-call.js';
 import { driveCall, TARGET, TARGET_KEY } from './mbt/drive-call.js';
 import { driveRun, type RunHarness } from './mbt/drive-run.js';
 import { allEdges, type Edge } from './mbt/edges.js';
-import { signal, storedChildValue } from './mbt/harness.js';
+import { seededStore, signal, storedChildValue } from './mbt/harness.js';
 import { planCallPaths } from './mbt/plan.js';
 import type { Step } from './mbt/recorder.js';
 import { runInput, runModelPath } from './mbt/run-model.js';
@@ -378,6 +378,49 @@ describe('tool-call machine: stages with no work are passed, as the call\'s plan
   }
 });
 
+describe('run machine: a turn with calls stored in recordingTurn, as an earlier engine saved it', () => {
+  // Engines before this one saved a turn with calls before spawning them (in `recordingTurn`). Restored there, the
+  // run finishes that save, passes the batch policy and dispatches the calls: the turn is not asked for again.
+  it('is restored, dispatches its calls, runs the tool once and completes without asking the model for the turn again', async () => {
+    let sent = 0;
+    const send: AgentTool = { description: 'Send.', parameters: { type: 'object' }, needsApproval: true, execute: () => ++sent };
+    const turn = { toolCalls: [{ toolName: 'send', toolCallId: 'c1', args: {} }] };
+    const run = await driveRun(async (h) => {
+      // The first process: its start save, then the turn and the call waiting for approval.
+      const first = await h.start({ ...h.base(), prompt: 'Send it.', tools: { send }, model: createMockModel({ responses: [turn] }) });
+      expect(first.result.status).toBe('suspended');
+      const [start, waiting] = [h.store.saved[0]!, h.store.last()!];
+      type Stored = { value: unknown; context: Record<string, unknown>; children: Record<string, { snapshot: { input?: unknown } }> };
+      const old = structuredClone(start);
+      const snapshot = old.snapshot as unknown as Stored;
+      const turned = (waiting.snapshot as unknown as Stored).context;
+      // The record the earlier engine saved: the turn recorded, its save in flight, no call spawned yet.
+      snapshot.value = { loop: 'recordingTurn' };
+      for (const key of ['step', 'lastTurn', 'messages', 'usage', 'usageByModel']) snapshot.context[key] = structuredClone(turned[key]);
+      const save = snapshot.children.saveStart!;
+      save.snapshot.input = { at: 'turn' };
+      snapshot.children = { saveTurn: save };
+      h.store = await seededStore(old);
+      h.controller = new AbortController();
+      const resumed = await h.resume({ ...h.base(), tools: { send }, model: createMockModel({ responses: [{ text: 'Done.' }] }) });
+      if (resumed.result.status !== 'suspended') throw new Error(`expected a suspension, got ${resumed.result.status}`);
+      const [p] = resumed.result.pendingApprovals;
+      expect(p).toMatchObject({ toolCallId: 'c1', toolName: 'send' });
+      await h.resume({
+        ...h.base(), tools: { send }, model: createMockModel({ responses: [{ text: 'Done.' }] }),
+        approvalResponses: [{ approvalId: p!.approvalId, token: p!.token, approved: true }],
+      });
+    });
+    absorb(run.allSteps);
+    const keys = run.allSteps.filter((s) => s.machine === 'run').map((s) => s.key);
+    for (const k of ['run.loop.recordingTurn|xstate.done.actor.saveTurn|0', 'run.loop.checkingPolicy|xstate.done.actor.checkBatchPolicy|1', 'run.loop.dispatching|always|0']) {
+      expect(keys).toContain(k);
+    }
+    expect(sent).toBe(1);
+    expect(run.last).toMatchObject({ status: 'completed', text: 'Done.', steps: 2 });
+  });
+});
+
 describe('run machine: main paths, driven through the runtime', () => {
   for (const s of RUN_SCENARIOS) {
     it(s.name, async () => {
@@ -413,9 +456,6 @@ const RUN_UNREACHABLE: Record<string, string> = {
   'run|CANCEL|0': 'nothing sends CANCEL: cancellation is the abort signal, seen by the model call, admission and the verifier',
   'run.starting|xstate.error.actor.saveStart|0': STORE_FAILS_FIRST,
   'run.loop.recordingTurn|xstate.error.actor.saveTurn|0': STORE_FAILS_FIRST,
-  'run.loop.recordingTurn|xstate.done.actor.saveTurn|0':
-    'a turn with calls goes from callingModel straight to checkingPolicy (its calls\' first save carries it); only a snapshot stored in ' +
-    'recordingTurn with calls, by an engine that still saved such turns there, takes this branch',
   'run.loop.checkpointing|xstate.error.actor.saveStep|0': STORE_FAILS_FIRST,
   'run.finalizing.recordingTurn|xstate.error.actor.saveTurn|0': STORE_FAILS_FIRST,
   'run.verifying.beginning|xstate.error.actor.beginVerify|0': STORE_FAILS_FIRST,
@@ -423,9 +463,6 @@ const RUN_UNREACHABLE: Record<string, string> = {
   'run.draining|xstate.error.actor.saveDrain|0': STORE_FAILS_FIRST,
   'run.loop.callingModel|xstate.done.actor.callModel|2':
     'the batch check runs only under an execution policy, and no run has one in this engine yet (src/runtime/plan.ts: policy is always false)',
-  'run.loop.checkingPolicy|xstate.done.actor.checkBatchPolicy|1':
-    'the batch check runs only under an execution policy (none exists yet, src/runtime/plan.ts), or for a turn with calls restored in ' +
-    '`recordingTurn`, which no engine of this machine version saves',
   'run.loop.checkingPolicy|xstate.done.actor.checkBatchPolicy|0': 'checkBatchPolicy always answers ok: no execution policy is configured in this engine yet (src/runtime/run-actors.ts)',
   'run.loop.checkingPolicy|xstate.error.actor.checkBatchPolicy|0': 'checkBatchPolicy always answers ok (src/runtime/run-actors.ts)',
   'run.verifying.checking|xstate.error.actor.runVerifier|0': 'runVerifier catches whatever the verifier throws and answers inconclusive',
