@@ -28,7 +28,7 @@ const REPETITIONS: Record<number, number> = { 100: 15, 1_000: 5 };
 /** The transcript baseline is there to show a growth, not to be read closely: at N = 1,000 one loop takes seconds. */
 const TRANSCRIPT_REPETITIONS: Record<number, number> = { 100: 5, 1_000: 1 };
 /** Untimed loops first, so V8 has optimized the code both loops run (the first loops run several times slower). */
-const WARMUP = { engine: 10, baseline: 20 };
+const WARMUP = { engine: 20, baseline: 20 };
 
 type Loop = (steps: number) => Promise<void>;
 
