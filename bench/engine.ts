@@ -24,11 +24,11 @@ export const TARGET_GROWTH = 1.1;
 
 const SIZES = [100, 1_000] as const;
 /** Timed repetitions per size (the median is reported); a 1,000-step loop is long enough to need fewer. */
-const REPETITIONS: Record<number, number> = { 100: 15, 1_000: 5 };
+const REPETITIONS: Record<number, number> = { 100: 31, 1_000: 7 };
 /** The transcript baseline is there to show a growth, not to be read closely: at N = 1,000 one loop takes seconds. */
 const TRANSCRIPT_REPETITIONS: Record<number, number> = { 100: 5, 1_000: 1 };
 /** Untimed loops first, so V8 has optimized the code both loops run (the first loops run several times slower). */
-const WARMUP = { engine: 20, baseline: 20 };
+const WARMUP = { engine: 60, baseline: 60 };
 
 type Loop = (steps: number) => Promise<void>;
 
