@@ -366,27 +366,23 @@ export const runMachine = setup({
           entry: 'spawnCalls',
           always: 'awaitingCalls',
         },
-        // Decided level-triggered from the calls' phases, only once none moves.
+        // Decided level-triggered from the calls' phases, only once none moves. Once every call has ended,
+        // the step's answers are folded into the history unless a call says the run must stop.
         awaitingCalls: {
           always: [
-            { guard: 'allEnded', target: 'folding' },
-            { guard: and([not('anyActive'), 'anyUnknown']), target: '#run.reconciling' },
-            { guard: and([not('anyActive'), 'anySuspended']), target: '#run.suspending' },
-          ],
-        },
-        folding: {
-          always: [
-            { guard: and(['anyNotDispatched', 'refused']), target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'refusal' } } },
-            { guard: 'anyNotDispatched', target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'length' } } },
+            { guard: and(['allEnded', 'anyNotDispatched', 'refused']), target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'refusal' } } },
+            { guard: and(['allEnded', 'anyNotDispatched']), target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'length' } } },
             {
-              guard: and(['anyNotAdmitted', 'deadlinePassed']),
+              guard: and(['allEnded', 'anyNotAdmitted', 'deadlinePassed']),
               target: '#run.failed',
               actions: assign({ error: { name: 'ExecutionPolicyError', code: 'deadline_exceeded', message: 'The execution deadline elapsed.' } }),
             },
-            { guard: 'anyNotAdmitted', target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
-            { guard: 'durable', target: 'checkpointing', actions: 'foldAnswers' },
+            { guard: and(['allEnded', 'anyNotAdmitted']), target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
+            { guard: and(['allEnded', 'durable']), target: 'checkpointing', actions: 'foldAnswers' },
             // With no store there is nothing to save the step to.
-            { target: 'admitting', actions: 'foldAnswers' },
+            { guard: 'allEnded', target: 'admitting', actions: 'foldAnswers' },
+            { guard: and([not('anyActive'), 'anyUnknown']), target: '#run.reconciling' },
+            { guard: and([not('anyActive'), 'anySuspended']), target: '#run.suspending' },
           ],
         },
         // The step's answers are saved before the next model call.

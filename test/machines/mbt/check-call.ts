@@ -152,7 +152,7 @@ export function checkCallRun(p: PlannedPath, run: CallRun): void {
       else expect(last).toMatchObject({ status: 'stopped', reason: 'aborted' });
       // Admission saw it first: nothing stopped the run early, it ended only when it folded the step's answers.
       const runEdges = run.allSteps.filter((s) => s.machine === 'run' && !s.key.startsWith('run|')).map((s) => s.key);
-      expect(runEdges[runEdges.length - 1]).toBe(w.admission === 'deadline' ? 'run.loop.folding|always|2' : 'run.loop.folding|always|3');
+      expect(runEdges[runEdges.length - 1]).toBe(w.admission === 'deadline' ? 'run.loop.awaitingCalls|always|2' : 'run.loop.awaitingCalls|always|3');
       expect(out.reason).toBe(w.admission);
       expect(run.model.calls).toHaveLength(1);
       expect(receipt).toBeUndefined();
