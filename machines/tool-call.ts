@@ -87,10 +87,10 @@ export const toolCallMachine = setup({
       invalidArguments(context.argumentsChecked?.valid === false ? context.argumentsChecked.message : '')),
     // What the tool returned (or threw) becomes the receipt.
     keepResult: assign(({ context, event }) => ({ receipt: receiptOf(context, (event as unknown as { output: ExecuteOutput }).output) })),
-    // Provided by the runtime (the permit is the process's, not the chart's): the receipt write
-    // entered next, made durable by this process, issues the effect's permit; with no store, the permit is issued at once.
     // Provided by the runtime: the check of the arguments against the tool's JSON Schema, into `argumentsChecked`.
     checkArgumentsInline: actionNotProvided('checkArgumentsInline'),
+    // Provided by the runtime (the permit is the process's, not the chart's): the receipt write
+    // entered next, made durable by this process, issues the effect's permit; with no store, the permit is issued at once.
     intendEffect: actionNotProvided('intendEffect'),
     permitEffect: actionNotProvided('permitEffect'),
     // Provided by the runtime: the answer to the model is the result as it is (capped), and the receipt completes.

@@ -10,7 +10,7 @@ import {
   AgentRunLeaseError, PersistenceError, RevisionConflictError, serializeError, type SerializedError,
 } from '../errors/index.js';
 import { runMachine, toolCallMachine } from '../../machines/index.js';
-import type { CallAnswer, RunContext, RunInput, ToolCallEmitted } from '../../machines/index.js';
+import type { CallAnswer, RunContext, RunInput, RunPlan, ToolCallEmitted } from '../../machines/index.js';
 import { toJson } from '../agent/json.js';
 import { resultBase } from '../agent/result.js';
 import type { NormalizedOptions } from '../agent/options.js';
@@ -53,6 +53,8 @@ export class RunHost<T> implements Leg<T> {
   /** The snapshot of the last committed save: a transiently failed run is stored from it. */
   private lastCommitted: PersistedRun | null;
   private readonly announcedCalls = new Set<string>();
+  /** What this leg's options leave for the stages to do: the run starts with it, and a restored run is given it. */
+  private readonly plan: RunPlan;
 
   constructor(
     readonly opts: NormalizedOptions<T>,
@@ -65,6 +67,7 @@ export class RunHost<T> implements Leg<T> {
     this.revision = stored?.revision ?? 0;
     this.lastCommitted = stored ? (stored.snapshot as unknown as PersistedRun) : null;
     this.createdAt = stored?.createdAt ?? opts.now();
+    this.plan = planOf(opts as NormalizedOptions<unknown>);
     for (const id of (stored?.snapshot as unknown as PersistedRun | undefined)?.context?.batch ?? []) this.announcedCalls.add(id);
   }
 
@@ -86,7 +89,7 @@ export class RunHost<T> implements Leg<T> {
 
   /** A new run: start the actor and drive it to rest. */
   start(input: RunInput): Promise<AgentResult<T>> {
-    this.actor = createActor(runLogic, { input: { ...input, plan: planOf(this.opts as NormalizedOptions<unknown>) } });
+    this.actor = createActor(runLogic, { input: { ...input, plan: this.plan } });
     bindLeg(this.actor.system, this as unknown as Leg);
     this.watchCalls();
     return this.drive(() => this.actor.start());
@@ -101,7 +104,7 @@ export class RunHost<T> implements Leg<T> {
     answers: (open: Map<string, CallSnapshot>) => Record<string, CallAnswer>,
     retryPhase?: 'loop' | 'finalize',
   ): Promise<AgentResult<T>> {
-    replan(stored.snapshot as unknown as PersistedRun, planOf(this.opts as NormalizedOptions<unknown>));
+    replan(stored.snapshot as unknown as PersistedRun, this.plan);
     this.actor = createActor(runLogic, {
       snapshot: stored.snapshot as never,
       input: undefined as never,

@@ -12,8 +12,14 @@
 import type { CallPlan, RunPlan } from '../../machines/index.js';
 import type { NormalizedOptions } from '../agent/options.js';
 import { isStandardSchema } from '../agent/schema.js';
+import type { AgentTool } from '../agent/types.js';
 import { refreshInvocationInputs } from '../agent/stored-call.js';
 import type { PersistedRun } from './record.js';
+
+/** Validation, a projection or onToolResult runs on this tool's results: something between its raw receipt and its answer. */
+export function projectsResult(opts: NormalizedOptions<unknown>, tool: AgentTool): boolean {
+  return Boolean(tool.validateResult || isStandardSchema(tool.outputSchema) || tool.toModelOutput || opts.raw.onToolResult);
+}
 
 export function planOf(opts: NormalizedOptions<unknown>): RunPlan {
   const durable = Boolean(opts.raw.session);
@@ -26,7 +32,7 @@ export function planOf(opts: NormalizedOptions<unknown>): RunPlan {
       admission: Boolean(opts.raw.abortSignal),
       executes: typeof tool.execute === 'function',
       idempotent: tool.replay === 'idempotent',
-      projects: Boolean(tool.validateResult || isStandardSchema(tool.outputSchema) || tool.toModelOutput || opts.raw.onToolResult),
+      projects: projectsResult(opts, tool),
       durable,
     };
   }

@@ -15,9 +15,11 @@ import type {
 import { approvalIdFor, receiptHasOutcome, receiptKey } from '../agent/envelope.js';
 import { toJson } from '../agent/json.js';
 import type { ToolParameters } from '../agent/arguments.js';
-import { check, isStandardSchema } from '../agent/schema.js';
+import type { NormalizedOptions } from '../agent/options.js';
+import { check } from '../agent/schema.js';
 import type { AgentToolReceipt, JsonValue, Message, ToolExecuteContext } from '../agent/types.js';
 import { deadlinePassed, effectSignal, legActor, legOf, type Leg } from './host-state.js';
+import { projectsResult } from './plan.js';
 import { capForModel, storableResult, unstorableMessage } from './tool-results.js';
 
 const keyOf = (c: ToolCallContext) => receiptKey(c.modelStep, c.toolCallId);
@@ -31,13 +33,6 @@ function toolContext(leg: Leg, c: ToolCallContext, signal: AbortSignal): ToolExe
     signal,
     context: leg.opts.toolContexts[c.toolName],
   };
-}
-
-/** No user code sees a result of this tool between its raw receipt and its projection: no validation, projection or onToolResult. */
-function projectsTrivially(leg: Leg, toolName: string): boolean {
-  const tool = leg.opts.tools[toolName];
-  return tool !== undefined && !tool.validateResult && !isStandardSchema(tool.outputSchema) && !tool.toModelOutput
-    && !leg.opts.raw.onToolResult;
 }
 
 /** A user callback's error reaches the model and the checkpoint only as plain, redacted data. */
@@ -199,7 +194,10 @@ export const toolCallLogic = toolCallMachine.provide({
       // none of them (or for an error or an unstorable result, which none sees)
       // nothing runs between here and the call's checkpoint, which commits the
       // receipt instead.
-      if (receipt.status === 'failed' || receipt.status === 'unstorable' || !projectsTrivially(leg, c.toolName)) await leg.save();
+      const tool = leg.opts.tools[c.toolName];
+      if (receipt.status === 'failed' || receipt.status === 'unstorable' || !tool || projectsResult(leg.opts as NormalizedOptions<unknown>, tool)) {
+        await leg.save();
+      }
     }),
 
     // Stage 7b: validation, the tool's projection, then onToolResult (which changes only the model's copy).

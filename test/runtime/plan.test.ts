@@ -62,7 +62,7 @@ describe('the plan follows the options of the leg that runs the call', () => {
     expect(model.calls[1]!.messages).toContainEqual(expect.objectContaining({ role: 'tool', toolCallId: 'c1', content: { sent: 'ada' } }));
   });
 
-  it('a record written before plans existed (none in its snapshot) runs every stage and completes', async () => {
+  it('a record written before plans existed (none in its snapshot) is given the resuming leg\'s plan and completes', async () => {
     const { store, model, first } = await suspended({});
     const envelope = (await store.load('plan-run', { scope: 'tenant-a' }))!;
     const snapshot = envelope.snapshot as unknown as StoredRun;
@@ -70,7 +70,9 @@ describe('the plan follows the options of the leg that runs the call', () => {
     delete snapshot.children['call-0-0']!.snapshot.context.plan;
     const older = createInMemoryAgentRunStore();
     await older.save({ ...envelope, revision: 1 });
-    const result = await resumeAgent({ model, tools: { send }, session: { ...session(older) }, approvalResponses: approve(first) });
+    const result = await resumeAgent({ model, tools: { send }, session: session(older), approvalResponses: approve(first) });
     expect(result).toMatchObject({ status: 'completed', text: 'Done.' });
+    const after = (await older.load('plan-run', { scope: 'tenant-a' }))!.snapshot as unknown as StoredRun;
+    expect(after.context.plan).toMatchObject({ durable: true, calls: { send: { approval: true, projects: false } } });
   });
 });
