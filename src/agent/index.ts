@@ -5,6 +5,7 @@ export {
 } from '../stores/in-memory.js';
 export { createInMemoryLeaseProvider, type InMemoryLeaseProviderOptions } from '../stores/in-memory-leases.js';
 export type { AgentStream } from './stream.js';
+export type { AgentRunView } from './run-view.js';
 export { approvalIdFor, receiptKey, SUPPORTED_ENVELOPE_VERSIONS } from './envelope.js';
 export * from './types.js';
 export * from '../errors/index.js';

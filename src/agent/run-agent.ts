@@ -18,6 +18,7 @@ import { checkApprovalResponses, matchAnswers, refuseAnswer } from './resume-ans
 import { resultBase } from './result.js';
 import { checkSnapshot } from './snapshot-check.js';
 import { createAgentStream, type AgentStream } from './stream.js';
+import { runViewSeed } from './run-view.js';
 import type {
   AgentEvent, AgentOptions, AgentResult, AgentRunEnvelope, AgentRunStore, AgentToolReceipt, AgentWarning, ApprovalResponse, Lease, Message,
   RecordedVerdict, ResumeOptions, UnknownEffect,
@@ -270,10 +271,14 @@ const outputModeOf = (options: AgentOptions<unknown>) => (options?.output ? opti
 
 /** Like runAgent, as a stream. Returns at once; the run starts on first access. */
 export function streamAgent<T = string>(options: AgentOptions<T>): AgentStream<T> {
-  return createAgentStream<T>((emit) => start(options, emit), { outputMode: outputModeOf(options as AgentOptions<unknown>) });
+  return createAgentStream<T>((emit) => start(options, emit), {
+    outputMode: outputModeOf(options as AgentOptions<unknown>), runView: runViewSeed(options as AgentOptions<unknown>),
+  });
 }
 
 /** Like resumeAgent, as a stream. */
 export function resumeStreamAgent<T = string>(options: ResumeOptions<T>): AgentStream<T> {
-  return createAgentStream<T>((emit) => resume(options, emit), { outputMode: outputModeOf(options as AgentOptions<unknown>) });
+  return createAgentStream<T>((emit) => resume(options, emit), {
+    outputMode: outputModeOf(options as AgentOptions<unknown>), runView: runViewSeed(options as AgentOptions<unknown>),
+  });
 }

@@ -3,8 +3,10 @@
  * buffered and replayed to every view, so views can be read concurrently,
  * one after another, or after the run ended, and each sees the whole run.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { serializeError } from '../errors/index.js';
 import { scanPartialJson } from './partial-json.js';
+import { RunViewBuilder, type AgentRunView, type RunViewSeed } from './run-view.js';
 import type { AgentEvent, AgentResult } from './types.js';
 
 /**
@@ -53,7 +55,23 @@ export interface AgentStreamOptions {
    * @default 'json'
    */
   outputMode?: 'json' | 'tool' | 'none';
+  /**
+   * Emit `agent-run-update` events, each carrying the run's view, after every
+   * event that changes it. Without a seed the stream emits none.
+   */
+  runView?: RunViewSeed;
 }
+
+/**
+ * The stream whose run is executing in the current async context. A stream
+ * started inside it (a tool that runs a nested agent) is its child: its views
+ * name the parent run and are also emitted on the parent's stream.
+ */
+interface RunFrame {
+  runId(): string;
+  forward(view: AgentRunView): void;
+}
+const currentRun = new AsyncLocalStorage<RunFrame>();
 
 /** Starts the run. It emits events as they happen and ends by emitting `{ type: 'result' }`. */
 export type AgentStreamStart<T> = (emit: (event: AgentEvent<T>) => void) => Promise<AgentResult<T>>;
@@ -77,7 +95,7 @@ export function createAgentStream<T = string>(
   start: AgentStreamStart<T>,
   options: AgentStreamOptions = {},
 ): AgentStream<T> {
-  return new BufferedAgentStream(start, options.outputMode ?? 'json');
+  return new BufferedAgentStream(start, options.outputMode ?? 'json', options.runView);
 }
 
 type OutputMode = NonNullable<AgentStreamOptions['outputMode']>;
@@ -91,10 +109,14 @@ class BufferedAgentStream<T> implements AgentStream<T> {
   /** Resolved (and replaced) whenever the buffer grows or the stream closes. */
   #pulse = deferred<void>();
   readonly #result = deferred<AgentResult<T>>();
+  readonly #seed: RunViewSeed | undefined;
+  #views: RunViewBuilder | undefined;
+  #parent: RunFrame | undefined;
 
-  constructor(start: AgentStreamStart<T>, outputMode: OutputMode) {
+  constructor(start: AgentStreamStart<T>, outputMode: OutputMode, seed?: RunViewSeed) {
     this.#start = start;
     this.#outputMode = outputMode;
+    this.#seed = seed;
     // A run nobody asks the result of must not surface as an unhandled rejection.
     this.#result.promise.catch(() => {});
   }
@@ -152,9 +174,26 @@ class BufferedAgentStream<T> implements AgentStream<T> {
   #ensureStarted(): void {
     if (this.#started) return;
     this.#started = true;
+    let runId = '';
+    if (this.#seed) {
+      this.#parent = currentRun.getStore();
+      const parentRunId = this.#seed.parentRunId ?? this.#parent?.runId() ?? null;
+      this.#views = new RunViewBuilder({ ...this.#seed, parentRunId: parentRunId || null });
+    }
+    const frame: RunFrame = {
+      runId: () => runId,
+      forward: (view) => {
+        if (this.#closed) return;
+        this.#push({ type: 'agent-run-update', view });
+        this.#parent?.forward(view);
+      },
+    };
     let running: Promise<AgentResult<T>>;
     try {
-      running = Promise.resolve(this.#start((event) => this.#emit(event)));
+      running = Promise.resolve(currentRun.run(frame, () => this.#start((event) => {
+        if (event.type === 'run-start') runId = event.runId;
+        this.#emit(event);
+      })));
     } catch (error) {
       running = Promise.reject(error);
     }
@@ -175,8 +214,15 @@ class BufferedAgentStream<T> implements AgentStream<T> {
 
   #emit(event: AgentEvent<T>): void {
     if (this.#closed) return;
-    this.#push(event);
+    const view = this.#views?.apply(event as AgentEvent<unknown>);
+    // The last view goes out before the result, which closes the stream.
+    if (event.type !== 'result') this.#push(event);
+    if (view) {
+      this.#push({ type: 'agent-run-update', view });
+      this.#parent?.forward(view);
+    }
     if (event.type === 'result') {
+      this.#push(event);
       this.#close();
       this.#result.resolve(event.result);
     }

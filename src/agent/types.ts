@@ -11,6 +11,9 @@ import type { BreakerSettings } from '../models/breaker.js';
 import type { JsonValue } from './json.js';
 import type { CallOutcome } from '../../machines/types.js';
 import type { AgentRunStore, LeaseProvider } from '../stores/types.js';
+import type { AgentRunView } from './run-view.js';
+
+export type { AgentRunView };
 
 export type Message = ModelMessage;
 export type { JsonValue };
@@ -399,6 +402,8 @@ export type AgentEvent<T = string> =
   | { type: 'verify-result'; attempt: number; verdict: VerifyVerdict['status'] }
   | AgentWarning
   | { type: 'error'; error: SerializedError }
+  /** A summary of the run after an event that changed it (streams only; see docs/streaming.md). */
+  | { type: 'agent-run-update'; view: AgentRunView }
   | { type: 'result'; result: AgentResult<T> };
 
 /** The verdict the run recorded for an approval it asked for. */

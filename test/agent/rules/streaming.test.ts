@@ -172,7 +172,7 @@ describe('streams', () => {
       deps: fixedDeps(),
     });
     const events = await collect(stream.events);
-    expect(events.map((e) => e.type)).toEqual(['error', 'result']);
+    expect(events.map((e) => e.type)).toEqual(['error', 'agent-run-update', 'result']);
     expect(events[0]).toMatchObject({ type: 'error', error: { code: 'run_not_found' } });
     const result = await stream.result;
     expect(result.status).toBe('failed');
