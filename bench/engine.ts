@@ -15,7 +15,7 @@ import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { toolLoop } from './tool-loop.js';
+import { toolLoop, type LoopModel } from './tool-loop.js';
 import { baselineLoop } from './xstate-baseline.js';
 
 /** The target the issue set: CPU per step at N = 100, and how far N = 1,000 may drift from it. */
@@ -32,8 +32,8 @@ const WARMUP = { engine: 60, baseline: 60 };
 
 type Loop = (steps: number) => Promise<void>;
 
-const engineLoop: Loop = async (steps) => {
-  const result = await toolLoop(null, `bench-engine-${steps}`, steps);
+const engine = (model: LoopModel): Loop => async (steps) => {
+  const result = await toolLoop(null, `bench-engine-${steps}`, steps, model);
   if (result.status !== 'completed' || result.steps !== steps + 1) {
     throw new Error(`engine: the ${steps}-step loop ended ${result.status} after ${result.steps} steps`);
   }
@@ -61,6 +61,8 @@ function median(values: number[]): number {
 export interface EngineFigures {
   /** Median µs of CPU per step, by loop and size. */
   engine: Record<number, number>;
+  /** The same loop answered by createMockModel, which records every request for the tests. */
+  engineWithMock: Record<number, number>;
   baseline: Record<number, number>;
   baselineWithTranscript: Record<number, number>;
   repetitions: Record<number, number>;
@@ -72,17 +74,20 @@ export interface EngineFigures {
  * alike; the transcript loop runs after them.
  */
 export async function measureEngine(): Promise<EngineFigures> {
-  const loops = { engine: engineLoop, baseline: baseline(false), baselineWithTranscript: baseline(true) };
-  for (let i = 0; i < WARMUP.engine; i++) await engineLoop(100);
+  const loops = { engine: engine('bare'), engineWithMock: engine('mock'), baseline: baseline(false), baselineWithTranscript: baseline(true) };
+  for (let i = 0; i < WARMUP.engine; i++) await loops.engine(100);
+  for (let i = 0; i < WARMUP.engine; i++) await loops.engineWithMock(100);
   for (let i = 0; i < WARMUP.baseline; i++) await loops.baseline(100);
-  const figures: EngineFigures = { engine: {}, baseline: {}, baselineWithTranscript: {}, repetitions: REPETITIONS };
+  const figures: EngineFigures = { engine: {}, engineWithMock: {}, baseline: {}, baselineWithTranscript: {}, repetitions: REPETITIONS };
   for (const steps of SIZES) {
-    const samples = { engine: [] as number[], baseline: [] as number[] };
+    const samples = { engine: [] as number[], engineWithMock: [] as number[], baseline: [] as number[] };
     for (let i = 0; i < REPETITIONS[steps]!; i++) {
       samples.engine.push(await cpuPerStep(loops.engine, steps));
       samples.baseline.push(await cpuPerStep(loops.baseline, steps));
+      samples.engineWithMock.push(await cpuPerStep(loops.engineWithMock, steps));
     }
     figures.engine[steps] = median(samples.engine);
+    figures.engineWithMock[steps] = median(samples.engineWithMock);
     figures.baseline[steps] = median(samples.baseline);
   }
   // Last and apart: a transcript loop leaves a heap of garbage (seconds of it at N = 1,000), which the
@@ -108,7 +113,8 @@ export function printEngine(f: EngineFigures): void {
   console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
   const row = (label: string, r: Record<number, number>) =>
     console.log(`| ${label} | ${us(r[small]!)} | ${us(r[large]!)} | ${x(r[large]! / r[small]!)} | ${x(r[small]! / f.baseline[small]!)} | ${x(r[large]! / f.baseline[large]!)} |`);
-  row('Cairn engine (runAgent, no session)', f.engine);
+  row('Cairn engine (runAgent, no session, a bare scripted model)', f.engine);
+  row('the same, answered by createMockModel (records each request)', f.engineWithMock);
   row('baseline: bare XState, 2 checkpoints a step', f.baseline);
   row(`baseline with its transcript in context (${TRANSCRIPT_REPETITIONS[small]} and ${TRANSCRIPT_REPETITIONS[large]} loops)`, f.baselineWithTranscript);
   const perStep = f.engine[small]!;
@@ -165,6 +171,7 @@ function selfTimes(profile: CpuProfile): Map<string, number> {
  * most from the first size to the second.
  */
 export async function profileEngine(dir = tmpdir()): Promise<void> {
+  const engineLoop = engine('bare');
   for (let i = 0; i < WARMUP.engine; i++) await engineLoop(100);
   const session = new Session();
   session.connect();
