@@ -49,6 +49,9 @@ export const CAIRN_ERROR_CODES = [
   'reconciled_error',
   'tool_failed',
   'callback_failed',
+  'journal_conflict',
+  'journal_cursor_invalid',
+  'journal_stream_not_found',
   'injected_fault',
   'internal',
 ] as const;
