@@ -100,12 +100,12 @@ describe('a run that suspends on an approval and a client call, resumed in one r
     for (const cursor of ['-1', 'abc', '1.5', String(all.length + 1)]) {
       const refused = await resumeAgentStreamResponse({ store: journal, streamId: 'r2', scope: 'tenant-a', cursor });
       expect(refused.status).toBe(400);
-      expect((await refused.json()).error).toMatchObject({ name: 'AgentStreamReplayError', code: 'journal_cursor_invalid' });
+      expect(((await refused.json()) as { error: unknown }).error).toMatchObject({ name: 'AgentStreamReplayError', code: 'journal_cursor_invalid' });
     }
     for (const [streamId, scope] of [['nope', 'tenant-a'], ['r2', 'tenant-b'], ['r2', undefined]] as const) {
       const missing = await resumeAgentStreamResponse({ store: journal, streamId, ...(scope ? { scope } : {}) });
       expect(missing.status).toBe(404);
-      expect((await missing.json()).error.code).toBe('journal_stream_not_found');
+      expect(((await missing.json()) as { error: { code: string } }).error.code).toBe('journal_stream_not_found');
     }
   });
 
