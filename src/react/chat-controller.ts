@@ -8,6 +8,7 @@
  * Browser-safe: it uses only `fetch`, `TextDecoder` and an optional
  * `Storage`; nothing from Node.
  */
+import { CairnTypeError } from '../errors/index.js';
 
 /** One frame off the wire: the parsed `data` of an SSE event, with its `id` when it had one. */
 export interface WireFrame {
@@ -97,7 +98,7 @@ export class ChatController<S> {
 
   constructor(options: ChatControllerOptions<S>) {
     if (!options || typeof options.api !== 'string' || typeof options.reduce !== 'function') {
-      throw new TypeError('ChatController needs { api, initialState, reduce }.');
+      throw new CairnTypeError('invalid_options', 'ChatController needs { api, initialState, reduce }.');
     }
     this.#options = options;
     this.#storage = options.storage === undefined ? defaultStorage() : options.storage;
@@ -130,7 +131,7 @@ export class ChatController<S> {
   /** Resumes the suspended run with a verdict for every pending approval and a result for every pending client call, in one request. */
   resume(answers: { approvalResponses?: ChatVerdict[]; clientToolResults?: ChatClientResult[] }): Promise<void> {
     const runId = this.#snapshot.runId;
-    if (!runId) return Promise.reject(new TypeError('resume: this chat has no run yet.'));
+    if (!runId) return Promise.reject(new CairnTypeError('invalid_options', 'resume: this chat has no run yet.'));
     return this.#request('POST', {
       runId,
       approvalResponses: answers.approvalResponses ?? [],

@@ -7,6 +7,7 @@ import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 
 const entry = fileURLToPath(new URL('../../src/ui/index.ts', import.meta.url));
+const reactEntry = fileURLToPath(new URL('../../src/react/index.ts', import.meta.url));
 
 describe('cairn/ui in a browser', () => {
   it('bundles for the browser with no Node module in its graph', async () => {
@@ -19,5 +20,14 @@ describe('cairn/ui in a browser', () => {
     expect(imports.filter((path) => path.startsWith('node:') || /^(fs|path|os|crypto|async_hooks|stream|util|events)$/.test(path))).toEqual([]);
     // Only the wire and what it reads of the engine's types and helpers: no engine, store or XState.
     expect(inputs.filter((path) => /node_modules|src\/(runtime|stores|machines)\//.test(path))).toEqual([]);
+  });
+
+  it('cairn/react bundles for the browser too, React left to the page', async () => {
+    const result = await build({
+      entryPoints: [reactEntry], bundle: true, write: false, platform: 'browser', format: 'esm', metafile: true, logLevel: 'silent', external: ['react'],
+    });
+    const imports = Object.values(result.metafile!.inputs).flatMap((input) => input.imports.map((i) => i.path));
+    expect(imports.filter((path) => path.startsWith('node:'))).toEqual([]);
+    expect(Object.keys(result.metafile!.inputs).filter((path) => /src\/(runtime|stores|machines)\//.test(path))).toEqual([]);
   });
 });
