@@ -133,6 +133,39 @@ describe('a run that suspends on an approval and a client call, resumed in one r
   });
 });
 
+describe('a leg written by another process', () => {
+  it('is followed by reading the journal again until the leg ends', async () => {
+    const shared = createInMemoryAgentStreamJournal();
+    // Two objects over one journal: what two servers on one database see. Neither knows the other's live legs.
+    const writerSide: AgentStreamJournal = { ...shared };
+    const readerSide: AgentStreamJournal = { ...shared };
+    const { session } = setup(writerSide);
+    const model = suspendingModel({ delayMs: 200 });
+    const first = await readAll(toAgentStreamResponse(streamAgent({ ...agentOptions(model), session: session('p1') }), { runId: 'p1', store: writerSide }));
+    const approval = fold(first).pendingApprovals[0]!;
+    const live = toAgentStreamResponse(resumeStreamAgent({
+      ...agentOptions(model), session: session('p1'),
+      approvalResponses: [{ approvalId: approval.approvalId, token: approval.token, approved: true }],
+      clientToolResults: [{ toolCallId: 'call-color', output: 'teal' }],
+    }), { runId: 'p1', store: writerSide });
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect((await readerSide.head('p1'))!.ended).toBe(false);
+    const followed = await readAll(await resumeAgentStreamResponse({ store: readerSide, streamId: 'p1', cursor: first.length, pollIntervalMs: 20 }));
+    const direct = await readAll(live);
+    expect(followed.map((f) => f.data)).toEqual(direct.map((f) => f.data));
+    expect(followed.at(-1)!.data.data.terminal.status).toBe('completed');
+  });
+
+  it('that never ends (its process died) is followed until followTimeoutMs, then the response ends', async () => {
+    const journal = createInMemoryAgentStreamJournal();
+    await journal.append('dead', 0, [{ seq: 1, body: JSON.stringify({ seq: 1, type: 'data-agent', data: { runId: 'dead', seq: 1, phase: 'starting', step: null, resumed: false, replayable: true } }), end: false }]);
+    const started = Date.now();
+    const frames = await readAll(await resumeAgentStreamResponse({ store: journal, streamId: 'dead', pollIntervalMs: 10, followTimeoutMs: 80 }));
+    expect(frames.map((f) => f.data.seq)).toEqual([1]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(70);
+  });
+});
+
 describe('one writer per stream', () => {
   async function refusedLeg(journal: AgentStreamJournal, response: Response) {
     const frames = await readAll(response);
