@@ -11,7 +11,7 @@
  */
 import { redactSecrets, type CairnErrorCode, type SerializedError } from '../errors/index.js';
 import type { AgentRunView } from '../agent/run-view.js';
-import type { AgentEvent, AgentResult, StopReason } from '../agent/types.js';
+import type { AgentEvent, AgentResult, PendingApproval, PendingClientCall, StopReason } from '../agent/types.js';
 import type { FinishReason, Usage } from '../models/types.js';
 import type { JsonValue } from '../agent/json.js';
 import { scanPartialJson } from '../agent/partial-json.js';
@@ -23,24 +23,15 @@ export interface WireError {
   message: string;
 }
 
-/** An approval a person must give, with what the client sends back (`approvalId`, `token`). */
-export interface WireApproval {
-  approvalId: string;
-  token: string;
-  toolCallId: string;
-  toolName: string;
-  /** The call's arguments: what the person approves. */
-  args: JsonValue;
-  modelStep: number;
-}
+/**
+ * An approval a person must give: what they approve (`args`) and what the
+ * client sends back (`approvalId`, `token`). The fields are picked one by one,
+ * so a field the engine adds to its own record does not reach the wire unseen.
+ */
+export type WireApproval = Pick<PendingApproval, 'approvalId' | 'token' | 'toolCallId' | 'toolName' | 'args' | 'modelStep'>;
 
 /** A client tool call the page must answer. */
-export interface WireClientCall {
-  toolCallId: string;
-  toolName: string;
-  args: JsonValue;
-  modelStep: number;
-}
+export type WireClientCall = Pick<PendingClientCall, 'toolCallId' | 'toolName' | 'args' | 'modelStep'>;
 
 interface TerminalBase {
   /** Model turns of the whole run. */
