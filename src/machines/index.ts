@@ -2,3 +2,4 @@
 export * from '../../machines/index.js';
 export * from './viz.js';
 export * from './docs.js';
+export * from './describe.js';
