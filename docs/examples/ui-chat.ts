@@ -1,4 +1,6 @@
-import { createInMemoryAgentRunStore, resumeStreamAgent, streamAgent, type AgentTools } from 'cairn/agent';
+import {
+  createInMemoryAgentRunStore, resumeStreamAgent, streamAgent, type AgentTools, type ApprovalResponse, type ClientToolResult,
+} from 'cairn/agent';
 import { ChatController, type CursorStorage } from 'cairn/react';
 import { createMockModel } from 'cairn/testing';
 import {
@@ -16,13 +18,14 @@ const model = createMockModel({
   responses: [{ toolCalls: [{ toolName: 'publish' }, { toolName: 'pickColor' }] }, { text: 'Done, in teal.' }],
 });
 const scope = 'tenant-a';
+interface RouteBody { prompt?: string; runId?: string; approvalResponses?: ApprovalResponse[]; clientToolResults?: ClientToolResult[] }
 const requests: string[] = [];
 async function route(request: Request): Promise<Response> {
   requests.push(`${request.method} ${new URL(request.url).search}`);
   if (request.method === 'GET') {
     return resumeAgentStreamResponse({ store: journal, streamId: new URL(request.url).searchParams.get('runId') ?? '', scope, request });
   }
-  const body = await request.json();
+  const body = (await request.json()) as RouteBody;
   const session = { store: runs, runId: body.runId ?? 'chat-1', scope };
   const stream = body.runId
     ? resumeStreamAgent({ model, tools, session, approvalResponses: body.approvalResponses, clientToolResults: body.clientToolResults })
@@ -37,7 +40,7 @@ const storage: CursorStorage = {
   setItem: (key, value) => void saved.set(key, value),
   removeItem: (key) => void saved.delete(key),
 };
-const fetchRoute = async (input: RequestInfo | URL, init?: RequestInit) => route(new Request(new URL(String(input), 'http://app'), init));
+const fetchRoute = async (input: string | URL | Request, init?: RequestInit) => route(new Request(new URL(String(input), 'http://app'), init));
 const chat = new ChatController({
   api: '/api/agent', initialState: initialAgentState(), reduce: agentStateFromParts, fetch: fetchRoute as typeof fetch, storage,
 });

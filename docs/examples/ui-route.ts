@@ -1,4 +1,6 @@
-import { createInMemoryAgentRunStore, resumeStreamAgent, streamAgent, type AgentTools } from 'cairn/agent';
+import {
+  createInMemoryAgentRunStore, resumeStreamAgent, streamAgent, type AgentTools, type ApprovalResponse, type ClientToolResult,
+} from 'cairn/agent';
 import { createMockModel } from 'cairn/testing';
 import {
   agentStateFromParts, createInMemoryAgentStreamJournal, resumeAgentStreamResponse, toAgentStreamResponse,
@@ -23,6 +25,7 @@ const model = createMockModel({
   ],
 });
 const options = { model, tools, bindingId: 'notes-v1' };
+interface RouteBody { prompt?: string; runId?: string; approvalResponses?: ApprovalResponse[]; clientToolResults?: ClientToolResult[] }
 
 // The native route. The scope comes from who is signed in; here, one tenant.
 async function route(request: Request): Promise<Response> {
@@ -31,7 +34,7 @@ async function route(request: Request): Promise<Response> {
     const runId = new URL(request.url).searchParams.get('runId') ?? '';
     return resumeAgentStreamResponse({ store: journal, streamId: runId, scope, request });
   }
-  const body = await request.json();
+  const body = (await request.json()) as RouteBody;
   if (typeof body.runId === 'string') {
     // A resume carries a verdict for every pending approval and a result for every pending client call.
     const stream = resumeStreamAgent({
