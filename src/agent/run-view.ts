@@ -24,7 +24,10 @@ export interface AgentRunView {
   steps: number;
   /** Tokens of the turns finished (the whole run's once the leg ends). */
   usage: { inputTokens: number; outputTokens: number; totalTokens: number };
-  /** Tool calls of this leg: started, ended (failed counts the ones that ended with an error), and waiting. */
+  /**
+   * Tool calls of this leg: started (with the calls an earlier leg began and this one finishes), ended (failed
+   * counts the ones that ended with an error), and waiting.
+   */
   tools: { started: number; completed: number; failed: number; pendingApprovals: number; pendingClientCalls: number };
   /** The limits the run was configured with. */
   limits: { maxSteps: number; maxOutputAttempts: number; maxVerifyAttempts: number; deadline: number | null };
@@ -67,6 +70,8 @@ export class RunViewBuilder {
   #view: AgentRunView;
   #started = false;
   #stepsBefore = 0;
+  /** The calls this leg has counted as started. */
+  readonly #calls = new Set<string>();
 
   constructor(seed: RunViewSeed) {
     this.#view = {
@@ -108,9 +113,15 @@ export class RunViewBuilder {
         v.usage.totalTokens += event.usage.totalTokens ?? (event.usage.inputTokens ?? 0) + (event.usage.outputTokens ?? 0);
         break;
       case 'tool-call-start':
+        this.#calls.add(`${event.step}:${event.toolCallId}`);
         v.tools.started += 1;
         break;
       case 'tool-call-end':
+        // A call an earlier leg began (approved, answered by the client) is one of this leg's calls once it ends here.
+        if (!this.#calls.has(`${event.step}:${event.toolCallId}`)) {
+          this.#calls.add(`${event.step}:${event.toolCallId}`);
+          v.tools.started += 1;
+        }
         v.tools.completed += 1;
         if (event.isError) v.tools.failed += 1;
         break;

@@ -73,6 +73,8 @@ describe('run views on a stream', () => {
     const second = await collect(resumed.events);
     expect(second.views[0]).toMatchObject({ runId: 'view-1', resumed: true, status: 'running' });
     expect(second.views.at(-1)).toMatchObject({ status: 'completed', steps: 2, tools: { pendingApprovals: 0, pendingClientCalls: 0 } });
+    // The two calls the first leg left waiting end in this one: they count as this leg's calls.
+    expect(second.views.at(-1)!.tools).toMatchObject({ started: 2, completed: 2 });
   });
 
   it('never carries a prompt, tool arguments or results, the scope or the run state', async () => {
