@@ -16,9 +16,11 @@ import type {
 /**
  * Bumped whenever a stored snapshot of an older version would not restore as
  * it is: each bump comes with a migration (src/agent/migrations.ts). 2: the
- * receipts and approval requests moved into the snapshot.
+ * receipts and approval requests moved into the snapshot. 3: the execution
+ * budget can stop a model call (`budget-exceeded`), and a resume's settle can
+ * fail the run on the execution policy (POLICY_VIOLATION).
  */
-export const RUN_MACHINE_VERSION = 2;
+export const RUN_MACHINE_VERSION = 3;
 
 /** The user turns the run adds itself. Plain strings, so the chart stays pure. */
 export const RUN_PROMPTS = {
@@ -230,6 +232,10 @@ export const runMachine = setup({
       outputAttempts: 0,
     })),
     stopWith: assign((_, params: { reason: string }) => ({ stopReason: params.reason })),
+    stopOnBudget: assign(({ event }) => {
+      const output = (event as unknown as { output: ModelCallOutput }).output;
+      return { stopReason: 'budget-exceeded', stopDetails: output.kind === 'budget' ? output.details : null };
+    }),
     failWith: assign(({ event }) => {
       const e = event as unknown as { output?: { error?: RunContext['error'] }; error?: unknown };
       const fromOutput = e.output?.error;
@@ -278,6 +284,7 @@ export const runMachine = setup({
     'xstate.snapshot.*': { guard: 'callPhaseChanged', actions: 'noteCallSnapshot' },
     'xstate.done.actor.*': { actions: 'noteCallDone' },
     STORE_FAILED: { target: '.failed', actions: assign({ error: ({ event }) => event.error }) },
+    POLICY_VIOLATION: { target: '.failed', actions: assign({ error: ({ event }) => event.error }) },
     CANCEL: { target: '.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
     DRAIN: { actions: assign({ drainRequested: true }) },
     RETRY_FAILED: {
@@ -320,6 +327,7 @@ export const runMachine = setup({
             onDone: [
               { guard: { type: 'outputIs', params: { kind: 'aborted' } }, target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
               { guard: { type: 'outputIs', params: { kind: 'deadline' } }, target: '#run.failed', actions: 'failWith' },
+              { guard: { type: 'outputIs', params: { kind: 'budget' } }, target: '#run.stopped', actions: 'stopOnBudget' },
               // A turn with calls is saved by the first save its calls make (the
               // `executing` receipt, a suspension, a checkpoint): none of them has
               // an effect before that save, so a restore before it may ask the
@@ -415,6 +423,7 @@ export const runMachine = setup({
             onDone: [
               { guard: { type: 'outputIs', params: { kind: 'aborted' } }, target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
               { guard: { type: 'outputIs', params: { kind: 'deadline' } }, target: '#run.failed', actions: 'failWith' },
+              { guard: { type: 'outputIs', params: { kind: 'budget' } }, target: '#run.stopped', actions: 'stopOnBudget' },
               { target: 'recordingTurn', actions: 'recordTurn' },
             ],
             onError: { target: '#run.failed', actions: 'failWith' },

@@ -265,6 +265,8 @@ export interface ErrorData {
   name: string;
   code: string;
   message: string;
+  /** The tool call the error is about (a policy that forbids a call). */
+  toolCallId?: string;
   /** Set when the failure was transient (a retryable model error, a stream that broke off): a resume may retry it. */
   retry?: { cause: string; phase: 'loop' | 'finalize' };
 }
@@ -346,6 +348,8 @@ export type RunEvent =
   /** A resume retries a transient failure: the failed model call stays counted. */
   | { type: 'RETRY_FAILED'; phase: 'loop' | 'finalize' }
   | { type: 'STORE_FAILED'; error: ErrorData }
+  /** The resume's settle found a call the execution policy forbids, before any call went on. */
+  | { type: 'POLICY_VIOLATION'; error: ErrorData }
   | { type: 'CANCEL' };
 
 export interface ModelCallInput {
@@ -371,7 +375,9 @@ export type ModelCallOutput =
   /** `models`: the fail-over record after this call, when the call failed over. */
   | { kind: 'turn'; turn: Turn; models?: Json }
   | { kind: 'aborted' }
-  | { kind: 'deadline'; error: ErrorData };
+  | { kind: 'deadline'; error: ErrorData }
+  /** The execution budget refused the call: what was spent, held and asked for. */
+  | { kind: 'budget'; details: Json };
 
 export type PolicyOutput = { kind: 'ok' } | { kind: 'violation'; error: ErrorData };
 export type OutputCheck = { kind: 'valid'; output: Json } | { kind: 'invalid'; issue: string };

@@ -86,9 +86,20 @@ function v1ToV2(record: AgentRunEnvelope): AgentRunEnvelope {
   return { ...record, machine: { ...record.machine, version: 2 }, snapshot: snapshot as unknown as AgentRunEnvelope['snapshot'] };
 }
 
+/**
+ * 2 → 3: the machine learned two ways to end (a model call the execution
+ * budget refused stops the run with `budget-exceeded`; a resume whose settle
+ * finds a call the execution policy forbids fails it). No state or field of a
+ * version-2 snapshot changed, so the snapshot is kept as it is.
+ */
+function v2ToV3(record: AgentRunEnvelope): AgentRunEnvelope {
+  return { ...record, machine: { ...record.machine, version: 3 } };
+}
+
 /** The chain, oldest first. Append only. */
 export const RUN_MIGRATIONS: readonly RunMigration[] = Object.freeze([
   { from: 1, description: 'Receipts and approval requests move into the snapshot.', migrate: v1ToV2 },
+  { from: 2, description: 'The budget stop and the settle\'s policy check; the snapshot is unchanged.', migrate: v2ToV3 },
 ]);
 
 /**

@@ -11,6 +11,7 @@ import type { LanguageModel, ModelSettings, ProviderOptions, ToolChoice } from '
 import { toolParameters, type ToolParameters } from './arguments.js';
 import { digestOf } from './digest.js';
 import { check, isStandardSchema, wireSchema } from './schema.js';
+import { isExecutionContext, type ExecutionContext } from '../policy/index.js';
 import type {
   AgentOptions, AgentRunBinding, AgentTool, JsonValue, Message, ResumeOptions,
 } from './types.js';
@@ -56,6 +57,10 @@ export interface NormalizedOptions<T> {
   now: () => number;
   generateId: () => string;
   binding: AgentRunBinding;
+  /** The execution context the caller gave, or null. */
+  execution: ExecutionContext | null;
+  /** The run's deadline: the earlier of `deadline` and the execution context's. */
+  deadlineAt: number | null;
 }
 
 function positiveInt(name: string, value: unknown, fallback: number): number {
@@ -123,6 +128,11 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
   if (options.deadline !== undefined && (typeof options.deadline !== 'number' || !Number.isFinite(options.deadline))) {
     throw new InvalidOptionsError('deadline must be an absolute time in milliseconds.');
   }
+  const execution = options.execution ?? null;
+  if (execution !== null && !isExecutionContext(execution)) {
+    throw new InvalidOptionsError('execution must be a context made by createExecutionContext (cairn/policy) or its .child().');
+  }
+  const deadlines = [options.deadline, execution?.policy.deadline ?? undefined].filter((d): d is number => typeof d === 'number');
   const settings = checkSettings(options, tools);
   const maxRetries = nonNegativeInt('maxRetries', options.maxRetries, DEFAULT_MAX_RETRIES);
   const modelTimeoutMs = options.modelTimeoutMs === undefined ? undefined : positiveInt('modelTimeoutMs', options.modelTimeoutMs, 0);
@@ -162,6 +172,8 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
     now: clock ? () => clock.now() : () => Date.now(),
     generateId,
     binding: bindingOf(options, models, { maxSteps, maxOutputAttempts, maxVerifyAttempts, outputMode }, parameters),
+    execution,
+    deadlineAt: deadlines.length > 0 ? Math.min(...deadlines) : null,
   };
 }
 

@@ -1,7 +1,17 @@
 /** What every result carries, read from the run's context. */
 import type { RunContext } from '../../machines/index.js';
 import { toJson } from './json.js';
-import type { AgentWarning, Message } from './types.js';
+import type { Accounting, AgentWarning, Message } from './types.js';
+
+/** The accounting of a run that has used nothing and has no ledger. */
+export function emptyAccounting(): Accounting {
+  return {
+    spent: { inputTokens: 0, outputTokens: 0, usd: null },
+    reserved: { usd: 0, tokens: 0 },
+    committed: { usd: 0, tokens: 0 },
+    unknown: { usd: 0, tokens: 0 },
+  };
+}
 
 export function resultBase(runId: string, context: RunContext, warnings: readonly AgentWarning[]) {
   const messages = toJson<Message[]>(context.messages);
@@ -13,12 +23,11 @@ export function resultBase(runId: string, context: RunContext, warnings: readonl
     // Only a run answered by more than one model (a fail-over) needs it: each model has its own price.
     ...(Object.keys(context.usageByModel ?? {}).length > 1 ? { usageByModel: structuredClone(context.usageByModel!) } : {}),
     steps: context.step,
-    // Token totals; amounts in USD come with pricing and budgets.
+    // Token totals; a leg with an execution context adds USD and its ledger's totals (RunHost.accounting).
     accounting: {
+      ...emptyAccounting(),
       spent: { inputTokens: context.usage.inputTokens, outputTokens: context.usage.outputTokens, usd: null },
-      reserved: { usd: 0 },
-      unknown: { usd: 0 },
-    },
+    } as Accounting,
     text: context.candidate?.text ?? (lastAssistant?.role === 'assistant' ? lastAssistant.content : ''),
     warnings: [...warnings],
   };

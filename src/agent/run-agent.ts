@@ -15,7 +15,7 @@ import {
   bindingChanges, describeBindingChanges, initialMessages, normalizeOptions, validateToolContexts, type NormalizedOptions,
 } from './options.js';
 import { checkApprovalResponses, matchAnswers, refuseAnswer } from './resume-answers.js';
-import { resultBase } from './result.js';
+import { emptyAccounting, resultBase } from './result.js';
 import { checkSnapshot } from './snapshot-check.js';
 import { createAgentStream, type AgentStream } from './stream.js';
 import { runViewSeed } from './run-view.js';
@@ -50,7 +50,7 @@ export function refusal<T>(runId: string, error: unknown): AgentResult<T> {
     messages: [],
     usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
     steps: 0,
-    accounting: { spent: { inputTokens: 0, outputTokens: 0, usd: null }, reserved: { usd: 0 }, unknown: { usd: 0 } },
+    accounting: emptyAccounting(),
     text: '',
     warnings: [],
   };
@@ -107,7 +107,7 @@ async function start<T>(options: AgentOptions<T>, emit: Emit<T>): Promise<AgentR
       toolNames: Object.keys(opts.tools),
       outputMode: opts.outputMode,
       verify: typeof options.verify === 'function',
-      deadlineAt: options.deadline ?? null,
+      deadlineAt: opts.deadlineAt,
       // A run with fallbacks keeps its fail-over record from the start (which model it calls now).
       models: opts.models.length > 1 ? toJson(initialModels(opts.model)) : null,
     };

@@ -12,6 +12,7 @@ import type { JsonValue } from './json.js';
 import type { CallOutcome } from '../../machines/types.js';
 import type { AgentRunStore, LeaseProvider } from '../stores/types.js';
 import type { AgentRunView } from './run-view.js';
+import type { ExecutionContext } from '../policy/index.js';
 
 export type { AgentRunView };
 
@@ -93,7 +94,14 @@ export interface VerifyInput<T> {
   text: string;
   attempt: number;
   runId: string;
+  /** Aborted when the run is cancelled or its deadline passes: pass it to any model call the verifier makes. */
   signal: AbortSignal;
+  /**
+   * The run's execution context (a private one when the run was given none):
+   * pass it (or a `.child()` of it) as `execution` to any run the verifier
+   * starts, so its model calls are held to the same policy and budget.
+   */
+  execution: ExecutionContext;
 }
 
 export interface ToolCallGuardInput {
@@ -274,6 +282,12 @@ export interface AgentOptions<T = string> {
   abortSignal?: AbortSignal;
   /** Absolute time (ms since epoch, on `deps.clock`) after which no new model call or effect starts. */
   deadline?: number;
+  /**
+   * The execution context the run is held to (from `cairn/policy`): model and
+   * tool allowlists, approvals, a deadline and a budget ledger. A resume takes
+   * the same context (see docs/policy.md). @default none: no policy, no ledger
+   */
+  execution?: ExecutionContext;
   /** Hold the run across processes: claimed before the run is read, renewed while it works, released at the end. */
   lease?: LeaseOptions;
   /**
@@ -333,10 +347,20 @@ export interface PendingClientCall {
   modelStep: number;
 }
 
+/**
+ * The run's spending, and its execution ledger's totals under the run's
+ * context. Without `execution` there is no ledger: reserved, committed and
+ * unknown are zero.
+ */
 export interface Accounting {
+  /** What this run's model calls used; usd null unless every model that answered has a price. */
   spent: { inputTokens: number; outputTokens: number; usd: number | null };
-  reserved: { usd: number };
-  unknown: { usd: number };
+  /** Estimates of admitted calls still in flight. */
+  reserved: { usd: number; tokens: number };
+  /** Known usage of settled calls. */
+  committed: { usd: number; tokens: number };
+  /** Holds whose outcome stayed uncertain (an attempt the provider may have billed), and calls of unpriced models (tokens only). */
+  unknown: { usd: number; tokens: number };
 }
 
 interface ResultBase {
@@ -362,7 +386,9 @@ export type StopReason =
   | 'verification-attempts-exhausted'
   | 'output-attempts-exhausted'
   | 'tool-reconciliation-required'
-  | 'drained';
+  | 'drained'
+  /** The execution budget refused the next model call: `stopDetails` says what was spent, held and asked for. */
+  | 'budget-exceeded';
 
 export type AgentResult<T = string> =
   | (ResultBase & { status: 'completed'; output: T })

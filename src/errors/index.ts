@@ -35,6 +35,10 @@ export const CAIRN_ERROR_CODES = [
   'invalid_response',
   'mock_model_unexpected_call',
   'tool_not_allowed',
+  'model_not_allowed',
+  'policy_widened',
+  'max_depth_exceeded',
+  'execution_context_mismatch',
   'deadline_exceeded',
   'invalid_options',
   'invalid_envelope',
@@ -43,6 +47,7 @@ export const CAIRN_ERROR_CODES = [
   'result_unstorable',
   'budget_exceeded',
   'unpriced_model',
+  'budget_admission_conflict',
   'breaker_open',
   'skill_access_denied',
   'unknown_effect',
@@ -76,6 +81,8 @@ export interface SerializedError {
   message: string;
   /** What exactly went wrong, for people, when the message alone cannot say (which parts of a binding changed). */
   details?: string[];
+  /** The tool call an error is about (an ExecutionPolicyError's `tool_not_allowed`). */
+  toolCallId?: string;
 }
 
 function isMarked(value: unknown): value is Record<symbol, unknown> & { name?: unknown } {
@@ -282,8 +289,16 @@ export class PersistenceError extends CairnError {
 }
 
 /** The execution policy refused a call or the deadline elapsed. */
+export type ExecutionPolicyCode =
+  | 'tool_not_allowed' | 'model_not_allowed' | 'policy_widened' | 'max_depth_exceeded' | 'execution_context_mismatch' | 'deadline_exceeded';
+
+/**
+ * The execution policy refused something: a tool or model outside its
+ * allowlist, a child context that would widen its parent, a child past the
+ * maximum depth, a resume under another context, or the deadline.
+ */
 export class ExecutionPolicyError extends CairnError {
-  constructor(code: 'tool_not_allowed' | 'deadline_exceeded', message: string, readonly toolCallId?: string) {
+  constructor(code: ExecutionPolicyCode, message: string, readonly toolCallId?: string) {
     super(code, message, { fault: 'user' });
     this.name = 'ExecutionPolicyError';
   }
@@ -383,8 +398,8 @@ export class ToolResultError extends CairnError {
 
 /** A budget refused a model call (`budget_exceeded`), or a model the budget cannot price (`unpriced_model`). */
 export class BudgetError extends CairnError {
-  constructor(code: 'budget_exceeded' | 'unpriced_model', message: string) {
-    super(code, message, { fault: 'user' });
+  constructor(code: 'budget_exceeded' | 'unpriced_model' | 'budget_admission_conflict', message: string, options: { cause?: unknown } = {}) {
+    super(code, message, { fault: code === 'budget_admission_conflict' ? 'dependency' : 'user', cause: options.cause, isRetryable: code === 'budget_admission_conflict' });
     this.name = 'BudgetError';
   }
 }
@@ -434,7 +449,7 @@ export function redactSecrets(text: string): string {
 }
 
 /** A string field of a thrown value, if it has one (a getter that throws counts as none). */
-function stringField(value: object, key: 'name' | 'code' | 'message'): string | undefined {
+function stringField(value: object, key: 'name' | 'code' | 'message' | 'toolCallId'): string | undefined {
   try {
     const field = (value as Record<string, unknown>)[key];
     return typeof field === 'string' ? field : undefined;
@@ -478,11 +493,13 @@ function describe(value: unknown): string {
 export function serializeError(error: unknown, fallback: CairnErrorCode = 'internal'): SerializedError {
   if (CairnError.isInstance(error)) {
     const details = detailsOf(error);
+    const toolCallId = stringField(error, 'toolCallId');
     return {
       name: redactSecrets(error.name),
       code: isCairnErrorCode(error.code) ? error.code : fallback,
       message: redactSecrets(error.message),
       ...(details ? { details } : {}),
+      ...(toolCallId !== undefined ? { toolCallId } : {}),
     };
   }
   if (error !== null && typeof error === 'object') {
@@ -490,11 +507,13 @@ export function serializeError(error: unknown, fallback: CairnErrorCode = 'inter
     const message = stringField(error, 'message');
     const own = stringField(error, 'code');
     const details = isCairnErrorCode(own) ? detailsOf(error) : undefined;
+    const toolCallId = isCairnErrorCode(own) ? stringField(error, 'toolCallId') : undefined;
     return {
       name: redactSecrets(stringField(error, 'name') ?? 'Error'),
       code: isCairnErrorCode(own) ? own : fallback,
       message: redactSecrets(message ?? (isError ? '' : describe(error))),
       ...(details ? { details } : {}),
+      ...(toolCallId !== undefined ? { toolCallId } : {}),
     };
   }
   return { name: 'Error', code: fallback, message: redactSecrets(describe(error)) };

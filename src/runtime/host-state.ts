@@ -16,6 +16,8 @@ import { CairnError } from '../errors/index.js';
 import type { NormalizedOptions } from '../agent/options.js';
 import type { AgentEvent, Message } from '../agent/types.js';
 import type { Permits } from './permits.js';
+import type { ExecutionContext } from '../policy/index.js';
+import type { RunBudget } from './budget.js';
 import type { PlantedBugs } from './test-switches.js';
 import { timeoutSignal } from './timeout-signal.js';
 
@@ -27,6 +29,10 @@ export interface Leg<T = unknown> {
   readonly signal: AbortSignal;
   /** Known bugs a test planted (see test-switches.ts); empty outside such tests. */
   readonly bugs: PlantedBugs;
+  /** The run's execution context: the one the caller gave, or a private one with no policy (what a verifier is handed). */
+  readonly execution: ExecutionContext;
+  /** Budget admission of the model attempts; null when the caller gave no execution context. */
+  readonly budget: RunBudget | null;
   emit(event: AgentEvent<T>): void;
   /** Durable save of the record as the run actor holds it now; rejects (and fails the run) when the store does. */
   save(): Promise<void>;

@@ -24,6 +24,10 @@ import { SaveQueue } from './save-queue.js';
 import { keepLease } from './lease-keeper.js';
 import { plantedBugsIn } from './test-switches.js';
 import { toolCallLogic } from './tool-actors.js';
+import { createExecutionContext, type ExecutionContext } from '../policy/index.js';
+import { RunBudget, usdOf } from './budget.js';
+import { batchViolation } from './run-actors.js';
+import type { Accounting } from '../agent/types.js';
 
 type RunSnapshot = SnapshotFrom<typeof runMachine>;
 type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
@@ -38,6 +42,8 @@ export class RunHost<T> implements Leg<T> {
   readonly warnings: AgentWarning[] = [];
   readonly signal: AbortSignal;
   readonly bugs;
+  readonly execution: ExecutionContext;
+  readonly budget: RunBudget | null;
   private revision: number;
   private readonly createdAt: number;
   private readonly queue = new SaveQueue(() => this.write());
@@ -68,6 +74,9 @@ export class RunHost<T> implements Leg<T> {
     this.lastCommitted = stored ? (stored.snapshot as unknown as PersistedRun) : null;
     this.createdAt = stored?.createdAt ?? opts.now();
     this.plan = planOf(opts as NormalizedOptions<unknown>);
+    // A run given no context still hands its verifier one: private, with no policy and nothing shared.
+    this.execution = opts.execution ?? createExecutionContext({ clock: { now: opts.now } });
+    this.budget = opts.execution ? new RunBudget(opts.execution, runId, opts.generateId(), opts.now) : null;
     for (const id of (stored?.snapshot as unknown as PersistedRun | undefined)?.context?.batch ?? []) this.announcedCalls.add(id);
   }
 
@@ -116,7 +125,11 @@ export class RunHost<T> implements Leg<T> {
       this.actor.send({ type: 'RESTORED' });
       if (retryPhase) this.actor.send({ type: 'RETRY_FAILED', phase: retryPhase });
     }, () => {
-      this.actor.send({ type: 'RESUME', answers: answers(this.openCalls()) });
+      // The settle takes the live path: the policy decides for the calls still open before any of them goes on.
+      const open = [...this.openCalls().values()].map((call) => call.context);
+      const violation = batchViolation(this as unknown as Leg, open.filter((c) => c.receipt === null || c.receipt.status === 'executing'));
+      if (violation) this.actor.send({ type: 'POLICY_VIOLATION', error: violation });
+      else this.actor.send({ type: 'RESUME', answers: answers(this.openCalls()) });
     });
   }
 
@@ -263,7 +276,9 @@ export class RunHost<T> implements Leg<T> {
       return this.failedResult(serializeError(this.machineError));
     }
     const snapshot = this.actor.getSnapshot();
+    await this.budget?.close();
     const result = this.resultOf(snapshot);
+    result.accounting = await this.accounting(snapshot.context);
     if (snapshot.status === 'done' && this.opts.raw.session && !this.storeFailure) {
       // Completion is reported only after the terminal write succeeded.
       try {
@@ -273,6 +288,28 @@ export class RunHost<T> implements Leg<T> {
       }
     }
     return result;
+  }
+
+  /** The run's usage (in USD when every model that answered has a price) and its ledger's totals under its context. */
+  private async accounting(context: RunContext): Promise<Accounting> {
+    const base = this.resultBase(context).accounting;
+    const execution = this.opts.execution;
+    if (!execution) return base;
+    let usd: number | null = 0;
+    for (const [key, usage] of Object.entries(context.usageByModel ?? {})) {
+      const at = key.indexOf(':');
+      const price = usdOf(execution, { provider: key.slice(0, at), modelId: key.slice(at + 1) }, usage);
+      usd = price === null || usd === null ? null : usd + price;
+    }
+    const totals = await execution.accounting();
+    const round = (n: number) => Math.round(n * 1e9) / 1e9;
+    const amounts = (a: { usd: number; tokens: number }) => ({ usd: round(a.usd), tokens: a.tokens });
+    return {
+      spent: { ...base.spent, usd: usd === null ? null : round(usd) },
+      reserved: amounts(totals.reserved),
+      committed: amounts(totals.committed),
+      unknown: amounts(totals.unknown),
+    };
   }
 
   private failedResult(error: SerializedError): AgentResult<T> {

@@ -235,19 +235,31 @@ export async function callModel(
       // The deadline outranks every retry and fail-over: the caller reports it.
       if (deadlinePassed(host, input.deadlineAt ?? null)) throw lastError ?? new ExecutionPolicyError('deadline_exceeded', 'The execution deadline elapsed.');
       let state = null;
+      // The reservation of this attempt, once the ledger admitted it.
+      let hold: string | null = null;
       try {
+        // A model outside the allowlist is refused before its call (a fallback's included); it never fails over.
+        if (opts.execution && !opts.execution.allowsModel(model)) {
+          throw new ExecutionPolicyError('model_not_allowed', `The execution policy does not allow the model ${key}.`);
+        }
+        // An open breaker refuses before anything is reserved.
         if (breaker) state = await breaker.admit(key);
         const timeout = opts.modelTimeoutMs === undefined ? undefined : timeoutSignal(opts.modelTimeoutMs);
         const attemptSignal = timeout ? AbortSignal.any([signal, timeout.signal]) : signal;
         let response: ModelResponse;
         try {
-          response = await attempt(host, model, await build(model, attemptSignal), step);
+          const request = await build(model, attemptSignal);
+          if (host.budget) hold = await host.budget.admit(model, request, step, opts.settings?.maxOutputTokens);
+          response = await attempt(host, model, request, step);
         } finally {
           timeout?.clear();
         }
+        if (hold !== null) await host.budget!.settle(hold, model, response.usage);
         if (breaker) await breaker.succeeded(key, state).catch(() => undefined);
         return { response, model, models: models === before ? undefined : models ?? undefined };
       } catch (error) {
+        // A failed attempt keeps its hold when the provider may have billed it (5xx, 529, network, timeout, a broken stream).
+        if (hold !== null) await host.budget!.fail(hold, error instanceof StreamBrokeOff ? null : error);
         if (signal.aborted) throw signal.reason ?? error;
         if (error instanceof StreamBrokeOff) {
           if (breaker) await breaker.failed(key).catch(() => undefined);

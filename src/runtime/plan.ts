@@ -23,12 +23,13 @@ export function projectsResult(opts: NormalizedOptions<unknown>, tool: AgentTool
 
 export function planOf(opts: NormalizedOptions<unknown>): RunPlan {
   const durable = Boolean(opts.raw.session);
+  const execution = opts.execution;
   const calls: Record<string, CallPlan> = {};
   for (const [name, tool] of Object.entries(opts.tools)) {
     calls[name] = {
       guardrails: Boolean(opts.raw.onToolCall),
       argumentsInline: !opts.raw.onToolCall && !isStandardSchema(tool.parameters),
-      approval: tool.needsApproval !== undefined && tool.needsApproval !== false,
+      approval: (tool.needsApproval !== undefined && tool.needsApproval !== false) || Boolean(execution?.requiresApproval(name)),
       admission: Boolean(opts.raw.abortSignal),
       executes: typeof tool.execute === 'function',
       idempotent: tool.replay === 'idempotent',
@@ -36,8 +37,8 @@ export function planOf(opts: NormalizedOptions<unknown>): RunPlan {
       durable,
     };
   }
-  // No execution policy exists yet: the batch check always allows (issue 13 brings one).
-  return { durable, policy: false, calls };
+  // The batch is checked only when an execution policy restricts the tools.
+  return { durable, policy: Boolean(execution && execution.policy.allowedTools !== null), calls };
 }
 
 /** Puts this leg's plan into a stored run before it is restored: the run's, and each open call's (with the inputs of its invocations in flight). */

@@ -4,7 +4,7 @@
  */
 import { ExecutionPolicyError, ModelCallError, serializeError } from '../errors/index.js';
 import type {
-  Json, ModelCallInput, ModelCallOutput, OutputCheck, PolicyOutput, Turn, ValidateInput, VerifierOutput, VerifyInput,
+  ErrorData, Json, ModelCallInput, ModelCallOutput, OutputCheck, PolicyOutput, Turn, ValidateInput, VerifierOutput, VerifyInput,
 } from '../../machines/index.js';
 import type { ModelCallWarning, ModelRequest, ModelResponse, ModelToolSpec } from '../models/types.js';
 import { toJson } from '../agent/json.js';
@@ -13,6 +13,7 @@ import type { JsonValue, Message, VerifyVerdict } from '../agent/types.js';
 import { transientCause } from '../models/transient.js';
 import { deadlinePassed, effectSignal, legActor, type Leg } from './host-state.js';
 import { callModel, StreamBrokeOff } from './model-call.js';
+import { BudgetRefusal } from './budget.js';
 import { modelKey } from '../models/resolve.js';
 
 const deadlineError = () => serializeError(new ExecutionPolicyError('deadline_exceeded', 'The execution deadline elapsed.'));
@@ -86,6 +87,25 @@ function warningOf(warning: ModelCallWarning) {
     : { type: 'warning' as const, setting: 'model', message: String((warning as { message?: unknown }).message ?? 'The model warned.') };
 }
 
+/**
+ * The first call of a batch the execution policy forbids, as the run's error
+ * (ExecutionPolicyError `tool_not_allowed`, naming the call), or null. A tool
+ * the run does not offer is left to its call, which answers it as not available.
+ */
+export function batchViolation(host: Leg, calls: readonly { toolCallId: string; toolName: string }[]): ErrorData | null {
+  const execution = host.opts.execution;
+  if (!execution) return null;
+  for (const call of calls) {
+    if (!(call.toolName in host.opts.tools) || execution.allowsTool(call.toolName)) continue;
+    return {
+      ...serializeError(new ExecutionPolicyError(
+        'tool_not_allowed', `The execution policy does not allow the tool ${call.toolName} (call ${call.toolCallId}).`, call.toolCallId,
+      )),
+    };
+  }
+  return null;
+}
+
 /** The run machine's actors, provided once per process. */
 export const runActors = {
 saveCheckpoint: legActor<void, { at: string }>((host) => host.save()),
@@ -107,6 +127,8 @@ saveCheckpoint: legActor<void, { at: string }>((host) => host.save()),
     } catch (error) {
       if (deadlinePassed(host, deadlineAt)) return { kind: 'deadline', error: deadlineError() };
       if (host.signal.aborted) return { kind: 'aborted' };
+      // The ledger refused the attempt: the run stops and says what was spent, held and asked for.
+      if (error instanceof BudgetRefusal) return { kind: 'budget', details: toJson<Json>(error.details) };
       const broke = error instanceof StreamBrokeOff;
       const original = broke ? error.original : error;
       const cause = transientCause(original, broke);
@@ -144,8 +166,13 @@ saveCheckpoint: legActor<void, { at: string }>((host) => host.save()),
     return models === undefined ? { kind: 'turn', turn } : { kind: 'turn', turn, models };
   }),
 
-  // No execution policy is configured in this engine yet: every batch passes.
-  checkBatchPolicy: legActor<PolicyOutput, { step: number }>(async () => ({ kind: 'ok' })),
+  // The execution policy decides for the whole batch of the last turn, before any guardrail, approval or sibling.
+  checkBatchPolicy: legActor<PolicyOutput, { step: number }>(async (host) => {
+    const turn = [...host.transcript()].reverse().find((m) => m.role === 'assistant');
+    const calls = turn?.role === 'assistant' ? turn.toolCalls ?? [] : [];
+    const error = batchViolation(host, calls);
+    return error ? { kind: 'violation', error } : { kind: 'ok' };
+  }),
 
   validateOutput: legActor<OutputCheck, ValidateInput>(async (host, { input }) => {
     const { opts } = host;
@@ -182,6 +209,7 @@ saveCheckpoint: legActor<void, { at: string }>((host) => host.save()),
         attempt: input.attempt,
         runId: host.runId,
         signal: effectSignal(host, signal, deadlineAt),
+        execution: host.execution,
       });
     } catch (error) {
       thrown = error;

@@ -114,6 +114,8 @@ export const toolCallLogic = toolCallMachine.provide({
       if (c.verdict !== null) {
         return c.verdict.approved ? { kind: 'approved' } : { kind: 'denied', reason: c.verdict.reason ?? 'Not approved.' };
       }
+      // The execution context's requireApproval holds the call whatever the tool's own gate says.
+      if (leg.opts.execution?.requiresApproval(c.toolName)) return { kind: 'wait' };
       const gate = leg.opts.tools[c.toolName]!.needsApproval;
       const needed = typeof gate === 'function' ? await gate(c.args, toolContext(leg, c, signal)) : Boolean(gate);
       return needed ? { kind: 'wait' } : { kind: 'not-needed' };

@@ -21,7 +21,7 @@ function resultOf(output: unknown, text = ''): AgentResult<unknown> {
     messages: [],
     usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
     steps: 1,
-    accounting: { spent: { inputTokens: 0, outputTokens: 0, usd: null }, reserved: { usd: 0 }, unknown: { usd: 0 } },
+    accounting: { spent: { inputTokens: 0, outputTokens: 0, usd: null }, reserved: { usd: 0, tokens: 0 }, committed: { usd: 0, tokens: 0 }, unknown: { usd: 0, tokens: 0 } },
     text,
     warnings: [],
   };

@@ -461,10 +461,8 @@ const RUN_UNREACHABLE: Record<string, string> = {
   'run.verifying.beginning|xstate.error.actor.beginVerify|0': STORE_FAILS_FIRST,
   'run.suspending|xstate.error.actor.saveSuspension|0': STORE_FAILS_FIRST,
   'run.draining|xstate.error.actor.saveDrain|0': STORE_FAILS_FIRST,
-  'run.loop.callingModel|xstate.done.actor.callModel|2':
-    'the batch check runs only under an execution policy, and no run has one in this engine yet (src/runtime/plan.ts: policy is always false)',
-  'run.loop.checkingPolicy|xstate.done.actor.checkBatchPolicy|0': 'checkBatchPolicy always answers ok: no execution policy is configured in this engine yet (src/runtime/run-actors.ts)',
-  'run.loop.checkingPolicy|xstate.error.actor.checkBatchPolicy|0': 'checkBatchPolicy always answers ok (src/runtime/run-actors.ts)',
+  'run.loop.checkingPolicy|xstate.error.actor.checkBatchPolicy|0':
+    'checkBatchPolicy only reads the last turn and the execution policy\'s allowlist, and throws nothing (src/runtime/run-actors.ts)',
   'run.verifying.checking|xstate.error.actor.runVerifier|0': 'runVerifier catches whatever the verifier throws and answers inconclusive',
   'run.verifying.checking|xstate.done.actor.runVerifier|1':
     'a verifier restarted without its permit needs a restore in `checking`, but the run is saved in `verifying.beginning` and RESTORED starts a new attempt from there',

@@ -137,7 +137,7 @@ export function buildEnvelope(spec: EnvelopeSpec): AgentRunEnvelope {
   const usage = { inputTokens: 100 * steps, outputTokens: 10 * steps, totalTokens: 110 * steps };
   const base = {
     runId: spec.runId, messages, usage, steps,
-    accounting: { spent: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, usd: null }, reserved: { usd: 0 }, unknown: { usd: 0 } },
+    accounting: { spent: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, usd: null }, reserved: { usd: 0, tokens: 0 }, committed: { usd: 0, tokens: 0 }, unknown: { usd: 0, tokens: 0 } },
     text: `Done: ${marker}.`, warnings: [],
   };
   const envelope: AgentRunEnvelope = {

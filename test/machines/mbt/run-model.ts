@@ -45,7 +45,7 @@ export const runInput = (o: Partial<RunInput> = {}): RunInput => ({
   outputMode: 'none',
   verify: false,
   deadlineAt: null,
-  // The runtime's plan for a run with a store (src/runtime/plan.ts): no execution policy checks a batch yet.
+  // The runtime's plan for a run with a store and no execution context (src/runtime/plan.ts): no policy checks a batch.
   plan: { durable: true, policy: false, calls: {} },
   ...o,
 });
@@ -71,6 +71,16 @@ export const ev = {
   }),
   modelThrew: (): RunModelEvent => ({ type: 'xstate.error.actor.callModel', error: { name: 'ModelCallError', code: 'model_call_failed', message: 'boom' } }),
   policyOk: (): RunModelEvent => ({ type: 'xstate.done.actor.checkBatchPolicy', output: { kind: 'ok' } }),
+  policyViolation: (): RunModelEvent => ({
+    type: 'xstate.done.actor.checkBatchPolicy',
+    output: { kind: 'violation', error: { name: 'ExecutionPolicyError', code: 'tool_not_allowed', message: 'x', toolCallId: 'c1' } },
+  }),
+  /** The execution budget refused the model call. */
+  modelOverBudget: (): RunModelEvent => ({ type: 'xstate.done.actor.callModel', output: { kind: 'budget', details: {} } }),
+  /** The resume's settle found an open call the execution policy forbids. */
+  settleViolation: (): RunModelEvent => ({
+    type: 'POLICY_VIOLATION', error: { name: 'ExecutionPolicyError', code: 'tool_not_allowed', message: 'x', toolCallId: 'c1' },
+  }),
   callEnded: (id: string, out: Partial<ToolCallOutput> = {}): RunModelEvent => ({
     type: `xstate.done.actor.${id}`,
     output: {

@@ -6,6 +6,7 @@
 import { expect } from 'vitest';
 import type { AgentTool, LeaseProvider } from 'cairn/agent';
 import { createMockModel, type MockResponse } from 'cairn/testing';
+import { createExecutionContext } from 'cairn/policy';
 import type { RunInput } from '../../../machines/index.js';
 import type { RunHarness, RunRun } from './drive-run.js';
 import { signal, storedRunValue, T0 } from './harness.js';
@@ -144,6 +145,64 @@ export const RUN_SCENARIOS: RunScenario[] = [
       expect(published).toBe(1);
     },
     check: (run) => expect(run.last).toMatchObject({ status: 'completed', output: 'Published.' }),
+  },
+  {
+    name: 'a tool the execution policy forbids → failed before any call starts',
+    input: { toolNames: ['lookup', 'publish'], plan: { durable: true, policy: true, calls: {} } },
+    path: [S('saveStart'), ev.turn(0, { toolCalls: [call('publish')] }), ev.policyViolation()],
+    drive: async (h) => void (await h.start({
+      ...h.base(), prompt: 'Publish.', tools: { lookup, publish: lookup }, model: mock([{ toolCalls: [call('publish')] }]),
+      execution: createExecutionContext({ allowedTools: ['lookup'] }),
+    })),
+    check: (run) => expect(run.last).toMatchObject({ status: 'failed', error: { code: 'tool_not_allowed', toolCallId: 'c1' } }),
+  },
+  {
+    name: 'the execution budget refuses the first model call → stopped',
+    input: {},
+    path: [S('saveStart'), ev.modelOverBudget()],
+    drive: async (h) => void (await h.start({
+      ...h.base(), prompt: 'Hi.', model: mock([{ text: 'never' }]),
+      execution: createExecutionContext({ budget: { tokens: 10, estimate: { inputTokens: 5, outputTokens: 10 } } }),
+    })),
+    check: (run) => expect(run.last).toMatchObject({ status: 'stopped', reason: 'budget-exceeded' }),
+  },
+  {
+    name: 'finalization: the execution budget refuses the model call → stopped',
+    input: { outputMode: 'json' },
+    path: [S('saveStart'), ev.modelOverBudget()],
+    drive: async (h) => void (await h.start({
+      ...h.base(), prompt: 'Answer as JSON.', output: answer, model: mock([{ text: 'never' }]),
+      execution: createExecutionContext({ budget: { tokens: 10, estimate: { inputTokens: 5, outputTokens: 10 } } }),
+    })),
+    check: (run) => expect(run.last).toMatchObject({ status: 'stopped', reason: 'budget-exceeded' }),
+  },
+  {
+    name: 'suspend on approval → a resume under a policy that forbids the tool → failed before it runs',
+    input: { toolNames: ['publish'] },
+    path: [
+      S('saveStart'), ev.turn(0, { toolCalls: [call('publish')] }),
+      ev.toCall('call-0-0', { type: 'xstate.done.actor.guardCall', output: { kind: 'allow' } }),
+      ev.toCall('call-0-0', { type: 'xstate.done.actor.checkArguments', output: { kind: 'valid' } }),
+      ev.toCall('call-0-0', { type: 'xstate.done.actor.decideApproval', output: { kind: 'wait' } }),
+      ev.toCall('call-0-0', { type: 'xstate.done.actor.issueApproval', output: { approvalId: 'c1@approval', token: 'token-1', client: false } }),
+      S('saveSuspension'),
+      RESTORE, ev.restored(), S('saveSuspension'), ev.settleViolation(),
+    ],
+    drive: async (h) => {
+      let published = 0;
+      const options = {
+        ...h.base(),
+        prompt: 'Publish.',
+        model: mock([{ toolCalls: [call('publish')] }]),
+        tools: { publish: { ...lookup, needsApproval: true, execute: () => ++published } },
+      };
+      const first = await h.start(options);
+      if (first.result.status !== 'suspended') throw new Error('expected a suspension');
+      const approvalResponses = first.result.pendingApprovals.map((a) => ({ approvalId: a.approvalId, token: a.token, approved: true }));
+      await h.resume({ ...options, ...h.base(), approvalResponses, execution: createExecutionContext({ allowedTools: [] }) });
+      expect(published).toBe(0);
+    },
+    check: (run) => expect(run.last).toMatchObject({ status: 'failed', error: { code: 'tool_not_allowed', toolCallId: 'c1' } }),
   },
   {
     name: 'json finalization with one repair → completed',
