@@ -9,3 +9,5 @@ export {
   type MessageRow, type PlanIndex, type ReceiptRow, type SavePlan, type StoredRows, type StoredState,
 } from './write-plan.js';
 export { RECORD_FORMAT, READABLE_FORMATS } from './codec.js';
+// A journal backend checks its arguments as Cairn's own journals do.
+export { checkAppend, readLimit } from '../ui/journal.js';

@@ -18,7 +18,7 @@ const CASE_TIMEOUT_MS = 60_000;
 describePostgres('postgres conformance', (env: PostgresTestEnv) => {
   defineStoreConformance({
     name: 'postgres',
-    features: { leases: true, breakers: true },
+    features: { leases: true, breakers: true, journal: true },
     async create() {
       const schema = env.newSchema();
       const setup = createPostgresOpsStore({ connectionString: env.url, poolOptions: { max: 1 } }, { schema });

@@ -12,7 +12,7 @@ import { createManualClock, defineStoreConformance } from 'cairn/testing';
 
 defineStoreConformance({
   name: 'sqlite',
-  features: { leases: true, breakers: true },
+  features: { leases: true, breakers: true, journal: true },
   async create() {
     const dir = mkdtempSync(join(tmpdir(), 'cairn-sqlite-conformance-'));
     const clock = createManualClock();

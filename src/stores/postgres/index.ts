@@ -7,6 +7,9 @@
 import type { LeaseProvider } from '../../agent/types.js';
 import type { BreakerStore } from '../../models/breaker-store.js';
 import { createPostgresBreakerStore } from './breakers.js';
+import type { AgentStreamJournal } from '../../ui/journal.js';
+import { journalRetention } from '../journal-kit.js';
+import { createPostgresJournal } from './journal.js';
 import { migrate, opsTables } from './migrations.js';
 import { createPostgresLeaseProvider } from './leases.js';
 import { createPostgresAgentRunStore, type PostgresAgentRunStore } from './run-store.js';
@@ -15,6 +18,15 @@ import { Db, quoteSchema, type PostgresConnection } from './sql.js';
 export interface PostgresOpsStoreOptions {
   /** The schema that holds the ops tables; setup() creates it when missing. @default 'public' */
   schema?: string;
+  /**
+   * How long `journal` keeps a stream after its last frame, judged on the
+   * database clock. Appends sweep older streams away (at most once a minute
+   * per store object), so a stream goes between this and a minute more after
+   * its last frame; `journal.prune` deletes on demand. Keep it above the
+   * longest a client may take to reconnect and replay.
+   * @default 86_400_000 (one day)
+   */
+  journalRetentionMs?: number;
 }
 
 export interface PostgresOpsStore {
@@ -31,6 +43,13 @@ export interface PostgresOpsStore {
    * the database's.
    */
   breakers: BreakerStore;
+  /**
+   * The UI replay journal in the same schema (`cairn_journal_streams`,
+   * `cairn_journal_frames`): pass as `store` of `toAgentStreamResponse` and
+   * `resumeAgentStreamResponse`. `updatedAt` is in ms on the database clock;
+   * streams are kept for `journalRetentionMs`.
+   */
+  journal: AgentStreamJournal;
   /** The schema this store uses. */
   readonly schema: string;
   /** Ends the pool if the store created it (from a connection string); a pool you passed stays open. */
@@ -49,6 +68,7 @@ export interface PostgresOpsStore {
 export function createPostgresOpsStore(connection: PostgresConnection, options: PostgresOpsStoreOptions = {}): PostgresOpsStore {
   const schema = options.schema ?? 'public';
   const tables = opsTables(quoteSchema(schema));
+  const journalRetentionMs = journalRetention(options.journalRetentionMs, 'createPostgresOpsStore');
   const db = Db.open(connection, schema);
   return {
     schema,
@@ -56,6 +76,7 @@ export function createPostgresOpsStore(connection: PostgresConnection, options: 
     agentRuns: createPostgresAgentRunStore(db, tables),
     leases: createPostgresLeaseProvider(db, tables),
     breakers: createPostgresBreakerStore(db, tables),
+    journal: createPostgresJournal(db, tables, journalRetentionMs),
     close: () => db.close(),
   };
 }

@@ -22,6 +22,8 @@ export interface OpsTables {
   receipts: string;
   leases: string;
   breakers: string;
+  journalStreams: string;
+  journalFrames: string;
 }
 
 export function opsTables(quotedSchema: string): OpsTables {
@@ -33,6 +35,8 @@ export function opsTables(quotedSchema: string): OpsTables {
     receipts: `${quotedSchema}.cairn_run_receipts`,
     leases: `${quotedSchema}.cairn_leases`,
     breakers: `${quotedSchema}.cairn_breakers`,
+    journalStreams: `${quotedSchema}.cairn_journal_streams`,
+    journalFrames: `${quotedSchema}.cairn_journal_frames`,
   };
 }
 
@@ -96,6 +100,25 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   failures       integer     NOT NULL,
   cooldown_until bigint,
   updated_at     timestamptz NOT NULL DEFAULT now()
+)`,
+  ],
+  // 4: the UI replay journal: a row per stream (its head, scope and age, in ms
+  // on the database clock), a row per frame.
+  [
+    `CREATE TABLE cairn_journal_streams (
+  stream_id  text             PRIMARY KEY,
+  scope      text,
+  last_seq   bigint           NOT NULL,
+  ended      boolean          NOT NULL,
+  updated_at double precision NOT NULL
+)`,
+    'CREATE INDEX cairn_journal_streams_by_update ON cairn_journal_streams (updated_at)',
+    `CREATE TABLE cairn_journal_frames (
+  stream_id text    NOT NULL REFERENCES cairn_journal_streams (stream_id) ON DELETE CASCADE,
+  seq       bigint  NOT NULL,
+  body      text    NOT NULL,
+  ends_leg  boolean NOT NULL,
+  PRIMARY KEY (stream_id, seq)
 )`,
   ],
 ];

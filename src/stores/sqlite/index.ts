@@ -9,6 +9,9 @@ import { CairnTypeError, InvalidOptionsError } from '../../errors/index.js';
 import type { BreakerStore } from '../../models/breaker-store.js';
 import { createAgentRunStore, type SqliteAgentRunStore } from './agent-runs.js';
 import { createBreakerStore } from './breakers.js';
+import type { AgentStreamJournal } from '../../ui/journal.js';
+import { journalRetention } from '../journal-kit.js';
+import { createSqliteJournal, EMPTY_READ_ONLY_JOURNAL } from './journal.js';
 import { createLeaseProvider } from './leases.js';
 import { checkCairnSchema, hasTable, openReadOnlyDatabase, refuseNonFile } from './read-only.js';
 import { openDatabase } from './schema.js';
@@ -50,6 +53,15 @@ export interface SqliteOpsStoreOptions {
   clock?: { now(): number };
   /** How long a statement waits for another connection's lock before failing with SQLITE_BUSY. @default 5000 */
   busyTimeoutMs?: number;
+  /**
+   * How long `journal` keeps a stream after its last frame. Appends sweep
+   * older streams away (at most once a minute per store object), so a stream
+   * goes between this and a minute more after its last frame; `journal.prune`
+   * deletes on demand. Keep it above the longest a client may take to
+   * reconnect and replay.
+   * @default 86_400_000 (one day)
+   */
+  journalRetentionMs?: number;
 }
 
 export interface SqliteOpsStore {
@@ -64,6 +76,13 @@ export interface SqliteOpsStore {
    * on the run's clock, not on `clock`.
    */
   breakers: BreakerStore;
+  /**
+   * The UI replay journal in the same file (`cairn_journal_streams`,
+   * `cairn_journal_frames`): pass as `store` of `toAgentStreamResponse` and
+   * `resumeAgentStreamResponse`. `updatedAt` is on `clock`; streams are kept
+   * for `journalRetentionMs`. Read-only stores read it and refuse writes.
+   */
+  journal: AgentStreamJournal;
   /**
    * Writes a consistent copy of the database to `destination` (`VACUUM INTO`)
    * while the store stays in use. The file must not exist yet.
@@ -85,6 +104,7 @@ export interface SqliteOpsStore {
  */
 export function createSqliteOpsStore(options: SqliteOpsStoreOptions): SqliteOpsStore {
   const normalized = normalize(options);
+  const journalRetentionMs = journalRetention(options.journalRetentionMs, 'createSqliteOpsStore');
   const { path } = normalized;
   let db: Database.Database;
   if (normalized.readonly) {
@@ -101,6 +121,10 @@ export function createSqliteOpsStore(options: SqliteOpsStoreOptions): SqliteOpsS
     leases: createLeaseProvider(db, clock),
     // A store read-only at schema 1 has no breaker table (migration 2 adds it): it has no breaker state either.
     breakers: normalized.readonly && !hasTable(db, 'cairn_breakers') ? NO_BREAKERS : createBreakerStore(db, clock),
+    // Likewise a read-only store older than the journal's migration has no journal tables, and no streams.
+    journal: normalized.readonly && !hasTable(db, 'cairn_journal_streams')
+      ? EMPTY_READ_ONLY_JOURNAL
+      : createSqliteJournal(db, { clock, retentionMs: journalRetentionMs, readonly: normalized.readonly }),
     async backup(destination: string) {
       if (typeof destination !== 'string' || destination === '') {
         throw new InvalidOptionsError('backup: destination must be a file path.');

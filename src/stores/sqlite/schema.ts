@@ -62,6 +62,24 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   updated_at     INTEGER NOT NULL
 )`,
   ],
+  // 3: the UI replay journal: a row per stream (its head, scope and age), a row per frame.
+  [
+    `CREATE TABLE cairn_journal_streams (
+  stream_id  TEXT    PRIMARY KEY,
+  scope      TEXT,
+  last_seq   INTEGER NOT NULL,
+  ended      INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+)`,
+    'CREATE INDEX cairn_journal_streams_by_update ON cairn_journal_streams (updated_at)',
+    `CREATE TABLE cairn_journal_frames (
+  stream_id TEXT    NOT NULL REFERENCES cairn_journal_streams (stream_id) ON DELETE CASCADE,
+  seq       INTEGER NOT NULL,
+  body      TEXT    NOT NULL,
+  ends_leg  INTEGER NOT NULL,
+  PRIMARY KEY (stream_id, seq)
+)`,
+  ],
 ];
 
 /** The schema version this code writes: the number of migrations it knows. */

@@ -1,11 +1,13 @@
 /**
- * One initializer for a whole backend: the store, lease and breaker suites
+ * One initializer for a whole backend: the store, lease, breaker and journal suites
  * from a single description of how to make fresh data and open the backend
  * over it, so a backend's test file is a few lines.
  */
 import type { BreakerStore } from '../../models/breaker-store.js';
 import type { AgentRunStore, LeaseProvider } from '../../stores/types.js';
+import type { AgentStreamJournal } from '../../ui/journal.js';
 import { validateBreakerStore } from './breaker-suite.js';
+import { defineJournalConformance } from './journal-suite.js';
 import { validateLeaseProvider } from './lease-suite.js';
 import { validateAgentRunStore } from './store-suite.js';
 import type { ConformanceTestApi } from './types.js';
@@ -17,6 +19,8 @@ export interface BackendHandle {
   leases?: LeaseProvider;
   /** Required with `features.breakers`. */
   breakers?: BreakerStore;
+  /** The UI replay journal. Required with `features.journal`. */
+  journal?: AgentStreamJournal;
   /** Closes what this open made. */
   close?(): void | Promise<void>;
 }
@@ -28,7 +32,11 @@ export interface BackendSpace {
    * process opening the same data (unless `reopens` is false).
    */
   open(): BackendHandle | Promise<BackendHandle>;
-  /** Moves the clock the leases (and the store's lease check) read by `ms`. Required with `features.leases`. */
+  /**
+   * Moves the clock the leases (and the store's lease check) read by `ms`,
+   * and the one the journal stamps `updatedAt` with. Required with
+   * `features.leases` or `features.journal`.
+   */
   advance?(ms: number): Promise<void>;
   /** The lease lifetime the lease cases use. @default 10000 */
   ttlMs?: number;
@@ -52,15 +60,17 @@ export interface StoreConformanceOptions {
   /**
    * The parts of the contract the backend has. `leases`: the store checks a
    * save's lease and `leases` is a LeaseProvider (the lease suite runs too);
-   * `breakers`: the breaker suite runs.
-   * @default { list: true, prune: true, leases: false, breakers: false }
+   * `breakers`: the breaker suite runs; `journal`: `journal` is an
+   * AgentStreamJournal and the journal suite runs.
+   * @default { list: true, prune: true, leases: false, breakers: false, journal: false }
    */
-  features?: { list?: boolean; prune?: boolean; leases?: boolean; breakers?: boolean };
+  features?: { list?: boolean; prune?: boolean; leases?: boolean; breakers?: boolean; journal?: boolean };
 }
 
 /**
- * Registers the AgentRunStore suite, and the LeaseProvider and BreakerStore
- * suites when the backend has those parts, with your test framework.
+ * Registers the AgentRunStore suite, and the LeaseProvider, BreakerStore and
+ * AgentStreamJournal suites when the backend has those parts, with your test
+ * framework.
  *
  * @example
  * ```ts
@@ -78,7 +88,7 @@ export interface StoreConformanceOptions {
  * ```
  */
 export function defineStoreConformance(options: StoreConformanceOptions, api: ConformanceTestApi): void {
-  const features = { list: true, prune: true, leases: false, breakers: false, ...options.features };
+  const features = { list: true, prune: true, leases: false, breakers: false, journal: false, ...options.features };
   const reopens = options.reopens ?? true;
   /** Every case's space and what it opened, so destroy closes them all. */
   const cases = new WeakMap<object, { space: BackendSpace; handles: BackendHandle[] }>();
@@ -144,6 +154,21 @@ export function defineStoreConformance(options: StoreConformanceOptions, api: Co
         async restart() {
           for (const handle of handles.splice(0)) await handle.close?.();
           return breakersOf(await open());
+        },
+      } : {}),
+    })), api);
+  }
+
+  if (features.journal) {
+    const journalOf = (handle: BackendHandle) => need(handle.journal, 'features.journal is set, so open() must return journal.');
+    defineJournalConformance(initializer(({ space, handles, first, open }) => ({
+      journal: journalOf(first),
+      advance: need(space.advance, 'features.journal is set, so create() must return advance.'),
+      ...(reopens ? {
+        reopen: async () => journalOf(await open()),
+        async restart() {
+          for (const handle of handles.splice(0)) await handle.close?.();
+          return journalOf(await open());
         },
       } : {}),
     })), api);
