@@ -5,7 +5,6 @@
  * applies on its own.
  */
 import { InvalidOptionsError } from '../errors/index.js';
-import type { JournalFrame } from '../ui/journal.js';
 
 /** How long an ops store keeps a stream after its last frame, unless told otherwise: one day. */
 export const DEFAULT_JOURNAL_RETENTION_MS = 86_400_000;
@@ -22,49 +21,8 @@ export function journalRetention(value: unknown, who: string): number {
   return value;
 }
 
-// A raw NUL, or half of a surrogate pair: neither occurs in JSON.stringify's output, and neither survives a UTF-8 text column.
-const UNSTORABLE = /[\0\p{Cs}]/u;
-
-/**
- * Refuses frames whose body a UTF-8 text column would change: a NUL
- * (PostgreSQL refuses it) or a lone surrogate (written as U+FFFD). A frame is
- * JSON text, which never holds either unescaped.
- */
-export function checkStorableBodies(frames: readonly JournalFrame[]): void {
-  frames.forEach((frame, i) => {
-    if (UNSTORABLE.test(frame.body)) {
-      throw new InvalidOptionsError(`journal: frame ${i} (seq ${frame.seq}) holds a NUL or a lone surrogate, which no JSON text holds unescaped.`);
-    }
-  });
-}
-
-/** The stream id of a head or read, checked: a string (an append refuses '' too, so no stream has that id). */
-export function checkStreamId(streamId: unknown): asserts streamId is string {
-  if (typeof streamId !== 'string') throw new InvalidOptionsError('journal: streamId must be a string.');
-}
-
-/** The scope of an append, checked: a string when given. */
-export function appendScope(options: { scope?: string } | undefined): string | null {
-  const scope = options?.scope;
-  if (scope === undefined) return null;
-  if (typeof scope !== 'string') throw new InvalidOptionsError('journal: scope must be a string when given.');
-  return scope;
-}
-
-/** The `after` of a read, checked: an integer of 0 or more. */
-export function readAfter(after: unknown): number {
-  if (typeof after !== 'number' || !Number.isSafeInteger(after) || after < 0) {
-    throw new InvalidOptionsError('journal: after must be an integer of 0 or more.');
-  }
-  return after;
-}
-
-/** The `before` of a prune, checked: a number of ms (Infinity prunes every stream). */
-export function pruneBefore(options: { before: number } | undefined): number {
-  const before = options?.before;
-  if (typeof before !== 'number' || Number.isNaN(before)) throw new InvalidOptionsError('journal: prune needs { before } in ms.');
-  return before;
-}
+// The argument checks every journal makes live beside the contract, where the in-memory journal reads them too.
+export { appendScope, checkStorableBodies, checkStreamId, pruneBefore, readAfter } from '../ui/journal.js';
 
 /**
  * When the next retention sweep is due, on a store object's clock: at the

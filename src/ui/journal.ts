@@ -73,6 +73,51 @@ export function checkAppend(streamId: string, after: number, frames: readonly Jo
       throw new InvalidOptionsError(`journal: frame ${i} of an append after seq ${after} must be { seq: ${after + i + 1}, body: string, end: boolean }.`);
     }
   });
+  checkStorableBodies(frames);
+}
+
+// A raw NUL, or half of a surrogate pair: neither occurs in JSON.stringify's output, and neither survives a UTF-8 text column.
+const UNSTORABLE = /[\0\p{Cs}]/u;
+
+/**
+ * Refuses frames whose body a UTF-8 text column would change: a NUL
+ * (PostgreSQL refuses it) or a lone surrogate (written as U+FFFD). A frame is
+ * JSON text, which never holds either unescaped.
+ */
+export function checkStorableBodies(frames: readonly JournalFrame[]): void {
+  frames.forEach((frame, i) => {
+    if (UNSTORABLE.test(frame.body)) {
+      throw new InvalidOptionsError(`journal: frame ${i} (seq ${frame.seq}) holds a NUL or a lone surrogate, which no JSON text holds unescaped.`);
+    }
+  });
+}
+
+/** The stream id of a head or read, checked: a string (an append refuses '' too, so no stream has that id). */
+export function checkStreamId(streamId: unknown): asserts streamId is string {
+  if (typeof streamId !== 'string') throw new InvalidOptionsError('journal: streamId must be a string.');
+}
+
+/** The scope of an append, checked: a string when given. */
+export function appendScope(options: { scope?: string } | undefined): string | null {
+  const scope = options?.scope;
+  if (scope === undefined) return null;
+  if (typeof scope !== 'string') throw new InvalidOptionsError('journal: scope must be a string when given.');
+  return scope;
+}
+
+/** The `after` of a read, checked: an integer of 0 or more. */
+export function readAfter(after: unknown): number {
+  if (typeof after !== 'number' || !Number.isSafeInteger(after) || after < 0) {
+    throw new InvalidOptionsError('journal: after must be an integer of 0 or more.');
+  }
+  return after;
+}
+
+/** The `before` of a prune, checked: a number of ms (Infinity prunes every stream). */
+export function pruneBefore(options: { before: number } | undefined): number {
+  const before = options?.before;
+  if (typeof before !== 'number' || Number.isNaN(before)) throw new InvalidOptionsError('journal: prune needs { before } in ms.');
+  return before;
 }
 
 /** The read limit, checked: a positive integer, at most 10,000. */
@@ -128,6 +173,7 @@ export function createInMemoryAgentStreamJournal(options: InMemoryJournalOptions
   };
   return {
     async head(streamId) {
+      checkStreamId(streamId);
       const stream = streams.get(streamId);
       if (!stream) return undefined;
       const last = stream.frames[stream.frames.length - 1];
@@ -138,7 +184,7 @@ export function createInMemoryAgentStreamJournal(options: InMemoryJournalOptions
       const stream = streams.get(streamId);
       const found = stream ? stream.frames.length : null;
       if ((found ?? 0) !== after) throw new JournalConflictError(streamId, after, found);
-      const scope = appendOptions.scope ?? null;
+      const scope = appendScope(appendOptions);
       if (stream && stream.scope !== scope) {
         throw new JournalConflictError(streamId, after, found, `Stream "${streamId}" belongs to another scope.`);
       }
@@ -152,14 +198,16 @@ export function createInMemoryAgentStreamJournal(options: InMemoryJournalOptions
       while (streams.size > maxStreams) streams.delete(streams.keys().next().value as string);
     },
     async read(streamId, after, limit) {
+      checkStreamId(streamId);
+      const from = readAfter(after);
       const max = readLimit(limit);
       const stream = streams.get(streamId);
       if (!stream) return [];
       // seq n sits at index n - 1.
-      return stream.frames.slice(Math.max(0, after), Math.max(0, after) + max).map((frame) => ({ ...frame }));
+      return stream.frames.slice(from, from + max).map((frame) => ({ ...frame }));
     },
-    async prune({ before }) {
-      return prune(before);
+    async prune(options) {
+      return prune(pruneBefore(options));
     },
   };
 }
