@@ -4,7 +4,7 @@
  * nothing.
  */
 import {
-  AgentRunLeaseError, BindingChangedError, CairnTypeError, InvalidOptionsError, RunBusyError, RunIdentityError, serializeError,
+  AgentRunLeaseError, BindingChangedError, CairnTypeError, ExecutionPolicyError, InvalidOptionsError, RunBusyError, RunIdentityError, serializeError,
 } from '../errors/index.js';
 import type { CallAnswer, RunContext, RunInput } from '../../machines/index.js';
 import { DEFAULT_LEASE_TTL_MS, RunHost } from '../runtime/host.js';
@@ -172,8 +172,10 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
         status: 'suspended', pendingApprovals: stored.pendingApprovals, pendingClientCalls: stored.pendingClientCalls,
       });
     }
+    if (stored.ledger || opts.execution) await restoreLedger(stored, opts as NormalizedOptions<unknown>);
     const host = new RunHost<T>(opts, runId, emit, stored);
     host.lease = lease;
+    if (host.budget) await host.budget.holdLeftovers();
     for (const warning of matched.warnings) host.warnings.push(warning);
     // Everything the resume brings goes to the calls as their answers: each verdict is kept with its
     // approval request, a reconciled result becomes the call's receipt, a retry is the call's to take.
@@ -193,6 +195,29 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
       return answers;
     }, retrying ? stored.retry!.phase : undefined);
   });
+}
+
+/**
+ * The execution ledger a resume goes on with. A run that checkpointed a ledger
+ * resumes only under a context of the same scope. A root context's checkpoint
+ * is restored into the context's ledger (entries it holds already stay as they
+ * are), so a budget is never reset by a restart; a child's slice must still be
+ * in the context's ledger, since a slice cannot seed a new ledger.
+ */
+async function restoreLedger(stored: AgentRunEnvelope, opts: NormalizedOptions<unknown>): Promise<void> {
+  const saved = stored.ledger;
+  if (!saved) return;
+  const execution = opts.execution;
+  const mismatch = (why: string) => new ExecutionPolicyError('execution_context_mismatch', `Run ${stored.runId} ran under execution context ${saved.scope}; ${why}.`);
+  if (!execution) throw mismatch('resume it with that context (execution)');
+  if (execution.path !== saved.scope) throw mismatch(`this resume has ${execution.path}`);
+  if (!saved.subtree) {
+    await execution.ledger.restore(saved.entries);
+    return;
+  }
+  const held = new Set((await execution.ledger.entries(saved.scope)).map((e) => e.id));
+  const missing = saved.entries.filter((e) => !held.has(e.id));
+  if (missing.length > 0) throw mismatch(`its ledger does not hold ${missing.length} of the run's reservations (a slice cannot seed a new ledger)`);
 }
 
 /**

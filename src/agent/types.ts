@@ -12,7 +12,7 @@ import type { JsonValue } from './json.js';
 import type { CallOutcome } from '../../machines/types.js';
 import type { AgentRunStore, LeaseProvider } from '../stores/types.js';
 import type { AgentRunView } from './run-view.js';
-import type { ExecutionContext } from '../policy/index.js';
+import type { ExecutionContext, LedgerEntry } from '../policy/index.js';
 
 export type { AgentRunView };
 
@@ -494,6 +494,20 @@ export interface AgentRunBinding {
   };
 }
 
+/**
+ * The execution ledger a run checkpoints: the whole ledger under a root
+ * context; under a child context only the reservations charged to its scope
+ * (`subtree: true`), which a resume under the same context checks are still
+ * in its ledger, and which cannot seed a new one.
+ */
+export interface AgentRunLedger {
+  /** The ledger's name and the context's scope in it. */
+  name: string;
+  scope: string;
+  subtree: boolean;
+  entries: LedgerEntry[];
+}
+
 /** `drained`: stopped at a model-step boundary on request; any executor's resume goes on. */
 export type AgentRunStatus = 'running' | 'suspended' | 'drained' | 'completed' | 'stopped' | 'failed';
 
@@ -529,6 +543,8 @@ export interface AgentRunEnvelope {
   retry?: { cause: string; phase: 'loop' | 'finalize'; error: SerializedError };
   /** The model fail-over record; present for a run with fallbackModels. */
   models?: AgentRunModels;
+  /** The execution ledger as this save found it; present for a run with `execution` (see docs/policy.md). */
+  ledger?: AgentRunLedger;
   createdAt: number;
   updatedAt: number;
 }

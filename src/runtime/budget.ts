@@ -48,21 +48,58 @@ export class RunBudget {
     private readonly now: () => number,
   ) {}
 
+  /**
+   * The reservation made for a step's first attempt by the save that precedes
+   * it, so that it is durable before the call without a save of its own.
+   */
+  private pre: { step: number; model: string; id: string } | null = null;
+
+  /**
+   * Reserves the next call of `step` ahead, while the save that precedes it is
+   * being written. Best effort: a refusal reserves nothing, and the call's own
+   * admission then refuses it.
+   */
+  async reserveAhead(model: LanguageModel, step: number, requestChars: number, maxOutputTokens: number | undefined): Promise<void> {
+    if (this.pre?.step === step && this.pre.model === modelKey(model)) return;
+    await this.releaseAhead();
+    try {
+      const id = await this.reserve(model, step, requestChars, maxOutputTokens, 'ahead');
+      this.pre = { step, model: modelKey(model), id };
+    } catch {
+      this.pre = null;
+    }
+  }
+
+  /** A reservation made ahead that no call took: never dispatched, so given back. */
+  async releaseAhead(): Promise<void> {
+    const pre = this.pre;
+    this.pre = null;
+    if (!pre) return;
+    this.open.delete(pre.id);
+    await this.context.ledger.settle(pre.id, { status: 'released' });
+  }
+
   /** Reserves one attempt's estimate; rejects with a {@link BudgetRefusal} when a ceiling would pass. */
   async admit(model: LanguageModel, request: ModelRequest, step: number, maxOutputTokens: number | undefined): Promise<string> {
+    const pre = this.pre;
+    if (pre && pre.step === step && pre.model === modelKey(model)) {
+      this.pre = null;
+      return pre.id;
+    }
+    await this.releaseAhead();
+    const chars = JSON.stringify(request.messages).length + JSON.stringify(request.tools ?? []).length;
+    return this.reserve(model, step, chars, maxOutputTokens, String(++this.count));
+  }
+
+  private async reserve(model: LanguageModel, step: number, requestChars: number, maxOutputTokens: number | undefined, tag: string): Promise<string> {
     const key = modelKey(model);
-    const estimate = this.context.estimate({
-      model: key,
-      requestChars: JSON.stringify(request.messages).length + JSON.stringify(request.tools ?? []).length,
-      maxOutputTokens,
-    });
+    const estimate = this.context.estimate({ model: key, requestChars, maxOutputTokens });
     const usd = usdOf(this.context, model, estimate);
     const ceilings = this.context.policy.ceilings;
     if (usd === null && this.context.budget.unknownPrice === 'reject' && ceilings.some((c) => c.usd !== undefined)) {
       throw new BudgetError('unpriced_model', `The execution context has no price for ${key}, and its USD budget rejects unpriced models.`);
     }
-    this.count += 1;
-    const id = `${this.runId}:${step}:${this.legId}:${this.count}`;
+    const id = `${this.runId}:${step}:${this.legId}:${tag}`;
     const result = await this.context.ledger.admit({
       id, scope: this.context.path, runId: this.runId, model: key, usd: usd === null ? null : round(usd),
       tokens: estimate.inputTokens + estimate.outputTokens, ceilings: [...ceilings], at: this.now(),
@@ -85,9 +122,23 @@ export class RunBudget {
     await this.context.ledger.settle(id, { status: holdAfter(error) });
   }
 
-  /** Reservations this leg left open (a leg that ended mid-call): held as unknown. */
+  /** At the end of the leg: a reservation made ahead that no call took is given back; any other left open is held as unknown. */
   async close(): Promise<void> {
+    await this.releaseAhead().catch(() => undefined);
     for (const id of [...this.open]) await this.fail(id, null).catch(() => undefined);
+  }
+
+  /**
+   * At the start of a resume: reservations of this run that an earlier leg
+   * left `reserved` (it stopped while they were in flight, or before it
+   * settled them) may have been billed, so they stay held as unknown.
+   */
+  async holdLeftovers(): Promise<void> {
+    for (const entry of await this.context.ledger.entries(this.context.path)) {
+      if (entry.runId === this.runId && entry.status === 'reserved' && !this.open.has(entry.id)) {
+        await this.context.ledger.settle(entry.id, { status: 'unknown' });
+      }
+    }
   }
 }
 

@@ -26,8 +26,9 @@ import { plantedBugsIn } from './test-switches.js';
 import { toolCallLogic } from './tool-actors.js';
 import { createExecutionContext, type ExecutionContext } from '../policy/index.js';
 import { RunBudget, usdOf } from './budget.js';
+import { candidatesOf } from './model-call.js';
 import { batchViolation } from './run-actors.js';
-import type { Accounting } from '../agent/types.js';
+import type { Accounting, AgentRunModels } from '../agent/types.js';
 
 type RunSnapshot = SnapshotFrom<typeof runMachine>;
 type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
@@ -276,9 +277,11 @@ export class RunHost<T> implements Leg<T> {
       return this.failedResult(serializeError(this.machineError));
     }
     const snapshot = this.actor.getSnapshot();
-    await this.budget?.close();
     const result = this.resultOf(snapshot);
-    result.accounting = await this.accounting(snapshot.context);
+    if (this.budget) {
+      await this.budget.close();
+      result.accounting = await this.accounting(snapshot.context);
+    }
     if (snapshot.status === 'done' && this.opts.raw.session && !this.storeFailure) {
       // Completion is reported only after the terminal write succeeded.
       try {
@@ -390,7 +393,38 @@ export class RunHost<T> implements Leg<T> {
     // A save asked for before the lease was lost or a write failed must not start after it: nothing more is written.
     if (this.leaseLost && this.lease) throw new AgentRunLeaseError('lease_lost', this.lease.key);
     if (this.storeFailure) throw new PersistenceError(this.storeFailure.message);
-    await this.commit(this.envelope());
+    // Without an execution context there is no ledger, and the save takes no more turns of the event loop than before.
+    if (!this.opts.execution) return this.commit(this.envelope());
+    await this.reserveAhead();
+    const ledger = await this.ledgerCheckpoint();
+    await this.commit(this.envelope({ ledger }));
+  }
+
+  /**
+   * A save that a loop step's model call follows (the start, a step's
+   * checkpoint) reserves that call first, so the reservation is in the record
+   * before the call is sent, without a save of its own.
+   */
+  private async reserveAhead(): Promise<void> {
+    if (!this.budget) return;
+    const snapshot = this.actor.getSnapshot();
+    const context = snapshot.context;
+    // A run that stops at the boundary makes no call: what was reserved for it is given back before the record is saved.
+    if (snapshot.matches('draining')) return this.budget.releaseAhead();
+    if (!(snapshot.matches('starting') || snapshot.matches({ loop: 'checkpointing' }))) return;
+    if (context.drainRequested || context.step >= context.maxSteps) return;
+    const model = candidatesOf(this.opts.models, (context.models ?? null) as AgentRunModels | null)[0]!;
+    const chars = JSON.stringify(context.messages).length + JSON.stringify(this.opts.parameters).length;
+    await this.budget.reserveAhead(model, context.step, chars, this.opts.settings?.maxOutputTokens);
+  }
+
+  /** What a save records of the ledger: all of it under a root context, the run's scope under a child. */
+  private async ledgerCheckpoint(): Promise<AgentRunEnvelope['ledger']> {
+    const execution = this.opts.execution;
+    if (!execution) return undefined;
+    const subtree = execution.parent !== null;
+    const entries = await execution.ledger.entries(subtree ? execution.path : undefined);
+    return { name: execution.ledger.name, scope: execution.path, subtree, entries: toJson(entries) };
   }
 
   private async writeTerminal(result: AgentResult<T>): Promise<void> {
@@ -401,7 +435,8 @@ export class RunHost<T> implements Leg<T> {
     const retryFrom = result.status === 'failed' && error?.retry && this.lastCommitted !== null
       ? { snapshot: this.lastCommitted, retry: { ...error.retry, error: serializeError({ name: error.name, code: error.code, message: error.message }) } }
       : undefined;
-    await this.commit(this.envelope({ result: json, ...(retryFrom ? { retryFrom } : {}) }));
+    const ledger = this.opts.execution ? await this.ledgerCheckpoint() : undefined;
+    await this.commit(this.envelope({ result: json, ...(retryFrom ? { retryFrom } : {}), ...(ledger ? { ledger } : {}) }));
   }
 
   private async commit(envelope: AgentRunEnvelope): Promise<void> {

@@ -201,6 +201,15 @@ function describe(error: unknown, cause: TransientCause | null): SerializedError
   return { ...serializeError(error, 'model_call_failed'), ...(cause ? { cause } : {}) };
 }
 
+/** The models a call tries, in order: the chain less the ones that failed over before. */
+export function candidatesOf(chain: readonly LanguageModel[], models: AgentRunModels | null): LanguageModel[] {
+  const skipped = new Set((models?.failovers ?? []).map((f) => modelKey(f.failed)));
+  const candidates = chain.filter((m) => !skipped.has(modelKey(m)));
+  // Every model failed over once already: the call starts again from the last one.
+  if (candidates.length === 0) candidates.push(chain[chain.length - 1]!);
+  return candidates;
+}
+
 /**
  * Makes the call. `build` gives the request for a candidate (each candidate
  * gets its own, so a request profile or object strategy can differ).
@@ -218,10 +227,7 @@ export async function callModel(
   const { step, phase } = input;
   const chain = opts.models;
   const before = (input.models ?? null) as AgentRunModels | null;
-  const skipped = new Set((before?.failovers ?? []).map((f) => modelKey(f.failed)));
-  const candidates = chain.filter((m) => !skipped.has(modelKey(m)));
-  // Every model failed over once already: the call starts again from the last one.
-  if (candidates.length === 0) candidates.push(chain[chain.length - 1]!);
+  const candidates = candidatesOf(chain, before);
   const breaker = opts.raw.deps?.breakerStore ? new Breaker(opts.raw.deps.breakerStore, opts.raw.deps.breaker, opts.now) : null;
   const wait = opts.raw.deps?.sleep ?? sleep;
   let models = before;

@@ -151,6 +151,8 @@ export interface EnvelopeExtras {
    * (`retryFailed` goes on from there), with what failed.
    */
   retryFrom?: { snapshot: PersistedRun; retry: NonNullable<AgentRunEnvelope['retry']> };
+  /** The execution ledger the save found (a run with `execution`). */
+  ledger?: NonNullable<AgentRunEnvelope['ledger']>;
 }
 
 /** The envelope of a run: a pure function of its persisted snapshot and identity. */
@@ -183,6 +185,7 @@ export function envelopeOf(snapshot: PersistedRun, identity: RunIdentity, extras
     ...(extras.result ? { result: extras.result } : {}),
     ...(extras.retryFrom ? { retry: extras.retryFrom.retry } : {}),
     ...(models ? { models } : {}),
+    ...(extras.ledger ? { ledger: extras.ledger } : {}),
     createdAt: identity.createdAt,
     updatedAt: identity.updatedAt,
   };
