@@ -17,6 +17,9 @@
  *     completes, every plain call ran exactly once, and the same calls ran as
  *     in the fault-free run.
  *  4. The final messages equal those of the fault-free run of the same scenario.
+ *  5. Under a budget (half the scenarios): after every crash point, each leg's record holds each
+ *     reservation once, none left open, and one committed call per turn the run recorded
+ *     (checked while driving, see drive.ts).
  *
  * Re-run a failure with FC_SEED=<seed> (and FC_PATH=<path>); raise the run
  * count with CAIRN_PROPERTY_RUNS.
@@ -78,12 +81,13 @@ interface Tally {
   restarts: number;
   retryRuns: number;
   maxResumes: number;
+  ledgerChecks: number;
 }
 
 const newTally = (): Tally => ({
   runs: 0,
   fired: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>,
-  noPoint: 0, reconciled: 0, retried: 0, retriedGated: 0, retriedGatedResent: 0, retryFailed: 0, failovers: 0, restarts: 0, retryRuns: 0, maxResumes: 0,
+  noPoint: 0, reconciled: 0, retried: 0, retriedGated: 0, retriedGatedResent: 0, retryFailed: 0, failovers: 0, restarts: 0, retryRuns: 0, maxResumes: 0, ledgerChecks: 0,
 });
 
 /**
@@ -165,6 +169,7 @@ function crashProperty(tally: Tally, bugs?: PlantedBugs) {
     tally.restarts += run.restarts;
     if (run.retryAsked) tally.retryRuns++;
     tally.maxResumes = Math.max(tally.maxResumes, run.resumes);
+    tally.ledgerChecks += run.ledgerChecks;
     checkInvariants(scenario, fault, ref, run);
   });
 }
@@ -187,13 +192,14 @@ describe('crash property: any run, any single fault, a careful operator', () => 
     await fc.assert(crashProperty(tally), params(NUM_RUNS));
     console.log(`crash property: ${tally.runs} runs in ${Math.round(performance.now() - started)} ms; faults fired by kind ${JSON.stringify(tally.fired)}; ` +
       `no such point ${tally.noPoint}; reconciled calls ${tally.reconciled}, retried calls ${tally.retried} (gated: ${tally.retriedGated}, passing with the recorded verdict, ${tally.retriedGatedResent} of them with it sent again), retryFailed ${tally.retryFailed}, fail-overs ${tally.failovers}, ` +
-      `runs with a retry ${tally.retryRuns}, fresh runtimes ${tally.restarts}, most resumes in one drive ${tally.maxResumes}`);
+      `runs with a retry ${tally.retryRuns}, fresh runtimes ${tally.restarts}, most resumes in one drive ${tally.maxResumes}, budgeted legs checked ${tally.ledgerChecks}`);
     // Non-vacuity: every kind of fault happened often, and both ways out of an unknown effect were taken.
     if (process.env.FC_PATH === undefined) {
       for (const kind of FAULT_KINDS) expect(tally.fired[kind], `faults of kind ${kind}`).toBeGreaterThanOrEqual(MIN_PER_KIND);
       expect(tally.reconciled).toBeGreaterThan(0);
       expect(tally.retried).toBeGreaterThan(0);
       expect(tally.failovers).toBeGreaterThan(0);
+      expect(tally.ledgerChecks).toBeGreaterThan(0);
     }
   }, TIMEOUT);
 

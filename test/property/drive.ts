@@ -18,6 +18,7 @@ import {
   type Scenario, type ToolKind, type TransientFault,
 } from './scenario.js';
 import { answerScenario, wireModels, wireServer, type WireFault, type WireFaultMode } from './wire-model.js';
+import { createExecutionContext, type ExecutionContext } from 'cairn/policy';
 
 export type Fault =
   | { kind: 'none' }
@@ -61,6 +62,8 @@ export interface DriveReport {
   /** Invariant (2) and liveness breaches seen while driving. */
   violations: string[];
   trace: string[];
+  /** Legs whose ledger was checked (budgeted scenarios). */
+  ledgerChecks: number;
 }
 
 /** One process: the store object it writes through, and the crash plan that wraps it (first runtime only). */
@@ -71,7 +74,14 @@ interface Runtime {
   store: AgentRunStore;
   plan: CrashPlan | undefined;
   ids: () => string;
+  /** A budgeted scenario's execution context: one per process, so a fresh runtime restores its ledger from the record. */
+  execution: ExecutionContext | undefined;
 }
+
+/** A root context with a ceiling no scenario reaches: the property checks the ledger's bookkeeping, not refusals. */
+const budgetContext = (scenario: Scenario) => (scenario.budget
+  ? createExecutionContext({ prices: { 'mock:mock-model': { input: 1, output: 2 } }, budget: { usd: 1000, tokens: 100_000_000 } })
+  : undefined);
 
 type Action =
   | { kind: 'start' }
@@ -108,11 +118,11 @@ export async function driveScenario(scenario: Scenario, fault: Fault, bugs?: Pla
   // make a different number of saves, and a fault's position is counted on the fault-free drive.
   const faulty = createFaultyStore(base, fault.kind === 'store' ? { failSave: { at: fault.at, mode: fault.mode } } : {});
   const plan = createCrashPlan(fault.kind === 'crash' ? { at: fault.at } : {});
-  let runtime: Runtime = { data: base, store: plan.wrapStore(faulty), plan, ids: idGenerator('p0') };
+  let runtime: Runtime = { data: base, store: plan.wrapStore(faulty), plan, ids: idGenerator('p0'), execution: budgetContext(scenario) };
   let generation = 0;
   const report: DriveReport = {
     status: 'crashed', messages: undefined, ledgers: [], fired: false, counts: plan.counts, retryAsked: false,
-    retriedCalls: 0, retriedGated: 0, retriedGatedResent: 0, reconciledCalls: 0, retryFailed: 0, failovers: 0, resumes: 0, restarts: 0, violations: [], trace: [],
+    retriedCalls: 0, retriedGated: 0, retriedGatedResent: 0, reconciledCalls: 0, retryFailed: 0, failovers: 0, resumes: 0, restarts: 0, violations: [], trace: [], ledgerChecks: 0,
   };
 
   const freshRuntime = async (upTo: number) => {
@@ -120,7 +130,7 @@ export async function driveScenario(scenario: Scenario, fault: Fault, bugs?: Pla
     report.restarts++;
     const runIds = Array.from({ length: upTo + 1 }, (_, i) => runIdOf(i));
     const data = await cloneStore(runtime.data, runIds);
-    runtime = { data, store: data, plan: undefined, ids: idGenerator(`p${generation}`) };
+    runtime = { data, store: data, plan: undefined, ids: idGenerator(`p${generation}`), execution: budgetContext(scenario) };
   };
 
   const options = (leg: number, previous: Message[] | undefined): AgentOptions => {
@@ -135,6 +145,7 @@ export async function driveScenario(scenario: Scenario, fault: Fault, bugs?: Pla
       ...(models.fallbackModels ? { fallbackModels: models.fallbackModels } : {}),
       tools: rt.plan ? rt.plan.wrapTools(tools) : tools,
       bindingId: 'crash-property-v1',
+      ...(rt.execution ? { execution: rt.execution } : {}),
       // An injected 503 fails the leg (the retryFailed path), instead of being retried within the call.
       maxRetries: 0,
       session: { store: rt.store, runId: runIdOf(leg), scope: SCOPE },
@@ -250,11 +261,34 @@ export async function driveScenario(scenario: Scenario, fault: Fault, bugs?: Pla
       report.status = result.status;
       return finish();
     }
+    if (scenario.budget) await checkLedger(leg, result, previous);
     previous = result.messages;
     report.status = 'completed';
   }
   report.messages = previous;
   return finish();
+
+  /**
+   * A budgeted leg that completed: its record's ledger holds each reservation
+   * once, none is left reserved, and exactly one is committed for each turn the
+   * run recorded (a call lost in a crash is held as unknown, never counted twice).
+   */
+  async function checkLedger(leg: number, result: AgentResult, before: Message[] | undefined): Promise<void> {
+    report.ledgerChecks++;
+    const stored = await runtime.data.load(runIdOf(leg));
+    const entries = stored?.ledger?.entries ?? [];
+    const ids = entries.map((e) => e.id);
+    if (new Set(ids).size !== ids.length) report.violations.push(`ledger: leg ${leg} holds a reservation twice`);
+    if (entries.some((e) => e.status === 'reserved')) report.violations.push(`ledger: leg ${leg} ended with a reservation still open`);
+    const turns = result.messages.slice(before?.length ?? 0).filter((m) => m.role === 'assistant').length;
+    const committed = entries.filter((e) => e.runId === runIdOf(leg) && e.status === 'committed').length;
+    if (committed !== turns) report.violations.push(`ledger: leg ${leg} recorded ${turns} turns and committed ${committed} calls`);
+    const totals = result.accounting;
+    const sum = entries.filter((e) => e.status === 'committed' && e.usd !== null).reduce((n, e) => n + e.usd!, 0);
+    if (Math.abs(totals.committed.usd - sum) > 1e-9 || totals.reserved.tokens !== 0) {
+      report.violations.push(`ledger: leg ${leg} reports ${JSON.stringify(totals)} against ${sum} committed in its record`);
+    }
+  }
 
   function finish(): DriveReport {
     report.ledgers = ledgers.map((l) => l.entries());

@@ -32,6 +32,8 @@ export type ScriptTurn = { type: 'text' } | { type: 'tools'; calls: ScriptCall[]
 export interface Scenario {
   /** Every model turn in order; the last one is always text. */
   turns: ScriptTurn[];
+  /** The legs run under an execution context with a budget (its ledger is checked after every leg). */
+  budget?: boolean;
 }
 
 const CALL_IDS = ['c1', 'c2', 'c3', 'c4'];
@@ -48,8 +50,8 @@ const turnArb: fc.Arbitrary<ScriptTurn> = fc.oneof(
 );
 
 export const scenarioArb: fc.Arbitrary<Scenario> = fc
-  .array(turnArb, { minLength: 1, maxLength: 4 })
-  .map((turns) => ({ turns: [...turns, { type: 'text' as const }] }));
+  .tuple(fc.array(turnArb, { minLength: 1, maxLength: 4 }), fc.boolean())
+  .map(([turns, budget]) => ({ turns: [...turns, { type: 'text' as const }], ...(budget ? { budget } : {}) }));
 
 /** How many runs (legs) the scenario takes: one per text turn. */
 export const legCount = (scenario: Scenario) => scenario.turns.filter((t) => t.type === 'text').length;
@@ -57,7 +59,7 @@ export const legCount = (scenario: Scenario) => scenario.turns.filter((t) => t.t
 export function describeScenario(scenario: Scenario): string {
   return scenario.turns
     .map((t) => (t.type === 'text' ? 'text' : `[${t.calls.map((c) => `${c.kind}:${c.toolCallId}`).join(' ')}]`))
-    .join(' → ');
+    .join(' → ') + (scenario.budget ? ' (budget)' : '');
 }
 
 /** What each tool returns: independent of modelStep, which a retried model call shifts. */
