@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createInMemoryAgentRunStore, resumeAgent, runAgent, type AgentRunEnvelope, type AgentRunStore } from 'cairn/agent';
-import { createExecutionContext } from 'cairn/policy';
+import { BudgetError, createExecutionContext, createInMemoryLedger, type BudgetLedger } from 'cairn/policy';
 import { createMockModel, type MockResponse } from 'cairn/testing';
 
 const prices = { 'mock:mock-model': { input: 1, output: 2 } };
@@ -137,5 +137,33 @@ describe('a crash and resume', () => {
     // Resuming the ended run again counts nothing more.
     await resumeAgent({ model: createMockModel({ responses: [] }), prompt: 'Go.', execution, session: { store: survivor, runId: 'r', scope: 's' } });
     expect(await execution.ledger.entries()).toHaveLength(2);
+  });
+});
+
+describe('a ledger that keeps meeting a serialization conflict', () => {
+  it('fails the run as transient: retryFailed goes on, and nothing was reserved for the refused attempt', async () => {
+    const inner = createInMemoryLedger('shared');
+    let conflicting = true;
+    const ledger: BudgetLedger = {
+      ...inner,
+      name: 'shared',
+      admit: async (request) => {
+        if (conflicting) throw new BudgetError('budget_admission_conflict', 'could not serialize access', { cause: { code: '40001' } });
+        return inner.admit(request);
+      },
+    };
+    const execution = createExecutionContext({ ledger, prices, budget: { usd: 1, estimate } });
+    const store = createInMemoryAgentRunStore();
+    const options = { prompt: 'Go.', execution, session: { store, runId: 'r', scope: 's' } };
+    const failed = await runAgent({ ...options, model: createMockModel({ responses: [] }) });
+    expect(failed.status).toBe('failed');
+    if (failed.status !== 'failed') return;
+    expect(failed.error.code).toBe('budget_admission_conflict');
+    expect(failed.retry).toEqual({ cause: 'serialization-conflict', phase: 'loop' });
+    expect((await store.load('r'))?.retry?.cause).toBe('serialization-conflict');
+    conflicting = false;
+    const retried = await resumeAgent({ ...options, model: createMockModel({ responses: [{ text: 'Done.', usage }] }), retryFailed: true });
+    expect(retried.status).toBe('completed');
+    expect((await inner.entries()).map((e) => e.status)).toEqual(['committed']);
   });
 });
