@@ -13,13 +13,15 @@ Commands:
   runs                 list stored runs
   backup <dest>        copy the run store consistently, while runs work
   doctor               check a configuration before running it
+  check                before an upgrade: would the stored runs resume?
 
 Options:
   -h, --help           show help (also after any command)
   -v, --version        print the version
 
 Exit codes: 0 completed, 1 failed, 2 usage error, 3 pending, 4 stopped,
-5 cancelled, 6 limit, 7 busy, 8 doctor found an error.
+5 cancelled, 6 limit, 7 busy, 8 doctor found an error (or check found a run
+that would not resume).
 The run store defaults to .cairn/runs.sqlite under the working directory.
 Ctrl-C during run or resume stops the run at its next step (exit 3, resume it
 later); a second Ctrl-C aborts it (exit 5).
@@ -201,5 +203,23 @@ ${MODEL_FLAGS}
   --skills <dir>       a skills folder (repeatable)
 ${STORE}
   --json               print the report as JSON
+  -h, --help           show this help
+`;
+
+export const CHECK_HELP = `Usage: cairn check [options]
+
+Before an upgrade: loads every stored run that can still go on (running,
+suspended, drained, or failed for a transient cause), checks and migrates its
+record as a resume would, and compares its binding with the tools and model
+given. Prints which runs would resume and why each of the others would not
+(binding changed, and which part; a machine version this Cairn does not know;
+a corrupt record). The store is opened read-only: nothing is written.
+Exits 0 when every run would resume, 8 when any would not.
+
+Options:
+${STORE}
+  --tools <module>     compare with the tools this ES module exports
+  --model <model>      compare with this model (as for cairn run)
+  --json               print the checks as JSON
   -h, --help           show this help
 `;

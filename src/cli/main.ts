@@ -8,6 +8,7 @@ import { redactSecrets } from '../errors/index.js';
 import { HEADLESS_EXIT_CODES } from '../headless/index.js';
 import { UsageError } from './args.js';
 import { backupCommand } from './backup-command.js';
+import { checkCommand } from './check-command.js';
 import type { Io } from './context.js';
 import { doctorCommand } from './doctor-command.js';
 import { MAIN_HELP } from './help.js';
@@ -25,6 +26,7 @@ const COMMANDS: Record<string, Command> = {
   runs: runsCommand,
   backup: backupCommand,
   doctor: doctorCommand,
+  check: checkCommand,
 };
 
 /** The package's version, from the package.json above this file (src/cli or dist/src/cli). */

@@ -10,4 +10,5 @@ export * from './doctor.js';
 export { runHeadless, resumeHeadless } from './run.js';
 export { inspectRun, DEFAULT_HEADLESS_SCOPE, type InspectRunOptions } from './inspect.js';
 export { exitCodeFor, HEADLESS_EXIT_CODES } from './report.js';
+export { checkStoredRuns, type CheckStoredRunsOptions, type StoredRunCheck, type StoredRunProblem } from './check.js';
 export { DEFAULT_BREAKER_THRESHOLD, DEFAULT_BREAKER_COOLDOWN_MS } from '../models/breaker.js';
