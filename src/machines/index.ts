@@ -3,3 +3,4 @@ export * from '../../machines/index.js';
 export * from './viz.js';
 export * from './docs.js';
 export * from './describe.js';
+export * from './replay.js';

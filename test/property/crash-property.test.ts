@@ -82,12 +82,13 @@ interface Tally {
   retryRuns: number;
   maxResumes: number;
   ledgerChecks: number;
+  replays: number;
 }
 
 const newTally = (): Tally => ({
   runs: 0,
   fired: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>,
-  noPoint: 0, reconciled: 0, retried: 0, retriedGated: 0, retriedGatedResent: 0, retryFailed: 0, failovers: 0, restarts: 0, retryRuns: 0, maxResumes: 0, ledgerChecks: 0,
+  noPoint: 0, reconciled: 0, retried: 0, retriedGated: 0, retriedGatedResent: 0, retryFailed: 0, failovers: 0, restarts: 0, retryRuns: 0, maxResumes: 0, ledgerChecks: 0, replays: 0,
 });
 
 /**
@@ -170,6 +171,7 @@ function crashProperty(tally: Tally, bugs?: PlantedBugs) {
     if (run.retryAsked) tally.retryRuns++;
     tally.maxResumes = Math.max(tally.maxResumes, run.resumes);
     tally.ledgerChecks += run.ledgerChecks;
+    tally.replays += run.replays;
     checkInvariants(scenario, fault, ref, run);
   });
 }
@@ -192,13 +194,15 @@ describe('crash property: any run, any single fault, a careful operator', () => 
     await fc.assert(crashProperty(tally), params(NUM_RUNS));
     console.log(`crash property: ${tally.runs} runs in ${Math.round(performance.now() - started)} ms; faults fired by kind ${JSON.stringify(tally.fired)}; ` +
       `no such point ${tally.noPoint}; reconciled calls ${tally.reconciled}, retried calls ${tally.retried} (gated: ${tally.retriedGated}, passing with the recorded verdict, ${tally.retriedGatedResent} of them with it sent again), retryFailed ${tally.retryFailed}, fail-overs ${tally.failovers}, ` +
-      `runs with a retry ${tally.retryRuns}, fresh runtimes ${tally.restarts}, most resumes in one drive ${tally.maxResumes}, budgeted legs checked ${tally.ledgerChecks}`);
+      `runs with a retry ${tally.retryRuns}, fresh runtimes ${tally.restarts}, most resumes in one drive ${tally.maxResumes}, budgeted legs checked ${tally.ledgerChecks}, stored runs replayed to their snapshot ${tally.replays}`);
     // Non-vacuity: every kind of fault happened often, and both ways out of an unknown effect were taken.
     if (process.env.FC_PATH === undefined) {
       for (const kind of FAULT_KINDS) expect(tally.fired[kind], `faults of kind ${kind}`).toBeGreaterThanOrEqual(MIN_PER_KIND);
       expect(tally.reconciled).toBeGreaterThan(0);
       expect(tally.retried).toBeGreaterThan(0);
       expect(tally.failovers).toBeGreaterThan(0);
+      // Every run a drive leaves in its store replays through the pure machines (a divergence is a violation above).
+      expect(tally.replays).toBeGreaterThanOrEqual(tally.runs);
       expect(tally.ledgerChecks).toBeGreaterThan(0);
     }
   }, TIMEOUT);

@@ -19,6 +19,7 @@ import {
 } from './scenario.js';
 import { answerScenario, wireModels, wireServer, type WireFault, type WireFaultMode } from './wire-model.js';
 import { createExecutionContext, type ExecutionContext } from 'cairn/policy';
+import { replayRun } from 'cairn/machines';
 
 export type Fault =
   | { kind: 'none' }
@@ -55,6 +56,8 @@ export interface DriveReport {
   retryFailed: number;
   /** Model calls that failed over to the fallback model. */
   failovers: number;
+  /** Stored runs replayed through the pure machines at the end of the drive. */
+  replays: number;
   /** Resumes and restarts over all legs. */
   resumes: number;
   /** Restarts in a fresh runtime after a crash or a failure. */
@@ -122,7 +125,7 @@ export async function driveScenario(scenario: Scenario, fault: Fault, bugs?: Pla
   let generation = 0;
   const report: DriveReport = {
     status: 'crashed', messages: undefined, ledgers: [], fired: false, counts: plan.counts, retryAsked: false,
-    retriedCalls: 0, retriedGated: 0, retriedGatedResent: 0, reconciledCalls: 0, retryFailed: 0, failovers: 0, resumes: 0, restarts: 0, violations: [], trace: [], ledgerChecks: 0,
+    retriedCalls: 0, retriedGated: 0, retriedGatedResent: 0, reconciledCalls: 0, retryFailed: 0, failovers: 0, resumes: 0, restarts: 0, violations: [], trace: [], ledgerChecks: 0, replays: 0,
   };
 
   const freshRuntime = async (upTo: number) => {
@@ -290,7 +293,18 @@ export async function driveScenario(scenario: Scenario, fault: Fault, bugs?: Pla
     }
   }
 
-  function finish(): DriveReport {
+  async function finish(): Promise<DriveReport> {
+    // Every run the drive left in the store replays, through the pure machines, to the snapshot it holds.
+    for (let leg = 0; leg < legs; leg++) {
+      const stored = await runtime.data.load(runIdOf(leg));
+      if (!stored) continue;
+      const replay = replayRun(stored);
+      report.replays += 1;
+      if (!replay.reached) {
+        const d = replay.divergence!;
+        report.violations.push(`replay: leg ${leg} (${stored.status}) diverged at step ${d.step}: ${d.message} ${d.path ?? ''} expected ${JSON.stringify(d.expected)?.slice(0, 300)} found ${JSON.stringify(d.found)?.slice(0, 300)}`);
+      }
+    }
     report.ledgers = ledgers.map((l) => l.entries());
     report.counts = plan.counts;
     report.fired = fault.kind === 'none' ? false

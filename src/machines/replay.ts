@@ -1,0 +1,407 @@
+/**
+ * `replayRun`: drives a stored run's history through the pure machines, with
+ * no tool, no model and no store, and says whether it reaches the stored
+ * snapshot, or where it first goes elsewhere.
+ *
+ * The history is what the record keeps: the transcript (each assistant
+ * message is a model turn, answered again as the model's answer), the
+ * receipts (each call's effect, answered again as the tool's), the approval
+ * requests with their verdicts, and the client results. Every invoked actor
+ * of both charts is replaced by one that never answers; the replay sends
+ * each one the answer the history holds, one at a time, as the runtime's
+ * actors would have, and compares the run after every step with the record.
+ * Saves always succeed. Usage is not compared: a record keeps the run's
+ * total, not each turn's.
+ */
+import { assign, createActor, fromPromise, type AnyActorRef, type AnyStateMachine, type EventObject } from 'xstate';
+import { RUN_PROMPTS, runMachine, toolCallMachine } from '../../machines/index.js';
+import type { CallApproval, CallReceipt, RunContext, ToolCallContext, Turn } from '../../machines/index.js';
+import { checkEnvelope } from '../agent/envelope.js';
+import type { AgentRunEnvelope } from '../agent/types.js';
+import { InvalidOptionsError } from '../errors/index.js';
+
+/** Where a replay first went elsewhere than the record. */
+export interface ReplayDivergence {
+  /** The model step the replay was at. */
+  step: number;
+  /** What differs, for people. */
+  message: string;
+  /** The first field that differs, as a path (`messages[3]`, `value`, `children.call-0-0.value`). */
+  path: string | null;
+  expected: unknown;
+  found: unknown;
+}
+
+export interface ReplayReport {
+  runId: string;
+  /** The machine version the record was written by; a record of an older one is replayed after its migration. */
+  storedVersion: number;
+  /** Whether the replay reached the stored snapshot. */
+  reached: boolean;
+  /** Model turns the replay answered. */
+  turns: number;
+  /** Answers sent to the machines (done events, resumes). */
+  events: number;
+  divergence: ReplayDivergence | null;
+}
+
+export interface ReplayOptions {
+  /**
+   * The machines to replay with (the ones this Cairn runs, by default). A test
+   * passes a changed copy to see that replay notices.
+   */
+  machines?: { run?: AnyStateMachine; toolCall?: AnyStateMachine };
+  /** Most answers sent before the replay gives up. @default 10000 */
+  maxEvents?: number;
+}
+
+const never = () => fromPromise(() => new Promise<never>(() => undefined));
+const CALL_ACTORS = [
+  'guardCall', 'checkArguments', 'decideApproval', 'issueApproval', 'admit', 'beginEffect', 'writeReceipt', 'executeTool',
+  'recordResult', 'projectResult', 'checkpoint',
+];
+const RUN_ACTORS = ['saveCheckpoint', 'callModel', 'checkBatchPolicy', 'validateOutput', 'beginVerify', 'runVerifier'];
+
+function inert(machine: AnyStateMachine, names: readonly string[], extra: Record<string, unknown> = {}, actions: Record<string, unknown> = {}): AnyStateMachine {
+  return machine.provide({ actors: { ...Object.fromEntries(names.map((n) => [n, never()])), ...extra } as never, actions: actions as never });
+}
+
+/**
+ * JSON with sorted keys: two values are equal when their canonical texts are.
+ * A field that is null reads as absent: a record written before a field
+ * existed does not have it, where the machine now starts it at null.
+ */
+function canon(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    return Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined && x !== null).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  });
+}
+
+/** The first path at which two JSON values differ, or null. */
+function firstDifference(a: unknown, b: unknown, path: string): { path: string; expected: unknown; found: unknown } | null {
+  if ((a ?? null) === null && (b ?? null) === null) return null;
+  if (canon(a) === canon(b)) return null;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      const d = firstDifference(a[i], b[i], `${path}[${i}]`);
+      if (d) return d;
+    }
+  } else if (a && b && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b)) {
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+    for (const key of keys) {
+      const d = firstDifference((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], path ? `${path}.${key}` : key);
+      if (d) return d;
+    }
+  }
+  return { path, expected: a, found: b };
+}
+
+interface Persisted {
+  value: unknown;
+  status?: string;
+  context: Record<string, unknown>;
+  children?: Record<string, { src?: unknown; snapshot?: Persisted }>;
+}
+
+/** `value` with only the fields `shape` has: a record written before a field existed has no such field to compare. */
+function fieldsOf(value: Record<string, unknown>, shape: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!shape) return value;
+  return Object.fromEntries(Object.entries(value).filter(([key]) => key in shape));
+}
+
+/** What is compared of a run snapshot: everything but usage (see the module comment), with the fields `shape` has. */
+function comparable(snapshot: Persisted, shape?: Persisted): unknown {
+  // The plan is not history: each leg puts its own into the snapshot (and an older record may have none).
+  const { usage: _u, usageByModel: _m, plan: _p, lastTurn, ...context } = snapshot.context as Record<string, unknown> & { lastTurn?: Record<string, unknown> | null };
+  const turn = lastTurn ? (({ usage: _x, model: _y, response: _z, ...rest }) => rest)(lastTurn) : lastTurn;
+  const children: Record<string, unknown> = {};
+  for (const [id, child] of Object.entries(snapshot.children ?? {})) {
+    if (child.src === 'toolCall' && child.snapshot) {
+      const { plan: _q, ...callContext } = child.snapshot.context;
+      children[id] = { value: child.snapshot.value, context: fieldsOf(callContext, shape?.children?.[id]?.snapshot?.context) };
+    } else children[id] = { src: child.src };
+  }
+  return { value: snapshot.value, context: fieldsOf({ ...context, lastTurn: turn }, shape?.context), children };
+}
+
+type Message = { role: string; content?: unknown; toolCalls?: Turn['toolCalls']; toolCallId?: string; isError?: boolean; reasoning?: unknown; providerMetadata?: unknown };
+
+/**
+ * Replays one stored run. The envelope is checked (and migrated) like a record
+ * a resume loads; a record of a machine newer than this reader is refused with
+ * CheckpointVersionError.
+ *
+ * @example
+ * const report = replayRun(await store.load('run-1'));
+ * if (!report.reached) console.log(report.divergence);
+ */
+export function replayRun(envelope: AgentRunEnvelope, options: ReplayOptions = {}): ReplayReport {
+  if (envelope === null || typeof envelope !== 'object') throw new InvalidOptionsError('replayRun: pass a stored run (an envelope).', 'invalid_envelope');
+  const storedVersion = typeof envelope.machine?.version === 'number' ? envelope.machine.version : 0;
+  const record = checkEnvelope(envelope, envelope.runId, envelope.scope);
+  const stored = record.snapshot as unknown as Persisted;
+  const storedContext = stored.context as unknown as RunContext;
+  const history = storedContext.messages as unknown as Message[];
+  // The run's input ends with its prompt: the last user message the run did not write itself (it writes only the
+  // finalization, repair and feedback prompts). Its own turns are the assistant messages after it.
+  const machineMade = (m: Message) => m.role === 'user' && typeof m.content === 'string'
+    && (m.content === RUN_PROMPTS.finalize || m.content === RUN_PROMPTS.finalizeWithTool
+      || m.content.startsWith(RUN_PROMPTS.repair('').split(':')[0]!) || m.content.startsWith(RUN_PROMPTS.feedback('').split(':')[0]!));
+  let prompt = -1;
+  history.forEach((m, i) => {
+    if (m.role === 'user' && !machineMade(m)) prompt = i;
+  });
+  const firstAssistant = prompt + 1;
+  const turns = history.slice(firstAssistant).filter((m) => m.role === 'assistant');
+  const receipts = new Map(Object.values(record.receipts).map((r) => [`${r.modelStep}:${r.toolCallId}`, r as unknown as CallReceipt]));
+  // The model step of each own turn. A model call that failed for a transient cause and was retried
+  // (retryFailed) stays counted, so steps can skip: a turn's calls name its step in their receipts and
+  // approvals, and the last turn is the run's lastTurn; any other turn follows the one before it.
+  const callSteps = [
+    ...Object.values(record.receipts).map((r) => [r.toolCallId, r.modelStep] as const),
+    ...Object.values(record.approvals).map((a) => [a.toolCallId, a.modelStep] as const),
+    ...record.pendingClientCalls.map((c) => [c.toolCallId, c.modelStep] as const),
+  ];
+  const turnSteps: number[] = [];
+  turns.forEach((message, i) => {
+    const after = i === 0 ? 0 : turnSteps[i - 1]! + 1;
+    const ids = new Set((message.toolCalls ?? []).map((c) => c.toolCallId));
+    const named = callSteps.filter(([id, step]) => ids.has(id) && step >= after).map(([, step]) => step);
+    const last = i === turns.length - 1 ? storedContext.lastTurn?.step : undefined;
+    turnSteps.push(named.length > 0 ? Math.min(...named) : typeof last === 'number' && last >= after ? last : after);
+  });
+  const approvals = Object.entries(record.approvals).map(([approvalId, a]) => ({ approvalId, ...a }));
+  // A client tool has no execute: the plan says so, or (in a record without one) the run waited on its result.
+  const isClient = (c: ToolCallContext) => (c.plan ? c.plan.executes === false
+    : record.pendingClientCalls.some((p) => p.toolCallId === c.toolCallId && p.modelStep === c.modelStep)
+      || receipts.get(`${c.modelStep}:${c.toolCallId}`)?.client === true);
+  const approvalOf = (c: ToolCallContext): CallApproval | undefined => {
+    const found = approvals.find((a) => a.toolCallId === c.toolCallId && a.modelStep === c.modelStep);
+    return found ? { ...found, client: isClient(c) } : undefined;
+  };
+  const toolMessage = (toolCallId: string, step: number) => {
+    // The tool messages of a step follow the own assistant message of that step.
+    const index = turnSteps.indexOf(step);
+    let seen = -1;
+    for (const m of history.slice(firstAssistant)) {
+      if (m.role === 'assistant') seen += 1;
+      else if (m.role === 'tool' && seen === index && m.toolCallId === toolCallId) return m;
+    }
+    return undefined;
+  };
+
+  // The actions the runtime provides: the inline argument check (the record says nothing of it: the arguments
+  // passed, or the call would show invalid-arguments), the permit (process-local, nothing to replay), and a plain
+  // tool's result as the model saw it (the transcript has it).
+  /**
+   * The fail-over record as it stood after the model call of `step` (-1: before any): the failovers made by then,
+   * and the model they left selected.
+   */
+  function modelsAt(step: number): unknown {
+    const models = storedContext.models as { selected?: unknown; failovers?: { modelStep: number; failed: unknown; next: unknown }[] } | null | undefined;
+    if (!models) return null;
+    const all = models.failovers ?? [];
+    const made = all.filter((f) => f.modelStep <= step);
+    const selected = made.length > 0 ? made[made.length - 1]!.next : all.length > 0 ? all[0]!.failed : models.selected;
+    return { ...models, selected, failovers: made };
+  }
+
+  const callMachine = inert(options.machines?.toolCall ?? toolCallMachine, CALL_ACTORS, {}, {
+    checkArgumentsInline: assign({ argumentsChecked: { valid: true } }),
+    intendEffect: assign({}),
+    permitEffect: assign({}),
+    projectAsIs: assign(({ context }: { context: ToolCallContext }) => {
+      const receipt = receipts.get(`${context.modelStep}:${context.toolCallId}`);
+      const message = toolMessage(context.toolCallId, context.modelStep);
+      // What the model saw is the receipt's (the transcript is what is being checked); a call without one, the transcript's.
+      const seen = receipt ? receipt.modelOutput ?? receipt.rawResult ?? null : message?.content ?? null;
+      return {
+        outcome: 'completed' as const,
+        modelOutput: seen as ToolCallContext['modelOutput'],
+        isError: false,
+        receipt: receipt ?? context.receipt,
+      };
+    }),
+  });
+  const machine = inert(options.machines?.run ?? runMachine, RUN_ACTORS, { toolCall: callMachine });
+  const input = {
+    runId: storedContext.runId, messages: history.slice(0, firstAssistant),
+    maxSteps: storedContext.maxSteps, maxOutputAttempts: storedContext.maxOutputAttempts, maxVerifyAttempts: storedContext.maxVerifyAttempts,
+    toolNames: storedContext.toolNames, outputMode: storedContext.outputMode, verify: storedContext.verify, deadlineAt: storedContext.deadlineAt,
+    models: modelsAt(-1), plan: storedContext.plan,
+  };
+  const actor = createActor(machine, { input });
+  actor.start();
+  let events = 0;
+  let turn = 0;
+  const max = options.maxEvents ?? 10_000;
+  const report = (reached: boolean, divergence: ReplayDivergence | null): ReplayReport => {
+    actor.stop();
+    return { runId: record.runId, storedVersion, reached, turns: turn, events, divergence };
+  };
+  const step = () => (actor.getSnapshot().context as RunContext).step;
+  const diverged = (message: string, d: { path: string; expected: unknown; found: unknown } | null = null) =>
+    report(false, { step: step(), message, path: d?.path ?? null, expected: d?.expected, found: d?.found });
+
+  const target = comparable(stored);
+  for (;;) {
+    const now = actor.getPersistedSnapshot() as unknown as Persisted;
+    if (canon(comparable(now, stored)) === canon(target)) return report(true, null);
+    // The transcript grows only by appends: a message that is not the record's is where the replay went elsewhere.
+    const messages = (now.context.messages ?? []) as unknown[];
+    for (let i = 0; i < messages.length; i++) {
+      if (i >= history.length || canon(messages[i]) !== canon(history[i])) {
+        return diverged(`The replay's transcript differs from the record at message ${i}.`, firstDifference(history[i], messages[i], `messages[${i}]`));
+      }
+    }
+    if (events >= max) return diverged(`Gave up after ${max} answers without reaching the stored snapshot.`);
+    const snapshot = actor.getSnapshot();
+    if (snapshot.status !== 'active') {
+      return diverged('The replay ended in another state than the record.', firstDifference(target, comparable(now, stored), ''));
+    }
+    const sent = answerNext();
+    if (!sent) return diverged('The history holds no answer for what the run waits on here.', firstDifference(target, comparable(now, stored), ''));
+    events += 1;
+  }
+
+  /** Sends the next answer the history holds; false when it holds none. */
+  function answerNext(): boolean {
+    const snapshot = actor.getSnapshot();
+    const context = snapshot.context as RunContext;
+    const children = snapshot.children as Record<string, AnyActorRef | undefined>;
+    // The run's own invocation first (one at a time), then the calls in the turn's order.
+    for (const [id, ref] of Object.entries(children)) {
+      if (!ref || context.batch.includes(id)) continue;
+      const answer = runAnswer(String((ref as unknown as { src?: unknown }).src ?? ''), snapshot.value, context);
+      if (answer === undefined) continue;
+      for (const event of answer.before ?? []) actor.send(event as never);
+      actor.send({ type: `xstate.done.actor.${id}`, output: answer.output } as never);
+      return true;
+    }
+    for (const id of context.batch) {
+      const call = children[id];
+      if (!call) continue;
+      const callSnapshot = call.getSnapshot() as { status: string; context: ToolCallContext; children: Record<string, AnyActorRef | undefined> };
+      if (callSnapshot.status !== 'active') continue;
+      for (const [invokeId, ref] of Object.entries(callSnapshot.children)) {
+        if (!ref) continue;
+        const output = callAnswer(invokeId, callSnapshot.context);
+        if (output === undefined) continue;
+        call.send({ type: `xstate.done.actor.${invokeId}`, output } as never);
+        return true;
+      }
+    }
+    // At rest on a suspension: the resume brought the verdicts and client results the record holds.
+    if (snapshot.matches('suspended' as never)) {
+      const answers: Record<string, { verdict?: unknown; clientResult?: unknown }> = {};
+      for (const id of context.batch) {
+        const call = children[id];
+        if (!call) continue;
+        const c = (call.getSnapshot() as { context: ToolCallContext }).context;
+        const verdict = approvalOf(c)?.verdict;
+        const client = clientResultOf(c);
+        if (verdict || client) answers[id] = { ...(verdict ? { verdict } : {}), ...(client ? { clientResult: client } : {}) };
+      }
+      if (Object.keys(answers).length === 0) return false;
+      actor.send({ type: 'RESUME', answers } as never);
+      return true;
+    }
+    if (snapshot.matches('drained' as never) && turn < turns.length) {
+      actor.send({ type: 'RESUME', answers: {} } as never);
+      return true;
+    }
+    return false;
+  }
+
+  function runAnswer(src: string, value: unknown, context: RunContext): { output: unknown; before?: EventObject[] } | undefined {
+    switch (src) {
+      case 'saveCheckpoint':
+        // A drain is asked for while a step is under way; the run stops at the next boundary, once this save is made.
+        if (record.status === 'drained' && turn >= turns.length && !context.drainRequested) return { output: undefined, before: [{ type: 'DRAIN' }] };
+        return { output: undefined };
+      case 'callModel': {
+        const message = turns[turn];
+        if (!message) return undefined;
+        const phase = JSON.stringify(value).includes('finalizing') ? 'finalize' : 'loop';
+        // Calls that failed before this turn and were retried: each kept its step.
+        const failed = Math.max(0, turnSteps[turn]! - context.step);
+        turn += 1;
+        const toolCalls = (message.toolCalls ?? []).map((c) => ({ ...c }));
+        const answered: Turn = {
+          step: context.step + failed, phase, text: typeof message.content === 'string' ? message.content : '', toolCalls,
+          finishReason: toolCalls.length > 0 ? 'tool-calls' : 'stop', usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+          ...(message.reasoning ? { reasoning: message.reasoning as Turn['reasoning'] } : {}),
+          ...(message.providerMetadata ? { providerMetadata: message.providerMetadata as Turn['providerMetadata'] } : {}),
+        };
+        const models = modelsAt(answered.step);
+        return { output: { kind: 'turn', turn: answered, ...(canon(models) !== canon(context.models ?? null) ? { models } : {}) }, before: Array.from({ length: failed }, () => ({ type: 'RETRY_FAILED', phase })) };
+      }
+      case 'checkBatchPolicy':
+        return { output: { kind: 'ok' } };
+      case 'validateOutput': {
+        const result = record.result;
+        const output = result?.status === 'completed' ? result.output : undefined;
+        return output === undefined ? undefined : { output: { kind: 'valid', output } };
+      }
+      default:
+        // A verifier's verdicts are not in the record.
+        return undefined;
+    }
+  }
+
+  function clientResultOf(c: ToolCallContext): { output: unknown; isError: boolean } | undefined {
+    if (!isClient(c)) return undefined;
+    const receipt = receipts.get(`${c.modelStep}:${c.toolCallId}`);
+    if (receipt?.client) return { output: receipt.rawResult ?? null, isError: receipt.isError === true };
+    return undefined;
+  }
+
+  function callAnswer(invokeId: string, c: ToolCallContext): unknown {
+    const receipt = receipts.get(`${c.modelStep}:${c.toolCallId}`);
+    const approval: CallApproval | undefined = approvalOf(c);
+    switch (invokeId) {
+      case 'guardCall':
+        return { kind: 'allow' };
+      case 'checkArguments':
+        return { kind: 'valid' };
+      case 'decideApproval':
+        if (c.verdict) return c.verdict.approved ? { kind: 'approved' } : { kind: 'denied', reason: c.verdict.reason ?? '' };
+        return approval ? { kind: 'wait' } : { kind: 'not-needed' };
+      case 'issueApproval':
+        return approval ? { approvalId: approval.approvalId, token: approval.token, client: approval.client } : undefined;
+      case 'admit':
+        return { kind: 'admitted' };
+      case 'beginEffect':
+        if (isClient(c)) return c.clientResult ? { kind: 'client-result' } : { kind: 'await-client' };
+        // Back from a restart with its `executing` receipt and no result: the effect's outcome is unknown.
+        if (c.receipt?.status === 'executing') return { kind: 'unknown' };
+        return receipt ? { kind: 'write', idempotent: receipt.idempotent } : undefined;
+      case 'writeReceipt':
+        // An effect the history has no result for: its process died after the receipt was written, and a new one
+        // restored the call (the write it finds was not its own, so the call decides again).
+        return receipt?.status === 'executing' ? { kind: 'restarted' } : { kind: 'written' };
+      case 'executeTool':
+        if (!receipt || receipt.status === 'executing') return undefined;
+        if (receipt.status === 'failed') return { kind: 'threw', error: receipt.error };
+        if (receipt.status === 'unstorable') return { kind: 'unstorable', error: receipt.error };
+        return { kind: 'result', value: receipt.rawResult ?? null };
+      case 'recordResult':
+      case 'checkpoint':
+        return { kind: 'written' };
+      case 'projectResult': {
+        const message = toolMessage(c.toolCallId, c.modelStep);
+        if (!message) return undefined;
+        const outcome = receipt?.client ? 'client-result'
+          : receipt?.status === 'validation-failed' ? 'validation-failure'
+            : receipt?.status === 'projection-failed' ? 'projection-failure'
+              : receipt?.status === 'failed' ? 'failed' : 'completed';
+        // What the model saw is the receipt's when it keeps it (the transcript is what is being checked).
+        const seen = receipt?.modelOutput !== undefined ? receipt.modelOutput : message.content ?? null;
+        return { outcome, modelOutput: seen, isError: message.isError === true, ...(receipt ? { receipt } : {}) };
+      }
+      default:
+        return undefined;
+    }
+  }
+}
