@@ -33,7 +33,8 @@ export function transientCause(error: unknown, midStream: boolean): TransientCau
   for (const code of [field(error, 'code'), field(cause, 'code')]) {
     if (typeof code !== 'string') continue;
     if (NETWORK_CODES.has(code)) return 'network';
-    if (SERIALIZATION_CODES.has(code)) return 'serialization-conflict';
+    // A ledger's own code for it too: SQLite's busy lock has no SQLSTATE.
+    if (SERIALIZATION_CODES.has(code) || code === 'budget_admission_conflict') return 'serialization-conflict';
     if (code === 'breaker_open') return 'breaker-open';
   }
   if (field(error, 'name') === 'TimeoutError' || field(cause, 'name') === 'TimeoutError') return 'timeout';

@@ -10,6 +10,8 @@ import { createPostgresBreakerStore } from './breakers.js';
 import type { AgentStreamJournal } from '../../ui/journal.js';
 import { journalRetention } from '../journal-kit.js';
 import { createPostgresJournal } from './journal.js';
+import type { BudgetStore } from '../budgets-kit.js';
+import { createPostgresBudgets } from './budgets.js';
 import { migrate, opsTables } from './migrations.js';
 import { createPostgresLeaseProvider } from './leases.js';
 import { createPostgresAgentRunStore, type PostgresAgentRunStore } from './run-store.js';
@@ -50,6 +52,15 @@ export interface PostgresOpsStore {
    * streams are kept for `journalRetentionMs`.
    */
   journal: AgentStreamJournal;
+  /**
+   * Named budget ledgers in the same schema (`cairn_budget_ledgers`,
+   * `cairn_budget_entries`): pass `budgets.ledger(name)` as `ledger` of
+   * createExecutionContext, so runs on every worker spend from one ledger.
+   * Each write locks the ledger's row, so concurrent admissions never pass a
+   * ceiling; a serialization conflict that outlasts a few tries is the
+   * transient `budget_admission_conflict`.
+   */
+  budgets: BudgetStore;
   /** The schema this store uses. */
   readonly schema: string;
   /** Ends the pool if the store created it (from a connection string); a pool you passed stays open. */
@@ -77,11 +88,13 @@ export function createPostgresOpsStore(connection: PostgresConnection, options: 
     leases: createPostgresLeaseProvider(db, tables),
     breakers: createPostgresBreakerStore(db, tables),
     journal: createPostgresJournal(db, tables, journalRetentionMs),
+    budgets: createPostgresBudgets(db, tables),
     close: () => db.close(),
   };
 }
 
 export type { PostgresConnection } from './sql.js';
 export type { PostgresAgentRunStore } from './run-store.js';
+export type { BudgetStore } from '../budgets-kit.js';
 export { StoreSchemaVersionError } from './errors.js';
 export { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';

@@ -24,6 +24,8 @@ export interface OpsTables {
   breakers: string;
   journalStreams: string;
   journalFrames: string;
+  budgetLedgers: string;
+  budgetEntries: string;
 }
 
 export function opsTables(quotedSchema: string): OpsTables {
@@ -37,6 +39,8 @@ export function opsTables(quotedSchema: string): OpsTables {
     breakers: `${quotedSchema}.cairn_breakers`,
     journalStreams: `${quotedSchema}.cairn_journal_streams`,
     journalFrames: `${quotedSchema}.cairn_journal_frames`,
+    budgetLedgers: `${quotedSchema}.cairn_budget_ledgers`,
+    budgetEntries: `${quotedSchema}.cairn_budget_entries`,
   };
 }
 
@@ -119,6 +123,29 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   body      text    NOT NULL,
   ends_leg  boolean NOT NULL,
   PRIMARY KEY (stream_id, seq)
+)`,
+  ],
+  // 5: the shared budget ledgers: a row per ledger (the row every write locks
+  // first) and a row per reservation.
+  [
+    `CREATE TABLE cairn_budget_ledgers (
+  name       text        PRIMARY KEY,
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL
+)`,
+    `CREATE TABLE cairn_budget_entries (
+  ledger          text             NOT NULL REFERENCES cairn_budget_ledgers (name) ON DELETE CASCADE,
+  entry_id        text             NOT NULL,
+  scope           text             NOT NULL,
+  run_id          text,
+  model           text             NOT NULL,
+  status          text             NOT NULL,
+  estimate_usd    double precision,
+  estimate_tokens bigint           NOT NULL,
+  usd             double precision,
+  tokens          bigint           NOT NULL,
+  at              double precision NOT NULL,
+  PRIMARY KEY (ledger, entry_id)
 )`,
   ],
 ];

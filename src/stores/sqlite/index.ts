@@ -12,6 +12,8 @@ import { createBreakerStore } from './breakers.js';
 import type { AgentStreamJournal } from '../../ui/journal.js';
 import { journalRetention } from '../journal-kit.js';
 import { createSqliteJournal, EMPTY_READ_ONLY_JOURNAL } from './journal.js';
+import type { BudgetStore } from '../budgets-kit.js';
+import { createSqliteBudgets } from './budgets.js';
 import { createLeaseProvider } from './leases.js';
 import { checkCairnSchema, hasTable, openReadOnlyDatabase, refuseNonFile } from './read-only.js';
 import { openDatabase } from './schema.js';
@@ -19,6 +21,7 @@ import { openDatabase } from './schema.js';
 export { MIGRATIONS, SCHEMA_VERSION, StoreSchemaVersionError } from './schema.js';
 export { NotACairnStoreError } from './read-only.js';
 export type { SqliteAgentRunStore } from './agent-runs.js';
+export type { BudgetStore } from '../budgets-kit.js';
 
 export interface SqliteOpsStoreOptions {
   /** The database file; created, with its schema, when missing (unless `create` is false or `readonly` is set). */
@@ -84,6 +87,14 @@ export interface SqliteOpsStore {
    */
   journal: AgentStreamJournal;
   /**
+   * Named budget ledgers in the same file (`cairn_budget_entries`): pass
+   * `budgets.ledger(name)` as `ledger` of createExecutionContext, so runs in
+   * every process on the file spend from one ledger. An admission is one
+   * IMMEDIATE transaction, so concurrent runs never admit past a ceiling.
+   * Read-only stores read entries and refuse writes.
+   */
+  budgets: BudgetStore;
+  /**
    * Writes a consistent copy of the database to `destination` (`VACUUM INTO`)
    * while the store stays in use. The file must not exist yet.
    */
@@ -125,6 +136,7 @@ export function createSqliteOpsStore(options: SqliteOpsStoreOptions): SqliteOpsS
     journal: normalized.readonly && !hasTable(db, 'cairn_journal_streams')
       ? EMPTY_READ_ONLY_JOURNAL
       : createSqliteJournal(db, { clock, retentionMs: journalRetentionMs, readonly: normalized.readonly }),
+    budgets: createSqliteBudgets(db, { readonly: normalized.readonly, missing: normalized.readonly && !hasTable(db, 'cairn_budget_entries') }),
     async backup(destination: string) {
       if (typeof destination !== 'string' || destination === '') {
         throw new InvalidOptionsError('backup: destination must be a file path.');

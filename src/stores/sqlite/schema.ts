@@ -80,6 +80,23 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   PRIMARY KEY (stream_id, seq)
 )`,
   ],
+  // 4: the shared budget ledgers: a row per reservation, keyed by the ledger's name and the entry's id.
+  [
+    `CREATE TABLE cairn_budget_entries (
+  ledger          TEXT    NOT NULL,
+  entry_id        TEXT    NOT NULL,
+  scope           TEXT    NOT NULL,
+  run_id          TEXT,
+  model           TEXT    NOT NULL,
+  status          TEXT    NOT NULL,
+  estimate_usd    REAL,
+  estimate_tokens INTEGER NOT NULL,
+  usd             REAL,
+  tokens          INTEGER NOT NULL,
+  at              INTEGER NOT NULL,
+  PRIMARY KEY (ledger, entry_id)
+)`,
+  ],
 ];
 
 /** The schema version this code writes: the number of migrations it knows. */
