@@ -23,6 +23,7 @@ const PROBLEMS: Record<NonNullable<StoredRunCheck['problem']>, string> = {
   'binding-changed': 'binding changed',
   'version-unknown': 'machine version unknown to this Cairn',
   'record-corrupt': 'record corrupt',
+  'replay-diverged': 'its history does not replay to its snapshot on these machines',
 };
 
 export async function checkCommand(argv: string[], io: Io): Promise<number> {

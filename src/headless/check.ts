@@ -2,8 +2,9 @@
  * `checkStoredRuns`: before new code is deployed, would the runs in flight
  * resume under it? Every run that has not ended (running, suspended, drained,
  * or failed for a transient cause, which `retryFailed` goes on with) is loaded, migrated and
- * checked like a resume would check it, and its binding is compared with the
- * agent configuration the new code runs. Nothing is written.
+ * checked like a resume would check it, replayed through this Cairn's machines
+ * (replayRun), and its binding is compared with the agent configuration the new
+ * code runs. Nothing is written.
  */
 import { checkEnvelope } from '../agent/envelope.js';
 import { bindingChanges, describeBindingChanges, normalizeOptions } from '../agent/options.js';
@@ -11,6 +12,7 @@ import type {
   AgentOptions, AgentRunBinding, AgentRunStatus, AgentRunStore, AgentRunSummary, LanguageModel,
 } from '../agent/types.js';
 import { describeRun } from '../machines/describe.js';
+import { replayRun } from '../machines/replay.js';
 import { BindingChangedError, CairnError, InvalidOptionsError, serializeError, type SerializedError } from '../errors/index.js';
 
 /** Why a run would not resume. */
@@ -20,7 +22,12 @@ export type StoredRunProblem =
   /** The record was written by a machine version this code does not know (a newer Cairn). */
   | 'version-unknown'
   /** The record cannot be read: bad bytes, a bad checksum, or an envelope that fails its checks. */
-  | 'record-corrupt';
+  | 'record-corrupt'
+  /**
+   * Its history, replayed through this Cairn's machines, does not reach the stored snapshot: the machines would
+   * not have made this record, so they may not go on from it as the old ones would (`details` says where).
+   */
+  | 'replay-diverged';
 
 export interface StoredRunCheck {
   runId: string;
@@ -151,7 +158,14 @@ export async function checkStoredRuns(store: AgentRunStore, options: CheckStored
         ...base, resumes: true, problem: null, details: [], storedVersion: typeof storedVersion === 'number' ? storedVersion : null,
         states: described.states, error: null,
       };
-      if (keys.size > 0) {
+      const replay = replayRun(record);
+      if (!replay.reached) {
+        const d = replay.divergence!;
+        check.resumes = false;
+        check.problem = 'replay-diverged';
+        check.details = [`${d.message}${d.path ? ` (at ${d.path})` : ''}`];
+        check.error = null;
+      } else if (keys.size > 0) {
         const current = bindingUnder(agent, record.binding, keys);
         if (bindingChanges(record.binding, current).length > 0) {
           check.resumes = false;

@@ -1,7 +1,7 @@
 /**
  * checkStoredRuns against a SQLite store holding the compatibility corpus
  * (records of every machine version so far), a run bound to a different tool
- * schema, a record of a future machine and a corrupt record: the right runs
+ * schema, a record of a future machine, one whose transcript was edited and a corrupt record: the right runs
  * are reported, and nothing is written (the file's bytes are unchanged).
  */
 import { createHash } from 'node:crypto';
@@ -32,9 +32,13 @@ beforeAll(async () => {
   ops = createSqliteOpsStore({ path });
   for (const version of readdirSync(CORPUS).filter((d) => /^run-v\d+$/.test(d))) {
     for (const file of readdirSync(join(CORPUS, version)).filter((f) => f.endsWith('.json'))) {
-      const envelope = JSON.parse(readFileSync(join(CORPUS, version, file), 'utf8')) as AgentRunEnvelope;
-      const runId = `${version}-${file.slice(0, -'.json'.length)}`;
-      await put({ ...envelope, runId });
+      const text = readFileSync(join(CORPUS, version, file), 'utf8');
+      const original = (JSON.parse(text) as AgentRunEnvelope).runId;
+      // Every version uses the same run ids, so all but the oldest are stored under new ones, renamed wherever the
+      // record names the run. (The oldest keeps its own: renamed, its migrated record no longer replays, as an edited one would not.)
+      const runId = version === 'run-v1' ? original : `${version}-${file.slice(0, -'.json'.length)}`;
+      const envelope = JSON.parse(text.split(`"${original}"`).join(`"${runId}"`)) as AgentRunEnvelope;
+      await put(envelope);
       // The completed one has ended: it is not checked.
       if (envelope.status !== 'completed') expected.set(runId, 'resumes');
     }
@@ -50,6 +54,13 @@ beforeAll(async () => {
   const future = JSON.parse(readFileSync(join(CORPUS, 'run-v2', 'suspended-approval.json'), 'utf8')) as AgentRunEnvelope;
   await put({ ...future, runId: 'future', machine: { ...future.machine, version: 999 } });
   expected.set('future', 'version-unknown');
+  // A record whose transcript was edited: it reads, but its history does not replay to its snapshot.
+  const edited = JSON.parse(readFileSync(join(CORPUS, 'run-v2', 'suspended-approval.json'), 'utf8')) as AgentRunEnvelope;
+  const messages = (edited.snapshot as { context: { messages: { role: string; content: unknown }[] } }).context.messages;
+  const tool = messages.findIndex((m) => m.role === 'tool');
+  messages[tool] = { ...messages[tool]!, content: 'edited by hand' };
+  await put({ ...edited, runId: 'edited' });
+  expected.set('edited', 'replay-diverged');
   // A record whose head bytes were damaged on disk.
   await put({ ...future, runId: 'damaged' });
   const db = new Database(path);
@@ -76,19 +87,21 @@ describe('checkStoredRuns', () => {
     expect(checks.find((c) => c.runId === 'future')!.error!.code).toBe('checkpoint_version_unsupported');
     expect(checks.find((c) => c.runId === 'damaged')!.error!.code).toBe('record_corrupt');
     // The older records resume after their migration; their states are the migrated ones.
-    const v1 = checks.find((c) => c.runId === 'run-v1-suspended-approval')!;
+    const v1 = checks.find((c) => c.runId === 'corpus-suspended-approval')!;
     expect(v1).toMatchObject({ resumes: true, storedVersion: 1, states: ['suspending'] });
   });
 
   it('reports a changed model, and compares only the parts it is given', async () => {
     const checks = await checkStoredRuns(ops.agentRuns, { agent: { model: { ...corpusModel([]), modelId: 'corpus-model-2' } } });
     const bound = checks.filter((c) => c.problem === 'binding-changed');
+    // Every run that reads and replays is bound to the old model.
     expect(bound.length).toBe([...expected.values()].filter((v) => v === 'resumes' || v === 'binding-changed').length);
     for (const c of bound) expect(c.details).toEqual(['the model']);
     // With nothing to compare, only the records are checked: the old tool schema passes.
     const recordsOnly = await checkStoredRuns(ops.agentRuns);
     expect(recordsOnly.find((c) => c.runId === 'changed-schema')!.resumes).toBe(true);
-    expect(recordsOnly.filter((c) => !c.resumes).map((c) => c.runId).sort()).toEqual(['damaged', 'future']);
+    expect(recordsOnly.filter((c) => !c.resumes).map((c) => c.runId).sort()).toEqual(['damaged', 'edited', 'future']);
+    expect(recordsOnly.find((c) => c.runId === 'edited')!.details[0]).toMatch(/messages\[\d+\]\.content/);
   });
 
   it('refuses what is not a store', async () => {
