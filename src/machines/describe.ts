@@ -9,6 +9,8 @@ import { checkEnvelope } from '../agent/envelope.js';
 import { interruptedCalls } from '../agent/interrupted.js';
 import type { AgentRunEnvelope, AgentRunStatus, AgentToolReceipt } from '../agent/types.js';
 import { InvalidOptionsError } from '../errors/index.js';
+import { totalsOf } from '../policy/ledger.js';
+import type { LedgerTotals } from '../policy/types.js';
 
 /** A call of the step under way, where it stands in the tool-call chart. */
 export interface DescribedCall {
@@ -73,8 +75,11 @@ export interface RunDescription {
   usage: { inputTokens: number; outputTokens: number; totalTokens: number };
   /** Why it stopped, its error code, and whether a failed run can be retried. */
   outcome: { stopReason: string | null; errorCode: string | null; retryable: boolean };
-  /** The budget ledger's summary, when the run has one. */
-  ledger: unknown | null;
+  /**
+   * The execution ledger the run checkpoints (a run with `execution`): its name, the context's scope, whether it is
+   * only this context's slice, how many entries, and what they add up to. Null without one.
+   */
+  ledger: { name: string; scope: string; subtree: boolean; entries: number; totals: LedgerTotals } | null;
 }
 
 interface PersistedActor {
@@ -136,7 +141,9 @@ export function describeRun(envelope: AgentRunEnvelope): RunDescription {
   for (const r of receipts) byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
   const usage = (context.usage ?? {}) as Partial<RunDescription['usage']>;
   const error = context.error as { code?: string } | null | undefined;
-  const ledger = (context as { budget?: unknown }).budget ?? null;
+  const ledger = record.ledger
+    ? { name: record.ledger.name, scope: record.ledger.scope, subtree: record.ledger.subtree, entries: record.ledger.entries.length, totals: totalsOf(record.ledger.entries) }
+    : null;
 
   return {
     runId: record.runId,
@@ -158,7 +165,7 @@ export function describeRun(envelope: AgentRunEnvelope): RunDescription {
       errorCode: record.retry?.error.code ?? error?.code ?? (record.result?.status === 'failed' ? record.result.error.code : null),
       retryable: record.status === 'failed' && record.retry !== undefined,
     },
-    ledger: ledger ?? null,
+    ledger,
   };
 }
 

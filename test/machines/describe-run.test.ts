@@ -7,7 +7,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createInMemoryAgentRunStore, streamAgent, type AgentRunEnvelope } from 'cairn/agent';
+import { createInMemoryAgentRunStore, runAgent, streamAgent, type AgentRunEnvelope } from 'cairn/agent';
+import { createExecutionContext } from 'cairn/policy';
+import { createMockModel } from 'cairn/testing';
 import { describeRun, RUN_MACHINE_VERSION, statePaths } from 'cairn/machines';
 import { agentOptions, suspendingModel } from '../ui/helpers.js';
 
@@ -94,6 +96,21 @@ describe('describeRun on a live run', () => {
       ['pickColor', ['effectIdentity.awaitingClientResult']],
     ]);
     expect(d.usage.totalTokens).toBeGreaterThan(0);
+  });
+
+  it('sums the execution ledger a run under a budget checkpoints, and has none without one', async () => {
+    const store = createInMemoryAgentRunStore();
+    const execution = createExecutionContext({
+      prices: { 'mock:mock-model': { input: 1, output: 2 } },
+      budget: { usd: 1, estimate: { inputTokens: 1000, outputTokens: 1000 } },
+    });
+    const model = createMockModel({ responses: [{ text: 'Done.', usage: { inputTokens: 1000, outputTokens: 500 } }] });
+    await runAgent({ model, prompt: 'Go.', execution, session: { store, runId: 'budgeted', scope: 's' } });
+    const d = describeRun((await store.load('budgeted'))!);
+    expect(d.ledger).toMatchObject({ subtree: false, entries: 1, totals: { committed: { usd: 0.002 } } });
+    expect(d.ledger!.totals.reserved.usd).toBe(0);
+    await streamAgent({ ...agentOptions(suspendingModel()), session: { store, runId: 'plain', scope: 's' } }).result;
+    expect(describeRun((await store.load('plain'))!).ledger).toBeNull();
   });
 
   it('reads nested state values as dotted paths', () => {
