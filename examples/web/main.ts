@@ -56,6 +56,9 @@ function App() {
       ? h('div', { className: 'card' }, h('div', { className: 'output-label' }, 'Output'), h('p', { id: 'output' }, String(state.output)))
       : null,
     errorLine(chat.error, state),
+    state.runId
+      ? h('p', null, h('a', { id: 'chart-link', href: `/api/chart?runId=${encodeURIComponent(state.runId)}`, target: '_blank' }, 'See the stored run on its chart'))
+      : null,
     h(RunPanel, { view: state.view, children: Object.values(state.childViews) }),
   );
 }

@@ -6,6 +6,8 @@
  *   answer with `toAgentStreamResponse`, journaled so a client can come back.
  * - GET /api/agent?runId=&cursor= (or Last-Event-ID) answers with
  *   `resumeAgentStreamResponse`: the frames after the cursor, then the live leg.
+ * - GET /api/chart?runId= answers with the stored run on its charts
+ *   (`renderRunChartHtml` from cairn/machines), for a run of this server's scope.
  * - Everything else serves the built page.
  *
  * npm run example:web                        scripted model, no key
@@ -17,9 +19,10 @@ import { readFile } from 'node:fs/promises';
 import { extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  createInMemoryAgentRunStore, resumeStreamAgent, streamAgent, type AgentRunStore, type ApprovalResponse,
+  createInMemoryAgentRunStore, resumeStreamAgent, RunIdentityError, streamAgent, type AgentRunStore, type ApprovalResponse,
   type ClientToolResult, type LanguageModel,
 } from 'cairn/agent';
+import { renderRunChartHtml } from 'cairn/machines';
 import {
   createInMemoryAgentStreamJournal, resumeAgentStreamResponse, toAgentStreamResponse, type AgentStreamJournal,
 } from 'cairn/ui';
@@ -52,6 +55,8 @@ export interface WebExampleOptions {
 /** Every run of this server is in one scope; a real app would use the signed-in user's or tenant's. */
 const SCOPE = 'web-example';
 const MAX_BODY_BYTES = 64 * 1024;
+/** The chart page carries the same policy in a meta tag; the header holds it for every browser. */
+const CHART_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
 
 export function createWebExampleServer(options: WebExampleOptions): Server {
   const runs = options.runs ?? createInMemoryAgentRunStore();
@@ -95,9 +100,29 @@ export function createWebExampleServer(options: WebExampleOptions): Server {
     return start(body.prompt);
   };
 
+  /**
+   * The stored run on its charts. A run of another scope answers as a missing one does, so the
+   * page cannot tell another tenant's run ids from unused ones.
+   */
+  const chart = async (req: IncomingMessage, url: URL): Promise<Response> => {
+    if (req.method !== 'GET') return jsonError(405, 'Use GET.');
+    const runId = url.searchParams.get('runId');
+    if (!runId) return jsonError(400, 'runId is required.');
+    const envelope = await runs.load(runId, { scope: SCOPE }).catch((error: unknown) => {
+      if (RunIdentityError.isInstance(error)) return undefined;
+      throw error;
+    });
+    if (envelope === undefined) return jsonError(404, `There is no run ${runId}.`);
+    return new Response(renderRunChartHtml(envelope), {
+      headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': CHART_CSP },
+    });
+  };
+
   return createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const answer = url.pathname === '/api/agent' ? api(req, res, url) : serveFile(distDir, url.pathname);
+    const answer = url.pathname === '/api/agent' ? api(req, res, url)
+      : url.pathname === '/api/chart' ? chart(req, url)
+      : serveFile(distDir, url.pathname);
     answer
       .catch((error: unknown) => (error instanceof BadRequest ? jsonError(400, error.message) : jsonError(500, 'The server failed.')))
       .then((response) => sendResponse(res, response))

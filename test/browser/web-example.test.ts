@@ -130,6 +130,10 @@ describe.skipIf(!hasChromium && !inCI)('the web example in Chromium', () => {
     expect(await page.locator('.cairn-run-panel').getAttribute('data-run-id')).toBe(runId);
     await page.screenshot({ path: 'test-artifacts/web-example.png', fullPage: true });
 
+    // The page links to the same run on its chart, served by the example.
+    const chartLink = await page.locator('#chart-link').getAttribute('href');
+    expect(chartLink).toBe(`/api/chart?runId=${encodeURIComponent(runId!)}`);
+
     const posts = requests.filter((r) => r.method === 'POST');
     expect(posts[0]!.body).toEqual({ prompt: 'Publish the release notes, please.' });
     const resumes = posts.filter((r) => typeof (r.body as { runId?: unknown }).runId === 'string');
