@@ -113,6 +113,9 @@ async function start<T>(options: AgentOptions<T>, emit: Emit<T>): Promise<AgentR
     };
     const host = new RunHost<T>(opts, runId, emit);
     host.lease = lease;
+    // An earlier start of this run id may have died before its first save: its reservation is in a
+    // shared ledger but in no record, so no resume would hold it. This start does, as a resume would.
+    if (host.budget && opts.raw.session) await host.budget.holdLeftovers();
     return host.start(input);
   });
 }
