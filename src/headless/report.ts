@@ -68,7 +68,7 @@ function outcomeOf(result: AgentResult<unknown>): HeadlessOutcome {
     case 'stopped':
       if (result.reason === 'drained' || result.reason === 'tool-reconciliation-required') return 'pending';
       if (result.reason === 'aborted') return 'cancelled';
-      if (result.reason === 'max-steps') return 'limit';
+      if (result.reason === 'max-steps' || result.reason === 'budget-exceeded') return 'limit';
       return 'stopped';
     case 'failed':
       if (BUSY_CODES.has(result.error.code)) return 'busy';
@@ -154,6 +154,8 @@ export function reportOf<T>(result: AgentResult<T>, extras: ReportExtras): Headl
   if (result.status === 'stopped') {
     report.reason = result.reason;
     if (result.stopDetails !== undefined) report.stopDetails = result.stopDetails;
+    // The budget's refusal is told as before the budget ran on the ledger: error budget_exceeded, outcome limit.
+    if (result.reason === 'budget-exceeded') report.error = budgetExceeded(result.stopDetails);
   }
   if (result.status === 'failed') {
     report.error = result.error;
@@ -180,4 +182,12 @@ export function storedPhase(envelope: AgentRunEnvelope): HeadlessPhase {
   if (value === 'drained' || value === 'draining') return phaseOf(snapshot?.context?.drainedIn);
   if (value !== null && typeof value === 'object' && ('finalizing' in value || 'verifying' in value)) return 'finalizing';
   return 'running';
+}
+
+/** The error a report carries for a run the budget stopped, with what was spent, held and asked in its message. */
+function budgetExceeded(details: unknown): NonNullable<HeadlessReport['error']> {
+  const d = details as { scope?: string; ceiling?: { usd?: number; tokens?: number }; spent?: { usd: number; tokens: number } } | undefined;
+  const spent = d?.spent ? `; spent $${d.spent.usd} and ${d.spent.tokens} tokens` : '';
+  const ceiling = d?.ceiling ? ` of ${[d.ceiling.usd !== undefined ? `$${d.ceiling.usd}` : '', d.ceiling.tokens !== undefined ? `${d.ceiling.tokens} tokens` : ''].filter(Boolean).join(' and ')}` : '';
+  return { name: 'BudgetError', code: 'budget_exceeded', message: `The budget${ceiling} refused the next model call${spent}.` };
 }

@@ -9,8 +9,9 @@ import { refusal, resumeStreamAgent, streamAgent } from '../agent/run-agent.js';
 import type { AgentDeps, AgentEvent, AgentModel, AgentOptions, AgentResult, AgentTools, Message, ResumeOptions } from '../agent/types.js';
 import { BudgetError, CairnTypeError, InvalidOptionsError, RunIdentityError } from '../errors/index.js';
 import { emptyUsage, type LanguageModel, type Usage } from '../models/types.js';
+import type { ExecutionContext } from '../policy/index.js';
 import { costOf, DEFAULT_HEADLESS_SCOPE, storedPending } from './inspect.js';
-import { guardModel } from './model-guard.js';
+import { headlessExecution } from './budget.js';
 import { toCairnModel } from '../models/resolve.js';
 import { bundledPriceProvider, priceOrNull } from './prices.js';
 import { loadProjectInstructions } from './project-instructions.js';
@@ -34,8 +35,8 @@ interface Prepared<T> {
   refusal?: unknown;
   /** The leg's model as a Cairn model. */
   model?: LanguageModel;
-  /** The leg's model behind the budget. */
-  guarded?: LanguageModel;
+  /** The execution context the budget runs on (its ledger admits each model call). */
+  execution?: ExecutionContext;
   onEvent: ((event: AgentEvent<T>) => void) | undefined;
 }
 
@@ -54,11 +55,18 @@ function checkBudget(budget: unknown): void {
   }
 }
 
+/** What a resumed run's record says about its budget: whether it checkpointed a ledger, and what it used. */
+interface StoredBudget {
+  ledger: boolean;
+  usage: Usage;
+  runId: string;
+}
+
 /**
- * What both legs share: skill tools (rejecting on a name collision), the
- * budget's admission and the guarded model. Shape errors become a refusal.
+ * What both legs share: skill tools (rejecting on a name collision) and the
+ * execution context the budget runs on. Shape errors become a refusal.
  */
-async function prepare<T>(options: HeadlessCommon<T> & { model: AgentModel; tools?: AgentTools }, runId: string, usageBefore: () => Promise<Usage>): Promise<Prepared<T>> {
+async function prepare<T>(options: HeadlessCommon<T> & { model: AgentModel; tools?: AgentTools }, runId: string, storedBudget: () => Promise<StoredBudget | undefined>): Promise<Prepared<T>> {
   let sources: ReturnType<typeof resolveSkillSources> = [];
   let badSkills: unknown;
   try {
@@ -106,14 +114,16 @@ async function prepare<T>(options: HeadlessCommon<T> & { model: AgentModel; tool
         message: `Model ${name} has no price: the USD budget does not count its calls (token limits still apply).`,
       });
     }
-    const clock = deps.clock;
-    prepared.guarded = guardModel(model, {
-      budget,
-      priced,
-      priceProvider: prepared.priceProvider,
-      usageBefore: budget ? await usageBefore() : emptyUsage(),
-      now: clock ? () => clock.now() : () => Date.now(),
-    });
+    const own = (options as { execution?: unknown }).execution;
+    if (own !== undefined && budget !== undefined) {
+      throw new InvalidOptionsError('budget and execution cannot both be set: give the execution context the budget instead.');
+    }
+    if (own === undefined) {
+      const execution = await headlessExecution({
+        budget, model, priceProvider: prepared.priceProvider, clock: deps.clock, stored: await storedBudget(),
+      });
+      if (execution) prepared.execution = execution;
+    }
   } catch (error) {
     prepared.refusal = error;
   }
@@ -223,7 +233,7 @@ export async function runHeadless<T = string>(options: HeadlessRunOptions<T>): P
   const project = options.projectDir !== undefined
     ? await loadProjectInstructions(options.projectDir, options.projectInstructions ?? {})
     : undefined;
-  const prepared = await prepare<T>(options, runId, async () => emptyUsage());
+  const prepared = await prepare<T>(options, runId, async () => undefined);
   if (prepared.refusal !== undefined) return finish(refusal<T>(runId, prepared.refusal), prepared, undefined, options.store);
   if (project) prepared.warnings.push(...instructionWarnings(project.skipped, project.files));
 
@@ -239,7 +249,8 @@ export async function runHeadless<T = string>(options: HeadlessRunOptions<T>): P
 
   const agentOptions = {
     ...engineOptions(options),
-    model: prepared.guarded ?? options.model,
+    model: options.model,
+    ...(prepared.execution ? { execution: prepared.execution } : {}),
     tools: prepared.tools,
     ...(systemParts.length > 0 ? { system: systemParts.join('\n\n') } : {}),
     ...(messages.length > 0 ? { messages } : {}),
@@ -265,20 +276,22 @@ export async function resumeHeadless<T = string>(options: HeadlessResumeOptions<
   if (options === null || typeof options !== 'object') throw new CairnTypeError('invalid_options', 'resumeHeadless takes an options object.');
   const runId = options.runId;
   const scope = options.scope ?? DEFAULT_HEADLESS_SCOPE;
-  const usageBefore = async (): Promise<Usage> => {
+  const storedBudget = async (): Promise<StoredBudget | undefined> => {
     try {
       const stored = await options.store.load(runId, { scope });
-      const usage = (stored?.snapshot as { context?: { usage?: Usage } } | undefined)?.context?.usage;
-      return usage ? { ...usage } : emptyUsage();
+      if (!stored) return undefined;
+      const usage = (stored.snapshot as { context?: { usage?: Usage } } | undefined)?.context?.usage;
+      return { ledger: stored.ledger !== undefined, usage: usage ? { ...usage } : emptyUsage(), runId };
     } catch {
-      return emptyUsage(); // the resume itself reports why the run cannot be read
+      return undefined; // the resume itself reports why the run cannot be read
     }
   };
-  const prepared = await prepare<T>(options, typeof runId === 'string' ? runId : '', usageBefore);
+  const prepared = await prepare<T>(options, typeof runId === 'string' ? runId : '', storedBudget);
   if (prepared.refusal !== undefined) return finish(refusal<T>(prepared.runId, prepared.refusal), prepared, undefined, options.store);
   const agentOptions = {
     ...engineOptions(options),
-    model: prepared.guarded ?? options.model,
+    model: options.model,
+    ...(prepared.execution ? { execution: prepared.execution } : {}),
     tools: prepared.tools,
     session: { store: options.store, runId, scope },
     ...(options.lease ? { lease: options.lease } : {}),
