@@ -10,6 +10,7 @@ Commands:
   run [prompt]         start a run (the prompt from the argument or stdin)
   resume <runId>       answer what a stored run waits for, and go on
   inspect <runId>      show a stored run without running anything
+  chart <runId>        draw a stored run on its statecharts (an offline HTML page)
   runs                 list stored runs
   backup <dest>        copy the run store consistently, while runs work
   doctor               check a configuration before running it
@@ -156,6 +157,27 @@ as the table says (3 while it waits, 0 once it completed).
 Options:
 ${STORE}
   --json               print the report as JSON
+  -h, --help           show this help
+`;
+
+export const CHART_HELP = `Usage: cairn chart <runId> [options]
+
+Draws a stored run on its statecharts, without a model call or a write (the
+store is opened read-only). The default is one self-contained HTML page that
+works offline: the run chart with the states the run is in marked, the
+tool-call chart of each open call with its stage, and the timeline of the
+model steps; click a step or a call to see its states, receipt and outcome.
+It shows what inspect shows, no more: no tokens, arguments or results.
+
+Options:
+  --format <format>    html (default), mermaid or dot (the run chart, then
+                       each open call's chart, as text), or json (the run as
+                       describeRun sees it)
+  --out <file>         write to this file instead of stdout
+  --open               open the file with xdg-open (open on macOS); without
+                       --out, the page is written to a file in the temp folder
+  --call <callId>      also draw this call's chart, and show it first
+${STORE}
   -h, --help           show this help
 `;
 

@@ -8,6 +8,7 @@ import { redactSecrets } from '../errors/index.js';
 import { HEADLESS_EXIT_CODES } from '../headless/index.js';
 import { UsageError } from './args.js';
 import { backupCommand } from './backup-command.js';
+import { chartCommand } from './chart-command.js';
 import { checkCommand } from './check-command.js';
 import type { Io } from './context.js';
 import { doctorCommand } from './doctor-command.js';
@@ -23,6 +24,7 @@ const COMMANDS: Record<string, Command> = {
   run: runCommand,
   resume: resumeCommand,
   inspect: inspectCommand,
+  chart: chartCommand,
   runs: runsCommand,
   backup: backupCommand,
   doctor: doctorCommand,
