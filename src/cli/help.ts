@@ -232,10 +232,11 @@ export const CHECK_HELP = `Usage: cairn check [options]
 
 Before an upgrade: loads every stored run that can still go on (running,
 suspended, drained, or failed for a transient cause), checks and migrates its
-record as a resume would, and compares its binding with the tools and model
-given. Prints which runs would resume and why each of the others would not
-(binding changed, and which part; a machine version this Cairn does not know;
-a corrupt record). The store is opened read-only: nothing is written.
+record as a resume would, replays its history through this Cairn's machines,
+and compares its binding with the tools and model given. Prints which runs
+would resume and why each of the others would not (binding changed, and which
+part; a machine version this Cairn does not know; a history that does not
+replay to its snapshot; a corrupt record). The store is opened read-only: nothing is written.
 Exits 0 when every run would resume, 8 when any would not.
 
 Options:
