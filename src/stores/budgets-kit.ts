@@ -52,3 +52,30 @@ export function groupedEntries(groups: readonly LedgerGroup[]): LedgerEntry[] {
     return { id: `group-${i}`, scope: g.scope, runId: null, model: '', status: g.status, estimate: { usd, tokens }, usd, tokens, at: 0 };
   });
 }
+
+/** A row of `cairn_budget_entries`, as both stores read it. */
+export interface EntryRow {
+  entry_id: string;
+  scope: string;
+  run_id: string | null;
+  model: string;
+  status: EntryStatus;
+  estimate_usd: number | null;
+  estimate_tokens: number;
+  usd: number | null;
+  tokens: number;
+  at: number;
+}
+
+/** The entry a row holds. */
+export const toEntry = (row: EntryRow): LedgerEntry => ({
+  id: row.entry_id,
+  scope: row.scope,
+  runId: row.run_id,
+  model: row.model,
+  status: row.status,
+  estimate: { usd: row.estimate_usd, tokens: row.estimate_tokens },
+  usd: row.usd,
+  tokens: row.tokens,
+  at: row.at,
+});

@@ -16,39 +16,14 @@
 import type { PoolClient } from 'pg';
 import { BudgetError } from '../../errors/index.js';
 import { decideAdmission, settled } from '../../policy/ledger.js';
-import type { AdmitResult, BudgetLedger, EntryStatus, LedgerEntry } from '../../policy/types.js';
-import { checkLedgerName, groupedEntries, type BudgetStore, type LedgerGroup } from '../budgets-kit.js';
+import type { AdmitResult, BudgetLedger, LedgerEntry } from '../../policy/types.js';
+import { checkLedgerName, groupedEntries, toEntry, type BudgetStore, type EntryRow, type LedgerGroup } from '../budgets-kit.js';
 import type { OpsTables } from './migrations.js';
 import type { Db } from './sql.js';
-
-interface EntryRow {
-  entry_id: string;
-  scope: string;
-  run_id: string | null;
-  model: string;
-  status: EntryStatus;
-  estimate_usd: number | null;
-  estimate_tokens: number;
-  usd: number | null;
-  tokens: number;
-  at: number;
-}
 
 /** Tries of a transaction the server aborted with 40001 or 40P01. */
 const TRIES = 4;
 const CONFLICTS = new Set(['40001', '40P01']);
-
-const toEntry = (row: EntryRow): LedgerEntry => ({
-  id: row.entry_id,
-  scope: row.scope,
-  runId: row.run_id,
-  model: row.model,
-  status: row.status,
-  estimate: { usd: row.estimate_usd, tokens: row.estimate_tokens },
-  usd: row.usd,
-  tokens: row.tokens,
-  at: row.at,
-});
 
 /** The SQLSTATE of a driver error, or of the driver error a store error wraps. */
 function sqlState(error: unknown): string | undefined {

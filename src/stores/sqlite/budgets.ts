@@ -13,36 +13,11 @@
 import type Database from 'better-sqlite3';
 import { BudgetError, CairnTypeError } from '../../errors/index.js';
 import { decideAdmission, inScope, settled } from '../../policy/ledger.js';
-import type { AdmitRequest, AdmitResult, BudgetLedger, EntryStatus, LedgerEntry, SettleOutcome } from '../../policy/types.js';
-import { checkLedgerName, groupedEntries, type BudgetStore, type LedgerGroup } from '../budgets-kit.js';
-
-interface EntryRow {
-  entry_id: string;
-  scope: string;
-  run_id: string | null;
-  model: string;
-  status: EntryStatus;
-  estimate_usd: number | null;
-  estimate_tokens: number;
-  usd: number | null;
-  tokens: number;
-  at: number;
-}
+import type { AdmitRequest, AdmitResult, BudgetLedger, LedgerEntry, SettleOutcome } from '../../policy/types.js';
+import { checkLedgerName, groupedEntries, toEntry, type BudgetStore, type EntryRow, type LedgerGroup } from '../budgets-kit.js';
 
 /** Tries of a transaction that met SQLITE_BUSY (each after the connection's own busy timeout). */
 const TRIES = 3;
-
-const toEntry = (row: EntryRow): LedgerEntry => ({
-  id: row.entry_id,
-  scope: row.scope,
-  runId: row.run_id,
-  model: row.model,
-  status: row.status,
-  estimate: { usd: row.estimate_usd, tokens: row.estimate_tokens },
-  usd: row.usd,
-  tokens: row.tokens,
-  at: row.at,
-});
 
 const busy = (error: unknown) => {
   const code = (error as { code?: unknown } | null)?.code;
