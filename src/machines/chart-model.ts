@@ -203,7 +203,7 @@ function userRouteGuard(guard: unknown): unknown {
 
 function stateValueText(value: unknown): string {
   if (typeof value === 'string') return value;
-  if (typeof value === 'object' && value !== null) return stateValuePaths(value as StateValue).join(', ');
+  if (typeof value === 'object' && value !== null) return statePaths(value as StateValue).join(', ');
   return '?';
 }
 
@@ -212,7 +212,7 @@ function stateValueText(value: unknown): string {
 
 function highlightedNodes(machine: AnyStateMachine, highlight: Highlight | undefined): AnyStateNode[] {
   if (highlight === undefined) return [];
-  const paths = isPathList(highlight) ? highlight : stateValuePaths(highlight);
+  const paths = isPathList(highlight) ? highlight : statePaths(highlight);
   return paths.map((path) => resolvePath(machine, path));
 }
 
@@ -220,14 +220,16 @@ function isPathList(value: readonly string[] | StateValue): value is readonly st
   return Array.isArray(value);
 }
 
-/** `{ loop: 'awaitingTools', ui: { panel: {} } }` → `['loop.awaitingTools', 'ui.panel']`. */
-export function stateValuePaths(value: StateValue, prefix = ''): string[] {
-  if (typeof value === 'string') return [`${prefix}${value}`];
-  return Object.entries(value).flatMap(([key, child]) =>
-    child === undefined || (typeof child === 'object' && Object.keys(child).length === 0)
-      ? [`${prefix}${key}`]
-      : stateValuePaths(child, `${prefix}${key}.`),
-  );
+/**
+ * A state value as dotted paths: `"a"` → `["a"]`; `{ loop: 'awaitingTools', ui: { panel: {} } }` →
+ * `['loop.awaitingTools', 'ui.panel']`. Anything that is not a state value reads as none.
+ */
+export function statePaths(value: unknown, prefix = ''): string[] {
+  if (typeof value === 'string') return [prefix + value];
+  if (value === null || typeof value !== 'object') return prefix ? [prefix.slice(0, -1)] : [];
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length === 0) return prefix ? [prefix.slice(0, -1)] : [];
+  return entries.flatMap(([key, child]) => statePaths(child, `${prefix}${key}.`));
 }
 
 function resolvePath(machine: AnyStateMachine, path: string): AnyStateNode {

@@ -9,6 +9,9 @@ import { checkEnvelope } from '../agent/envelope.js';
 import { interruptedCalls } from '../agent/interrupted.js';
 import type { AgentRunEnvelope, AgentRunStatus, AgentToolReceipt } from '../agent/types.js';
 import { InvalidOptionsError } from '../errors/index.js';
+import { statePaths } from './chart-model.js';
+
+export { statePaths };
 import { totalsOf } from '../policy/ledger.js';
 import type { LedgerTotals } from '../policy/types.js';
 
@@ -88,14 +91,6 @@ interface PersistedActor {
   children?: Record<string, { src?: unknown; snapshot?: PersistedActor }>;
 }
 
-/** `"a"` -> `["a"]`; `{ a: "b", c: { d: "e" } }` -> `["a.b", "c.d.e"]`. */
-export function statePaths(value: unknown, prefix = ''): string[] {
-  if (typeof value === 'string') return [prefix + value];
-  if (value === null || typeof value !== 'object') return prefix ? [prefix.slice(0, -1)] : [];
-  const entries = Object.entries(value as Record<string, unknown>);
-  if (entries.length === 0) return prefix ? [prefix.slice(0, -1)] : [];
-  return entries.flatMap(([key, child]) => statePaths(child, `${prefix}${key}.`));
-}
 
 const receiptView = (r: AgentToolReceipt): DescribedReceipt => ({
   key: r.key, toolCallId: r.toolCallId, toolName: r.toolName, modelStep: r.modelStep, status: r.status,

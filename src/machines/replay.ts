@@ -273,7 +273,7 @@ export function replayRun(envelope: AgentRunEnvelope, options: ReplayOptions = {
     // The run's own invocation first (one at a time), then the calls in the turn's order.
     for (const [id, ref] of Object.entries(children)) {
       if (!ref || context.batch.includes(id)) continue;
-      const answer = runAnswer(String((ref as unknown as { src?: unknown }).src ?? ''), snapshot.value, context);
+      const answer = runAnswer(String((ref as unknown as { src?: unknown }).src ?? ''), snapshot.matches('finalizing' as never), context);
       if (answer === undefined) continue;
       for (const event of answer.before ?? []) actor.send(event as never);
       actor.send({ type: `xstate.done.actor.${id}`, output: answer.output } as never);
@@ -314,7 +314,7 @@ export function replayRun(envelope: AgentRunEnvelope, options: ReplayOptions = {
     return false;
   }
 
-  function runAnswer(src: string, value: unknown, context: RunContext): { output: unknown; before?: EventObject[] } | undefined {
+  function runAnswer(src: string, finalizing: boolean, context: RunContext): { output: unknown; before?: EventObject[] } | undefined {
     switch (src) {
       case 'saveCheckpoint':
         // A drain is asked for while a step is under way; the run stops at the next boundary, once this save is made.
@@ -323,7 +323,7 @@ export function replayRun(envelope: AgentRunEnvelope, options: ReplayOptions = {
       case 'callModel': {
         const message = turns[turn];
         if (!message) return undefined;
-        const phase = JSON.stringify(value).includes('finalizing') ? 'finalize' : 'loop';
+        const phase = finalizing ? 'finalize' : 'loop';
         // Calls that failed before this turn and were retried: each kept its step.
         const failed = Math.max(0, turnSteps[turn]! - context.step);
         turn += 1;

@@ -53,7 +53,11 @@ export function decideAdmission(entries: readonly LedgerEntry[], request: AdmitR
   return { admitted: true, entry: entryOf(request) };
 }
 
-const round = (a: Amounts): Amounts => ({ usd: Math.round(a.usd * 1e9) / 1e9, tokens: a.tokens });
+/** USD to a billionth: sums of float prices come out the same however they were added. */
+export const roundUsd = (usd: number): number => Math.round(usd * 1e9) / 1e9;
+/** Amounts with their USD rounded (see {@link roundUsd}). */
+export const roundAmounts = (a: Amounts): Amounts => ({ usd: roundUsd(a.usd), tokens: a.tokens });
+const round = roundAmounts;
 
 export function entryOf(request: AdmitRequest): LedgerEntry {
   return {

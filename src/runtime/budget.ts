@@ -9,6 +9,7 @@ import type { ExecutionContext } from '../policy/index.js';
 import type { AdmitResult, Amounts, LedgerEntry } from '../policy/index.js';
 import type { LanguageModel, ModelRequest, Usage } from '../models/types.js';
 import { modelKey } from '../models/resolve.js';
+import { roundUsd } from '../policy/ledger.js';
 
 /** Thrown before an attempt the ledger refused: the run stops with `budget-exceeded`. */
 export class BudgetRefusal extends Error {
@@ -33,7 +34,7 @@ export function holdAfter(error: unknown): 'unknown' | 'released' {
   return 'unknown';
 }
 
-const round = (n: number) => Math.round(n * 1e9) / 1e9;
+const round = roundUsd;
 
 export class RunBudget {
   private count = 0;

@@ -26,6 +26,7 @@ import { plantedBugsIn } from './test-switches.js';
 import { toolCallLogic } from './tool-actors.js';
 import { createExecutionContext, type ExecutionContext } from '../policy/index.js';
 import { RunBudget, usdOf } from './budget.js';
+import { roundAmounts, roundUsd } from '../policy/ledger.js';
 import { candidatesOf } from './model-call.js';
 import { batchViolation } from './run-actors.js';
 import type { Accounting, AgentRunModels } from '../agent/types.js';
@@ -305,13 +306,11 @@ export class RunHost<T> implements Leg<T> {
       usd = price === null || usd === null ? null : usd + price;
     }
     const totals = await execution.accounting();
-    const round = (n: number) => Math.round(n * 1e9) / 1e9;
-    const amounts = (a: { usd: number; tokens: number }) => ({ usd: round(a.usd), tokens: a.tokens });
     return {
-      spent: { ...base.spent, usd: usd === null ? null : round(usd) },
-      reserved: amounts(totals.reserved),
-      committed: amounts(totals.committed),
-      unknown: amounts(totals.unknown),
+      spent: { ...base.spent, usd: usd === null ? null : roundUsd(usd) },
+      reserved: roundAmounts(totals.reserved),
+      committed: roundAmounts(totals.committed),
+      unknown: roundAmounts(totals.unknown),
     };
   }
 

@@ -9,7 +9,7 @@ import type { AgentEvent } from '../agent/types.js';
 import type { AgentStream } from '../agent/stream.js';
 import { JournalConflictError, type AgentStreamJournal, type JournalFrame } from './journal.js';
 import {
-  numbered, sseEvent, terminalState, wireError, WireTranslator, type AgentUiFrame, type AgentUiPart, type WireError,
+  numbered, sseEvent, terminalState, wireError, WireTranslator, type AgentUiPart, type WireError,
 } from './wire.js';
 
 export interface AgentStreamResponseOptions {
@@ -425,4 +425,3 @@ function errorResponse(status: number, error: CairnError): Response {
   return new Response(JSON.stringify({ error: serializeError(error) }), { status, headers: { 'content-type': 'application/json' } });
 }
 
-export type { AgentUiFrame };

@@ -38,6 +38,15 @@ const answer = {
 const call = (toolName = 'lookup') => ({ toolCallId: 'c1', toolName, args: {} });
 const S = ev.saved;
 
+/** The model asks to publish, the call asks for approval, and the run saves its suspension. */
+const suspendOnPublish = [
+  S('saveStart'), ev.turn(0, { toolCalls: [call('publish')] }),
+  ev.toCall('call-0-0', { type: 'xstate.done.actor.guardCall', output: { kind: 'allow' } }),
+  ev.toCall('call-0-0', { type: 'xstate.done.actor.checkArguments', output: { kind: 'valid' } }),
+  ev.toCall('call-0-0', { type: 'xstate.done.actor.decideApproval', output: { kind: 'wait' } }),
+  ev.toCall('call-0-0', { type: 'xstate.done.actor.issueApproval', output: { approvalId: 'c1@approval', token: 'token-1', client: false } }),
+  S('saveSuspension'),
+];
 const isVerifyingBeginning = (e: unknown) => JSON.stringify(storedRunValue(e as never)) === '{"verifying":"beginning"}';
 
 /** A verifier whose first call hangs until the process dies; later calls answer `verdict`. */
@@ -118,12 +127,7 @@ export const RUN_SCENARIOS: RunScenario[] = [
     name: 'suspend on approval → resume → completed',
     input: { toolNames: ['publish'] },
     path: [
-      S('saveStart'), ev.turn(0, { toolCalls: [call('publish')] }),
-      ev.toCall('call-0-0', { type: 'xstate.done.actor.guardCall', output: { kind: 'allow' } }),
-      ev.toCall('call-0-0', { type: 'xstate.done.actor.checkArguments', output: { kind: 'valid' } }),
-      ev.toCall('call-0-0', { type: 'xstate.done.actor.decideApproval', output: { kind: 'wait' } }),
-      ev.toCall('call-0-0', { type: 'xstate.done.actor.issueApproval', output: { approvalId: 'c1@approval', token: 'token-1', client: false } }),
-      S('saveSuspension'),
+      ...suspendOnPublish,
       // A new process resumes the stored run: restored in `suspending` (the state that saved it), its save runs again.
       RESTORE, ev.restored(), S('saveSuspension'), ev.resume({ 'call-0-0': { verdict: { approved: true } } }),
       ev.callEnded('call-0-0', { toolName: 'publish' }), S('saveStep'), ev.turn(1, { text: 'Published.' }), S('saveTurn'),
@@ -180,12 +184,7 @@ export const RUN_SCENARIOS: RunScenario[] = [
     name: 'suspend on approval → a resume under a policy that forbids the tool → failed before it runs',
     input: { toolNames: ['publish'] },
     path: [
-      S('saveStart'), ev.turn(0, { toolCalls: [call('publish')] }),
-      ev.toCall('call-0-0', { type: 'xstate.done.actor.guardCall', output: { kind: 'allow' } }),
-      ev.toCall('call-0-0', { type: 'xstate.done.actor.checkArguments', output: { kind: 'valid' } }),
-      ev.toCall('call-0-0', { type: 'xstate.done.actor.decideApproval', output: { kind: 'wait' } }),
-      ev.toCall('call-0-0', { type: 'xstate.done.actor.issueApproval', output: { approvalId: 'c1@approval', token: 'token-1', client: false } }),
-      S('saveSuspension'),
+      ...suspendOnPublish,
       RESTORE, ev.restored(), S('saveSuspension'), ev.settleViolation(),
     ],
     drive: async (h) => {
