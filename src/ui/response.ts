@@ -300,7 +300,11 @@ class LegWriter {
   }
 
   async finished(): Promise<void> {
-    for (let flushing = this.#flushing; flushing; flushing = this.#flushing === flushing ? null : this.#flushing) await flushing;
+    // A flush that ended before it was assigned (its append threw at once) leaves a settled promise behind: clear it.
+    for (let flushing = this.#flushing; flushing !== null; flushing = this.#flushing) {
+      await flushing;
+      if (this.#flushing === flushing) this.#flushing = null;
+    }
     if (!this.ctx.journal) this.outlet.close();
   }
 }
