@@ -13,6 +13,7 @@ import type {
 } from '../agent/types.js';
 import { describeRun } from '../machines/describe.js';
 import { replayRun } from '../machines/replay.js';
+import { parseModelKey } from '../models/resolve.js';
 import { BindingChangedError, CairnError, InvalidOptionsError, serializeError, type SerializedError } from '../errors/index.js';
 
 /** Why a run would not resume. */
@@ -64,11 +65,9 @@ export interface CheckStoredRunsOptions {
 const UNENDED: readonly AgentRunStatus[] = ['running', 'suspended', 'drained', 'failed'];
 
 const placeholderModel = (key: string): LanguageModel => {
-  const at = key.indexOf(':');
   return {
     specificationVersion: 'cairn-model-1',
-    provider: at < 0 ? '' : key.slice(0, at),
-    modelId: at < 0 ? key : key.slice(at + 1),
+    ...parseModelKey(key),
     doGenerate: async () => {
       throw new CairnError('internal', 'checkStoredRuns never calls a model.');
     },

@@ -8,6 +8,7 @@ import { resultBase } from '../agent/result.js';
 import type { AgentResult, AgentRunEnvelope, AgentRunStore, Usage } from '../agent/types.js';
 import type { RunContext } from '../../machines/index.js';
 import { CairnTypeError } from '../errors/index.js';
+import { parseModelKey } from '../models/resolve.js';
 import { bundledPriceProvider, priceOrNull } from './prices.js';
 import {
   approvalAction, clientAction, reportOf, storedPhase, unknownEffectAction,
@@ -23,11 +24,6 @@ export interface InspectRunOptions {
   priceProvider?: PriceProvider;
 }
 
-/** `provider:modelId` as the binding records it. */
-function modelOfBinding(binding: string): { provider: string; modelId: string } {
-  const at = binding.indexOf(':');
-  return at < 0 ? { provider: '', modelId: binding } : { provider: binding.slice(0, at), modelId: binding.slice(at + 1) };
-}
 
 /** The run's cost so far: complete only when the model has a price. */
 export async function costOf(
@@ -41,7 +37,7 @@ export async function costOf(
     let usd = 0;
     let complete = true;
     for (const [key, part] of Object.entries(byModel)) {
-      const priced = await priceOrNull(provider, modelOfBinding(key), part);
+      const priced = await priceOrNull(provider, parseModelKey(key), part);
       if (priced === null) complete = false;
       else usd += priced;
     }
@@ -68,7 +64,7 @@ export function storedPending(envelope: AgentRunEnvelope): PendingAction[] {
 async function reportOfStored(envelope: AgentRunEnvelope, priceProvider: PriceProvider): Promise<HeadlessReport<unknown>> {
   const context = (envelope.snapshot as unknown as { context: RunContext }).context;
   const base = resultBase(envelope.runId, context, []);
-  const cost = await costOf(priceProvider, modelOfBinding(envelope.binding.model), base.usage, base.usageByModel);
+  const cost = await costOf(priceProvider, parseModelKey(envelope.binding.model), base.usage, base.usageByModel);
   const warnings: HeadlessWarning[] = [];
   const ended = envelope.status === 'completed' || envelope.status === 'failed' || envelope.status === 'stopped';
   if (ended && envelope.result) {

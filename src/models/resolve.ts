@@ -75,3 +75,9 @@ export function toCairnModel(value: unknown, path = 'model'): LanguageModel {
 
 /** `provider:modelId`, as prices, the breaker and the binding key a model. */
 export const modelKey = (model: Pick<LanguageModel, 'provider' | 'modelId'>): string => `${model.provider}:${model.modelId}`;
+
+/** The provider and model id of a {@link modelKey} (a key without a provider is a bare model id). */
+export function parseModelKey(key: string): { provider: string; modelId: string } {
+  const at = key.indexOf(':');
+  return at < 0 ? { provider: '', modelId: key } : { provider: key.slice(0, at), modelId: key.slice(at + 1) };
+}

@@ -28,6 +28,7 @@ import { createExecutionContext, type ExecutionContext } from '../policy/index.j
 import { RunBudget, usdOf } from './budget.js';
 import { roundAmounts, roundUsd } from '../policy/ledger.js';
 import { candidatesOf } from './model-call.js';
+import { parseModelKey } from '../models/resolve.js';
 import { batchViolation } from './run-actors.js';
 import type { Accounting, AgentRunModels } from '../agent/types.js';
 
@@ -301,8 +302,7 @@ export class RunHost<T> implements Leg<T> {
     if (!execution) return base;
     let usd: number | null = 0;
     for (const [key, usage] of Object.entries(context.usageByModel ?? {})) {
-      const at = key.indexOf(':');
-      const price = usdOf(execution, { provider: key.slice(0, at), modelId: key.slice(at + 1) }, usage);
+      const price = usdOf(execution, parseModelKey(key), usage);
       usd = price === null || usd === null ? null : usd + price;
     }
     const totals = await execution.accounting();
