@@ -4,6 +4,7 @@
  * only narrows its parent; it charges the same ledger under its own scope, so
  * every ceiling on its path counts its calls.
  */
+import { parseModelKey } from '../models/resolve.js';
 import { ExecutionPolicyError, InvalidOptionsError } from '../errors/index.js';
 import { createInMemoryLedger, totalsOf } from './ledger.js';
 import type {
@@ -125,9 +126,7 @@ function modelMatches(entry: string, provider: string, modelId: string): boolean
 }
 
 function splitModel(model: { provider: string; modelId: string } | string): { provider: string; modelId: string } {
-  if (typeof model !== 'string') return model;
-  const at = model.indexOf(':');
-  return at < 0 ? { provider: '', modelId: model } : { provider: model.slice(0, at), modelId: model.slice(at + 1) };
+  return typeof model === 'string' ? parseModelKey(model) : model;
 }
 
 interface Resolved {
