@@ -90,6 +90,8 @@ export function createInMemoryLedger(name = 'in-memory'): BudgetLedger {
   const entries = new Map<string, LedgerEntry>();
   return {
     name,
+    // It lives as long as this process: the records of the runs that use it keep it.
+    durable: false,
     // Synchronous between its awaits: no other admission can read the entries in between.
     async admit(request) {
       const held = entries.get(request.id);

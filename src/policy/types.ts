@@ -152,6 +152,13 @@ export type SettleOutcome =
 export interface BudgetLedger {
   /** A name for the ledger (the shared stores' ledger name). */
   readonly name: string;
+  /**
+   * True when the ledger's entries outlive the process that admitted them (the
+   * SQLite and PostgreSQL stores' ledgers). A ledger that is not durable (the
+   * in-memory one) lives on only in the records of the runs that use it, so a
+   * run saves each reservation in its record before the call it holds is sent.
+   */
+  readonly durable?: boolean;
   admit(request: AdmitRequest): Promise<AdmitResult>;
   /** Settles an open (reserved or unknown) entry; a settled entry stays as it is. */
   settle(id: string, outcome: SettleOutcome): Promise<void>;

@@ -47,6 +47,13 @@ export class RunBudget {
     /** Distinguishes this leg's reservations from an earlier leg's (after a crash, both may be in the ledger). */
     private readonly legId: string,
     private readonly now: () => number,
+    /**
+     * Saves the run's record with the ledger as it is now. Called before an
+     * attempt whose reservation no earlier save carried, when the ledger keeps
+     * nothing beyond this process: the reservation is then in the record
+     * before the call is sent, and a crash after it cannot lose the hold.
+     */
+    private readonly persist: (() => Promise<void>) | null = null,
   ) {}
 
   /**
@@ -89,7 +96,18 @@ export class RunBudget {
     }
     await this.releaseAhead();
     const chars = JSON.stringify(request.messages).length + JSON.stringify(request.tools ?? []).length;
-    return this.reserve(model, step, chars, maxOutputTokens, String(++this.count));
+    const id = await this.reserve(model, step, chars, maxOutputTokens, String(++this.count));
+    if (this.persist && this.context.ledger.durable !== true) {
+      try {
+        await this.persist();
+      } catch (error) {
+        // Not saved, so not sent: the reservation is given back and the run fails on the store's error.
+        this.open.delete(id);
+        await this.context.ledger.settle(id, { status: 'released' }).catch(() => undefined);
+        throw error;
+      }
+    }
+    return id;
   }
 
   private async reserve(model: LanguageModel, step: number, requestChars: number, maxOutputTokens: number | undefined, tag: string): Promise<string> {

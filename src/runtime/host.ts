@@ -64,6 +64,8 @@ export class RunHost<T> implements Leg<T> {
   private readonly announcedCalls = new Set<string>();
   /** What this leg's options leave for the stages to do: the run starts with it, and a restored run is given it. */
   private readonly plan: RunPlan;
+  /** The next write saves the last committed snapshot with a newer ledger (see {@link saveHold}). */
+  private holdOnly = false;
 
   constructor(
     readonly opts: NormalizedOptions<T>,
@@ -79,7 +81,9 @@ export class RunHost<T> implements Leg<T> {
     this.plan = planOf(opts as NormalizedOptions<unknown>);
     // A run given no context still hands its verifier one: private, with no policy and nothing shared.
     this.execution = opts.execution ?? createExecutionContext({ clock: { now: opts.now } });
-    this.budget = opts.execution ? new RunBudget(opts.execution, runId, opts.generateId(), opts.now) : null;
+    this.budget = opts.execution
+      ? new RunBudget(opts.execution, runId, opts.generateId(), opts.now, opts.raw.session ? () => this.saveHold() : null)
+      : null;
     for (const id of (stored?.snapshot as unknown as PersistedRun | undefined)?.context?.batch ?? []) this.announcedCalls.add(id);
   }
 
@@ -97,6 +101,19 @@ export class RunHost<T> implements Leg<T> {
     if (this.leaseLost && this.lease) return Promise.reject(new AgentRunLeaseError('lease_lost', this.lease.key));
     if (this.storeFailure) return Promise.reject(new PersistenceError(this.storeFailure.message));
     return this.queue.flush();
+  }
+
+  /**
+   * Saves the last committed record again, with the ledger as it is now: a
+   * reservation made where no save precedes its call (a repair, a call after a
+   * verifier's feedback, the first call of a drained run's resume, a retry or
+   * a fail-over inside one call) is in the record before the call is sent.
+   * The run is between persistence points then, so the record it restores
+   * from stays the one it had; only its ledger is newer.
+   */
+  private saveHold(): Promise<void> {
+    this.holdOnly = true;
+    return this.save();
   }
 
   /** A new run: start the actor and drive it to rest. */
@@ -374,15 +391,19 @@ export class RunHost<T> implements Leg<T> {
 
   /** The envelope of the run as its actor holds it now, saved as the next revision. */
   envelope(extras?: Parameters<typeof envelopeOf>[2]): AgentRunEnvelope {
-    const session = this.opts.raw.session!;
-    return envelopeOf(this.persisted(), {
+    return envelopeOf(this.persisted(), this.identity(), extras);
+  }
+
+  /** The run's identity for its next save. */
+  private identity() {
+    return {
       runId: this.runId,
-      scope: session.scope,
+      scope: this.opts.raw.session!.scope,
       revision: this.revision + 1,
       binding: { ...this.opts.binding },
       createdAt: this.createdAt,
       updatedAt: this.opts.now(),
-    }, extras);
+    };
   }
 
   private async write(): Promise<void> {
@@ -394,15 +415,26 @@ export class RunHost<T> implements Leg<T> {
     if (this.storeFailure) throw new PersistenceError(this.storeFailure.message);
     // Without an execution context there is no ledger, and the save takes no more turns of the event loop than before.
     if (!this.opts.execution) return this.commit(this.envelope());
+    const hold = this.holdOnly;
+    this.holdOnly = false;
+    const snapshot = this.actor.getSnapshot();
+    // A save asked for at a persistence point that this write also serves saves that point, ledger included.
+    if (hold && (snapshot.matches({ loop: 'callingModel' }) || snapshot.matches({ finalizing: 'callingModel' }))) {
+      // Every call comes after the start's save, so a record to write again is there.
+      if (this.lastCommitted === null) return;
+      const ledger = await this.ledgerCheckpoint();
+      return this.commit(envelopeOf(this.lastCommitted, this.identity(), { ledger }));
+    }
     await this.reserveAhead();
     const ledger = await this.ledgerCheckpoint();
     await this.commit(this.envelope({ ledger }));
   }
 
   /**
-   * A save that a loop step's model call follows (the start, a step's
-   * checkpoint) reserves that call first, so the reservation is in the record
-   * before the call is sent, without a save of its own.
+   * A save that a model call follows (the start, a step's checkpoint, a turn
+   * without calls that finalization follows) reserves that call first, so the
+   * reservation is in the record before the call is sent, without a save of
+   * its own. Calls that no save precedes are saved by {@link saveHold}.
    */
   private async reserveAhead(): Promise<void> {
     if (!this.budget) return;
@@ -410,11 +442,19 @@ export class RunHost<T> implements Leg<T> {
     const context = snapshot.context;
     // A run that stops at the boundary makes no call: what was reserved for it is given back before the record is saved.
     if (snapshot.matches('draining')) return this.budget.releaseAhead();
-    if (!(snapshot.matches('starting') || snapshot.matches({ loop: 'checkpointing' }))) return;
+    if (!(snapshot.matches('starting') || snapshot.matches({ loop: 'checkpointing' }) || this.finalizesNext(context))) return;
     if (context.drainRequested || context.step >= context.maxSteps) return;
     const model = candidatesOf(this.opts.models, (context.models ?? null) as AgentRunModels | null)[0]!;
     const chars = JSON.stringify(context.messages).length + JSON.stringify(this.opts.parameters).length;
     await this.budget.reserveAhead(model, context.step, chars, this.opts.settings?.maxOutputTokens);
+  }
+
+  /** A loop turn without calls is being saved, and the run asks for its structured answer next (see the run chart's `loop.recordingTurn`). */
+  private finalizesNext(context: RunContext): boolean {
+    if (!this.actor.getSnapshot().matches({ loop: 'recordingTurn' })) return false;
+    const turn = context.lastTurn;
+    if (!turn || turn.toolCalls.length > 0 || context.outputMode === 'none') return false;
+    return !['content-filter', 'refusal', 'length'].includes(turn.finishReason);
   }
 
   /** What a save records of the ledger: all of it under a root context, the run's scope under a child. */

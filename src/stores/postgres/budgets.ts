@@ -81,6 +81,8 @@ ORDER BY at, entry_id`;
       checkLedgerName(name);
       const ledger: BudgetLedger = {
         name,
+        // Each admission is committed to the store's own table before it returns.
+        durable: true,
         admit(request) {
           return locked(name, 'Admitting to', async (client): Promise<AdmitResult> => {
             const held = (await client.query<EntryRow>(one, [name, request.id])).rows[0];

@@ -101,6 +101,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ledger, entry_id) DO NOTHI
       checkLedgerName(name);
       const ledger: BudgetLedger = {
         name,
+        // Each admission is committed to the store's own table before it returns.
+        durable: true,
         async admit(request) {
           return write('admit to', () => admitTx.immediate(name, request));
         },
