@@ -6,17 +6,21 @@
  * The history is what the record keeps: the transcript (each assistant
  * message is a model turn, answered again as the model's answer), the
  * receipts (each call's effect, answered again as the tool's), the approval
- * requests with their verdicts, and the client results. Every invoked actor
- * of both charts is replaced by one that never answers; the replay sends
- * each one the answer the history holds, one at a time, as the runtime's
- * actors would have, and compares the run after every step with the record.
- * Saves always succeed. Usage is not compared: a record keeps the run's
- * total, not each turn's.
+ * requests with their verdicts, the client results, what a guardrail or the
+ * argument check refused (the call's answer in the transcript, or the open
+ * call's own state), and the verifier's verdicts (each rejection's feedback
+ * prompt in the transcript, the last verdict in the result, a restore while
+ * verifying in the attempt count). Every invoked actor of both charts is
+ * replaced by one that never answers; the replay sends each one the answer
+ * the history holds, one at a time, as the runtime's actors would have, and
+ * compares the run after every step with the record. Saves always succeed.
+ * Usage is not compared: a record keeps the run's total, not each turn's.
  */
 import { assign, createActor, fromPromise, type AnyActorRef, type AnyStateMachine, type EventObject } from 'xstate';
 import { RUN_PROMPTS, runMachine, toolCallMachine } from '../../machines/index.js';
 import type { CallApproval, CallReceipt, RunContext, ToolCallContext, Turn } from '../../machines/index.js';
 import { checkEnvelope } from '../agent/envelope.js';
+import { parseJsonAnswer } from '../agent/schema.js';
 import type { AgentRunEnvelope } from '../agent/types.js';
 import { InvalidOptionsError } from '../errors/index.js';
 
@@ -43,6 +47,14 @@ export interface ReplayReport {
   /** Answers sent to the machines (done events, resumes). */
   events: number;
   divergence: ReplayDivergence | null;
+  /**
+   * What the replay took from the record with nothing else in the record to check it against, one sentence each:
+   * restores while verifying, read from an attempt count higher than the verdicts account for (a record keeps the
+   * count, not when a restore came), a guardrail's rewrite read from an open call's arguments, and a verifier's
+   * feedback read from the transcript of a run that has not ended (its only copy; an ended run's result holds
+   * another). Absent when there is none.
+   */
+  assumed?: string[];
 }
 
 export interface ReplayOptions {
@@ -127,6 +139,27 @@ function comparable(snapshot: Persisted, shape?: Persisted): unknown {
 
 type Message = { role: string; content?: unknown; toolCalls?: Turn['toolCalls']; toolCallId?: string; isError?: boolean; reasoning?: unknown; providerMetadata?: unknown };
 
+/** What a prompt of the run's own (`RUN_PROMPTS.feedback`, `RUN_PROMPTS.repair`) carries in `content`, or undefined when `content` is not that prompt. */
+function carried(prompt: (text: string) => string, content: unknown): string | undefined {
+  if (typeof content !== 'string') return undefined;
+  const [before, after] = prompt('\u0000').split('\u0000') as [string, string];
+  if (content.length < before.length + after.length || !content.startsWith(before) || !content.endsWith(after)) return undefined;
+  return content.slice(before.length, content.length - after.length);
+}
+const feedbackOf = (m: Message | undefined) => (m?.role === 'user' ? carried(RUN_PROMPTS.feedback, m.content) : undefined);
+const repairOf = (m: Message | undefined) => (m?.role === 'user' ? carried(RUN_PROMPTS.repair, m.content) : undefined);
+
+/**
+ * The answers the tool-call chart writes itself for a call it ends without an effect (machines/tool-call.ts): a
+ * refusal in a call's answer that is none of these came from the argument check (or from a callback that threw).
+ */
+const BLOCKED = 'Tool call blocked: ';
+const CHART_ANSWERS = [BLOCKED, 'Tool call denied. Reason: ', 'Tool call not admitted.', 'Tool call not dispatched: ', 'Tool "'];
+/** The tool-call stages before the effect whose actor runs a callback that may throw (the call then fails). */
+const THROWING_STAGES = ['guardCall', 'checkArguments', 'decideApproval', 'admit', 'beginEffect'];
+/** Marks a tool-call actor's answer as the error it threw. */
+const THREW = Symbol('threw');
+
 /**
  * Replays one stored run. The envelope is checked (and migrated) like a record
  * a resume loads; a record of a machine newer than this reader is refused with
@@ -145,9 +178,8 @@ export function replayRun(envelope: AgentRunEnvelope, options: ReplayOptions = {
   const history = storedContext.messages as unknown as Message[];
   // The run's input ends with its prompt: the last user message the run did not write itself (it writes only the
   // finalization, repair and feedback prompts). Its own turns are the assistant messages after it.
-  const machineMade = (m: Message) => m.role === 'user' && typeof m.content === 'string'
-    && (m.content === RUN_PROMPTS.finalize || m.content === RUN_PROMPTS.finalizeWithTool
-      || m.content.startsWith(RUN_PROMPTS.repair('').split(':')[0]!) || m.content.startsWith(RUN_PROMPTS.feedback('').split(':')[0]!));
+  const machineMade = (m: Message) => m.role === 'user'
+    && (m.content === RUN_PROMPTS.finalize || m.content === RUN_PROMPTS.finalizeWithTool || repairOf(m) !== undefined || feedbackOf(m) !== undefined);
   let prompt = -1;
   history.forEach((m, i) => {
     if (m.role === 'user' && !machineMade(m)) prompt = i;
@@ -191,9 +223,68 @@ export function replayRun(envelope: AgentRunEnvelope, options: ReplayOptions = {
     return undefined;
   };
 
-  // The actions the runtime provides: the inline argument check (the record says nothing of it: the arguments
-  // passed, or the call would show invalid-arguments), the permit (process-local, nothing to replay), and a plain
-  // tool's result as the model saw it (the transcript has it).
+  // What refused a call before any effect. A call still in the stored snapshot (its step not yet folded into the
+  // history) keeps its own state: its outcome, and its arguments as a guardrail left them. A folded call keeps its
+  // answer in the transcript: a guardrail's block reads `Tool call blocked: <reason>`, and any other refusal with no
+  // receipt, no approval and none of the chart's own answers was the argument check's (or a callback that threw: the
+  // call's answer and everything after it are the same either way, and a folded call's record does not say which).
+  const storedCalls = Object.values(stored.children ?? {})
+    .filter((child) => child.src === 'toolCall' && child.snapshot)
+    .map((child) => child.snapshot!.context as unknown as ToolCallContext);
+  const storedCall = (c: ToolCallContext) => storedCalls.find((s) => s.toolCallId === c.toolCallId && s.modelStep === c.modelStep);
+  const chartAnswer = (c: ToolCallContext, text: string) => CHART_ANSWERS.some((prefix) => text.startsWith(prefix))
+    && (!text.startsWith('Tool "') || text === `Tool "${c.toolName}" is not available.`);
+  function refusalOf(c: ToolCallContext): { by: 'guardrail' | 'arguments'; text: string } | undefined {
+    const own = storedCall(c);
+    if (own) {
+      const text = typeof own.modelOutput === 'string' ? own.modelOutput : '';
+      if (own.outcome === 'blocked' && text.startsWith(BLOCKED)) return { by: 'guardrail', text: text.slice(BLOCKED.length) };
+      if (own.outcome === 'invalid-arguments') return { by: 'arguments', text };
+      return undefined;
+    }
+    if (receipts.has(`${c.modelStep}:${c.toolCallId}`) || approvalOf(c)) return undefined;
+    const message = toolMessage(c.toolCallId, c.modelStep);
+    if (!message || message.isError !== true || typeof message.content !== 'string') return undefined;
+    if (message.content.startsWith(BLOCKED)) return { by: 'guardrail', text: message.content.slice(BLOCKED.length) };
+    return chartAnswer(c, message.content) ? undefined : { by: 'arguments', text: message.content };
+  }
+
+  // The verifier's history. A rejection that let the run go on left its feedback prompt in the transcript; an ended
+  // run's result holds the transcript as well (the copy verdicts are read from, so that the snapshot's is checked)
+  // and how the run ended: verified (completed), inconclusive, rejected with no attempt left. The attempt count holds
+  // the rest: a run restored while verifying (a crash, a failed save, a retryFailed after a rejection) ran its
+  // verifier again as a new attempt, and only the count says so.
+  const ended = stored.value === 'completed' || stored.value === 'stopped' || stored.value === 'failed';
+  const result = ended ? record.result : undefined;
+  const resultMessages = Array.isArray(result?.messages) ? (result.messages as unknown as Message[]) : undefined;
+  const stop = ended
+    ? {
+      reason: result?.status === 'stopped' ? result.reason : storedContext.stopReason,
+      details: ((result?.status === 'stopped' ? result.stopDetails : storedContext.stopDetails) ?? null) as { reason?: unknown; feedback?: unknown; issue?: unknown } | null,
+    }
+    : null;
+  const feedbacks = history.slice(firstAssistant).filter((m) => feedbackOf(m) !== undefined).length;
+  // A candidate kept after the last rejection: the run went into verifying again, and is there still or ended there.
+  const verifiesLast = storedContext.verify === true && storedContext.candidate != null;
+  // Stopped where a restore found no attempt left: that last attempt was a restore's, not a verdict's.
+  const restoredOut = stop?.reason === 'verification-attempts-exhausted' && typeof stop.details?.feedback !== 'string';
+  // Verifier runs the verdicts in the record do not account for: restores. The replay places them as late as the
+  // record allows (in the last episode of verifying; a restore for a retried model call where that call failed),
+  // which never leaves an earlier rejection without the attempt it had.
+  const unaccounted = storedContext.verify === true
+    ? storedContext.verifyAttempts - feedbacks - (verifiesLast && !restoredOut ? 1 : 0)
+    : 0;
+  let restores = unaccounted;
+  const restoredAt: number[] = [];
+  const feedbackOnlyIn: number[] = [];
+  const rewritten: string[] = [];
+  const ownFeedbacks = (messages: readonly unknown[]) => (messages as Message[]).slice(firstAssistant).filter((m) => feedbackOf(m) !== undefined).length;
+  /** Why the replay could not answer what the run waited on, when an answerer knows. */
+  let missing: string | undefined;
+
+  // The actions the runtime provides: the inline argument check (what refused the call, above; otherwise the
+  // arguments passed), the permit (process-local, nothing to replay), and a plain tool's result as the model saw it
+  // (the transcript has it).
   /**
    * The fail-over record as it stood after the model call of `step` (-1: before any): the failovers made by then,
    * and the model they left selected.
@@ -208,7 +299,10 @@ export function replayRun(envelope: AgentRunEnvelope, options: ReplayOptions = {
   }
 
   const callMachine = inert(options.machines?.toolCall ?? toolCallMachine, CALL_ACTORS, {}, {
-    checkArgumentsInline: assign({ argumentsChecked: { valid: true } }),
+    checkArgumentsInline: assign(({ context }: { context: ToolCallContext }) => {
+      const refusal = refusalOf(context);
+      return { argumentsChecked: refusal?.by === 'arguments' ? { valid: false as const, message: refusal.text } : { valid: true as const } };
+    }),
     intendEffect: assign({}),
     permitEffect: assign({}),
     projectAsIs: assign(({ context }: { context: ToolCallContext }) => {
@@ -238,7 +332,19 @@ export function replayRun(envelope: AgentRunEnvelope, options: ReplayOptions = {
   const max = options.maxEvents ?? 10_000;
   const report = (reached: boolean, divergence: ReplayDivergence | null): ReplayReport => {
     actor.stop();
-    return { runId: record.runId, storedVersion, reached, turns: turn, events, divergence };
+    const notes: string[] = [];
+    if (restoredAt.length > 0) {
+      notes.push(`verifyAttempts is ${storedContext.verifyAttempts}, ${unaccounted} more than the verdicts in the record account for: `
+        + `the replay took ${restoredAt.length === 1 ? 'one as a restore' : `${restoredAt.length} as restores`} while verifying, at attempt ${restoredAt.join(', ')} `
+        + '(a record keeps the count, not when a restore came).');
+    }
+    if (rewritten.length > 0) {
+      notes.push(`The arguments of call ${rewritten.join(', ')} in the snapshot differ from the ones the model gave: the replay took them as a guardrail's rewrite.`);
+    }
+    if (feedbackOnlyIn.length > 0) {
+      notes.push(`The verifier's feedback at message ${feedbackOnlyIn.join(', ')} is read from the transcript, its only copy in a record of a run that has not ended.`);
+    }
+    return { runId: record.runId, storedVersion, reached, turns: turn, events, divergence, ...(notes.length > 0 ? { assumed: notes } : {}) };
   };
   const step = () => (actor.getSnapshot().context as RunContext).step;
   const diverged = (message: string, d: { path: string; expected: unknown; found: unknown } | null = null) =>
@@ -260,8 +366,9 @@ export function replayRun(envelope: AgentRunEnvelope, options: ReplayOptions = {
     if (snapshot.status !== 'active') {
       return diverged('The replay ended in another state than the record.', firstDifference(target, comparable(now, stored), ''));
     }
+    missing = undefined;
     const sent = answerNext();
-    if (!sent) return diverged('The history holds no answer for what the run waits on here.', firstDifference(target, comparable(now, stored), ''));
+    if (!sent) return diverged(missing ?? 'The history holds no answer for what the run waits on here.', firstDifference(target, comparable(now, stored), ''));
     events += 1;
   }
 
@@ -275,6 +382,18 @@ export function replayRun(envelope: AgentRunEnvelope, options: ReplayOptions = {
       if (!ref || context.batch.includes(id)) continue;
       const answer = runAnswer(String((ref as unknown as { src?: unknown }).src ?? ''), snapshot.matches('finalizing' as never), context);
       if (answer === undefined) continue;
+      if ('none' in answer) {
+        missing = answer.none;
+        continue;
+      }
+      if ('instead' in answer) {
+        for (const event of answer.instead) actor.send(event as never);
+        return true;
+      }
+      if ('error' in answer) {
+        actor.send({ type: `xstate.error.actor.${id}`, error: answer.error } as never);
+        return true;
+      }
       for (const event of answer.before ?? []) actor.send(event as never);
       actor.send({ type: `xstate.done.actor.${id}`, output: answer.output } as never);
       return true;
@@ -288,7 +407,8 @@ export function replayRun(envelope: AgentRunEnvelope, options: ReplayOptions = {
         if (!ref) continue;
         const output = callAnswer(invokeId, callSnapshot.context);
         if (output === undefined) continue;
-        call.send({ type: `xstate.done.actor.${invokeId}`, output } as never);
+        const threw = (output as { [THREW]?: unknown })[THREW];
+        call.send((threw !== undefined ? { type: `xstate.error.actor.${invokeId}`, error: threw } : { type: `xstate.done.actor.${invokeId}`, output }) as never);
         return true;
       }
     }
@@ -314,7 +434,12 @@ export function replayRun(envelope: AgentRunEnvelope, options: ReplayOptions = {
     return false;
   }
 
-  function runAnswer(src: string, finalizing: boolean, context: RunContext): { output: unknown; before?: EventObject[] } | undefined {
+  /**
+   * The answer the history holds for the run's own invocation `src`: its output (after the events `before` it),
+   * events to send instead (a restore), an error it threw, or why the record holds none.
+   */
+  function runAnswer(src: string, finalizing: boolean, context: RunContext):
+    { output: unknown; before?: EventObject[] } | { instead: EventObject[] } | { error: unknown } | { none: string } | undefined {
     switch (src) {
       case 'saveCheckpoint':
         // A drain is asked for while a step is under way; the run stops at the next boundary, once this save is made.
@@ -340,14 +465,98 @@ export function replayRun(envelope: AgentRunEnvelope, options: ReplayOptions = {
       case 'checkBatchPolicy':
         return { output: { kind: 'ok' } };
       case 'validateOutput': {
-        const result = record.result;
-        const output = result?.status === 'completed' ? result.output : undefined;
-        return output === undefined ? undefined : { output: { kind: 'valid', output } };
+        const at = context.messages.length;
+        // A repair prompt after the answer: it did not match the schema, and the prompt carries the issue.
+        const issue = repairOf(said(at));
+        if (issue !== undefined) return { output: { kind: 'invalid', issue } };
+        if (at >= history.length && stop?.reason === 'output-attempts-exhausted') {
+          return { output: { kind: 'invalid', issue: typeof stop.details?.issue === 'string' ? stop.details.issue : '' } };
+        }
+        if (at < history.length) {
+          // A valid answer the verifier then rejected: the run drops it with the rejection (no record keeps it, and no
+          // state the replay compares holds it), so it is read from the turn as the output check reads it.
+          if (feedbackOf(said(at)) === undefined) {
+            return { none: `The record goes on after the final answer at message ${at - 1} with message ${at}, which is neither a repair prompt nor the verifier's feedback.` };
+          }
+          return { output: { kind: 'valid', output: answerIn(context.lastTurn!) } };
+        }
+        // The run's output: the result's, or (a run still verifying it, or stopped there) the candidate's.
+        const output = result?.status === 'completed' ? result.output : storedContext.candidate?.output;
+        return output === undefined
+          ? { none: `The record holds no output for the final answer at message ${at - 1}: it has no result and no candidate.` }
+          : { output: { kind: 'valid', output } };
+      }
+      case 'beginVerify': {
+        // The save of the attempt count. Where the record's count says the verifier ran again, the run was restored
+        // here (after this save, as a restore finds it) and the host said so: RESTORED starts the next attempt.
+        if (restores > 0) {
+          const episode = ownFeedbacks(context.messages);
+          const last = verifiesLast ? feedbacks : feedbacks - 1;
+          // Model calls that failed right after this episode's rejection and were retried (retryFailed): the last save
+          // before them was this one, so the leg that retried each restored the run here and ran the verifier again.
+          const failed = episode < feedbacks
+            ? (turn < turns.length ? turnSteps[turn]! - context.step : 0)
+            : storedContext.step - context.step;
+          // A restore takes an attempt like a verdict does: past the last one it is no restore, unless the record
+          // says a restore found none left.
+          const room = restoredOut || context.verifyAttempts < context.maxVerifyAttempts;
+          if (room && (failed > 0 || episode >= last)) {
+            restores -= 1;
+            restoredAt.push(context.verifyAttempts);
+            const retried: EventObject[] = failed > 0 ? [{ type: 'RETRY_FAILED', phase: context.outputMode === 'none' ? 'loop' : 'finalize' } as EventObject] : [];
+            return { instead: [{ type: 'RESTORED' }, ...retried] };
+          }
+        }
+        return { output: undefined };
+      }
+      case 'runVerifier': {
+        const at = context.messages.length;
+        if (at < history.length) {
+          // The run went on: the verifier rejected the candidate, and its feedback is the prompt that follows it.
+          const feedback = feedbackOf(said(at));
+          if (feedback === undefined) {
+            return { none: `The run waits on its verifier here, and the record goes on with message ${at}, which is not the run's feedback prompt: no verdict leads there.` };
+          }
+          if (!resultMessages || at >= resultMessages.length) feedbackOnlyIn.push(at);
+          return { output: { kind: 'rejected', feedback } };
+        }
+        return lastVerdict();
       }
       default:
-        // A verifier's verdicts are not in the record.
         return undefined;
     }
+  }
+
+  /** The record's message `at`: from the ended run's result where it has one (the snapshot's transcript is what is checked). */
+  function said(at: number): Message | undefined {
+    return resultMessages && at < resultMessages.length ? resultMessages[at] : history[at];
+  }
+
+  /** A final answer's output as the output check reads it: the output tool's arguments, or the JSON of the text. */
+  function answerIn(answer: Turn): unknown {
+    if (storedContext.outputMode === 'tool') return answer.toolCalls[0]?.args ?? null;
+    const parsed = parseJsonAnswer(answer.text);
+    return parsed.ok ? parsed.value : answer.text;
+  }
+
+  /** The verdict the run ended on, as the ended run's result says it (the snapshot's stop is what is checked). */
+  function lastVerdict(): { output: unknown } | { error: unknown } | { none: string } {
+    if (stored.value === 'completed') return { output: { kind: 'verified' } };
+    if (stored.value === 'stopped' && stop) {
+      if (stop.reason === 'verification-inconclusive') {
+        return { output: { kind: 'inconclusive', reason: typeof stop.details?.reason === 'string' ? stop.details.reason : '' } };
+      }
+      if (stop.reason === 'verification-attempts-exhausted' && typeof stop.details?.feedback === 'string') {
+        return { output: { kind: 'rejected', feedback: stop.details.feedback } };
+      }
+      if (stop.reason === 'aborted') return { output: { kind: 'aborted' } };
+    }
+    const error = storedContext.error;
+    if (stored.value === 'failed' && error) {
+      return error.code === 'deadline_exceeded' ? { output: { kind: 'deadline', error } } : { error };
+    }
+    const how = ended ? `${String(stored.value)}${stop?.reason ? ` (${stop.reason})` : ''}` : 'before a verdict';
+    return { none: `The run waits on its verifier here, and the record ends ${ended ? `${how}, which no verdict leads to` : how}.` };
   }
 
   function clientResultOf(c: ToolCallContext): { output: unknown; isError: boolean } | undefined {
@@ -360,22 +569,42 @@ export function replayRun(envelope: AgentRunEnvelope, options: ReplayOptions = {
   function callAnswer(invokeId: string, c: ToolCallContext): unknown {
     const receipt = receipts.get(`${c.modelStep}:${c.toolCallId}`);
     const approval: CallApproval | undefined = approvalOf(c);
+    // A call the snapshot holds as failed with no receipt: a callback before its effect threw (a guardrail, a
+    // validator, an approval predicate). The first of those stages it reaches throws what the call kept.
+    const own = storedCall(c);
+    if (own?.outcome === 'failed' && !own.receipt && c.receipt === null && THROWING_STAGES.includes(invokeId)) {
+      return { [THREW]: { code: own.reason ?? 'internal', message: typeof own.modelOutput === 'string' ? own.modelOutput : 'Tool call failed.' } };
+    }
     switch (invokeId) {
-      case 'guardCall':
+      case 'guardCall': {
+        const refusal = refusalOf(c);
+        if (refusal?.by === 'guardrail') return { kind: 'block', reason: refusal.text };
+        // A rewrite shows in the arguments of a call the snapshot still holds. One of a call that has been folded
+        // left nothing in the record (a receipt does not keep the arguments), and nothing the replay compares holds them.
+        if (own && canon(own.args) !== canon(c.args)) {
+          rewritten.push(`${c.toolCallId} (step ${c.modelStep})`);
+          return { kind: 'rewrite', args: own.args };
+        }
         return { kind: 'allow' };
-      case 'checkArguments':
-        return { kind: 'valid' };
+      }
+      case 'checkArguments': {
+        const refusal = refusalOf(c);
+        return refusal?.by === 'arguments' ? { kind: 'invalid', message: refusal.text } : { kind: 'valid' };
+      }
       case 'decideApproval':
         if (c.verdict) return c.verdict.approved ? { kind: 'approved' } : { kind: 'denied', reason: c.verdict.reason ?? '' };
         return approval ? { kind: 'wait' } : { kind: 'not-needed' };
       case 'issueApproval':
         return approval ? { approvalId: approval.approvalId, token: approval.token, client: approval.client } : undefined;
-      case 'admit':
-        return { kind: 'admitted' };
+      case 'admit': {
+        return own?.outcome === 'not-admitted' && (own.reason === 'aborted' || own.reason === 'deadline')
+          ? { kind: 'refused', reason: own.reason } : { kind: 'admitted' };
+      }
       case 'beginEffect':
         if (isClient(c)) return c.clientResult ? { kind: 'client-result' } : { kind: 'await-client' };
         // Back from a restart with its `executing` receipt and no result: the effect's outcome is unknown.
         if (c.receipt?.status === 'executing') return { kind: 'unknown' };
+        if (!receipt) missing = `Call ${c.toolCallId} (step ${c.modelStep}) reached its effect, and the record holds no receipt for it and nothing that refused it.`;
         return receipt ? { kind: 'write', idempotent: receipt.idempotent } : undefined;
       case 'writeReceipt':
         // An effect the history has no result for: its process died after the receipt was written, and a new one
