@@ -545,8 +545,23 @@ export interface AgentRunEnvelope {
   models?: AgentRunModels;
   /** The execution ledger as this save found it; present for a run with `execution` (see docs/policy.md). */
   ledger?: AgentRunLedger;
+  /**
+   * Which save wrote each part of the record, as a store that keeps it reads
+   * it back (the SQLite and PostgreSQL stores do; the in-memory store does not): the revision
+   * that wrote each transcript message (by index; a message is written once,
+   * unless a migrated record's rows are all written again) and that last
+   * wrote each receipt (by key); null where the store does not know (rows
+   * written by an older Cairn). The engine never writes it; a save ignores it.
+   */
+  saves?: AgentRunSaves;
   createdAt: number;
   updatedAt: number;
+}
+
+/** See {@link AgentRunEnvelope.saves}. */
+export interface AgentRunSaves {
+  messages: (number | null)[];
+  receipts: Record<string, number | null>;
 }
 
 // The store contract is declared beside the stores; re-exported here so every import of it keeps working.

@@ -102,6 +102,8 @@ export function toRecord(envelope: AgentRunEnvelope): RunRecord {
   }
   // `receipts` is left empty, not deleted, so the loaded envelope keeps its keys in their order.
   const head: Json = { ...envelope, snapshot: headContext ? { ...(snapshot as Json), context: headContext } : snapshot, receipts: {} };
+  // Which save wrote each row is the rows' own business: a loaded envelope saved again does not carry it into the head.
+  delete head.saves;
   if (envelope.result && sameMessages(envelope.result.messages, messages)) {
     head.result = { ...envelope.result, messages: { $transcript: messages.length } satisfies TranscriptRef };
   }

@@ -12,6 +12,13 @@ export interface AgentRunLoadOptions {
    * with RunIdentityError (code `scope_mismatch`) and none of its data is returned.
    */
   scope?: string;
+  /**
+   * Also read which save wrote each part of the record, into the envelope's
+   * `saves` (for describeRun and the chart's timeline). Without it the loaded
+   * envelope is exactly the one saved. A store that does not keep it ignores
+   * the option. @default false
+   */
+  saves?: boolean;
 }
 
 export interface AgentRunSaveOptions {

@@ -178,9 +178,9 @@ export function readIndex(runId: string, head: Uint8Array): PlanIndex | null {
 /** A run's rows as a store read them in one snapshot, for {@link loadRecord}. */
 export interface StoredRows {
   head: Uint8Array;
-  /** The transcript rows in index order. */
-  messages: readonly { index: number; bytes: Uint8Array }[];
-  receipts: readonly { key: string; bytes: Uint8Array }[];
+  /** The transcript rows in index order; `revision`, when the store keeps it, is the save that wrote the row (null: unknown). */
+  messages: readonly { index: number; bytes: Uint8Array; revision?: number | null }[];
+  receipts: readonly { key: string; bytes: Uint8Array; revision?: number | null }[];
   /** The digests kept beside the head. */
   transcriptDigest: Uint8Array | null;
   receiptsDigest: Uint8Array | null;
@@ -191,9 +191,10 @@ export interface StoredRows {
  * digests: a row lost, added, moved, swapped or changed is refused with
  * StoredRecordError (`record_corrupt`). `legacy` names how the store digested
  * rows of format-1 records: `'bytes'` (as now) or `'json'` (the SQLite store's
- * first digest, over each row's value).
+ * first digest, over each row's value). `withSaves` fills the envelope's
+ * `saves` from the rows' revisions (null where a row has none).
  */
-export function loadRecord(runId: string, rows: StoredRows, legacy: 'bytes' | 'json' = 'bytes'): AgentRunEnvelope {
+export function loadRecord(runId: string, rows: StoredRows, legacy: 'bytes' | 'json' = 'bytes', withSaves = false): AgentRunEnvelope {
   const corrupt = () => new StoredRecordError('record_corrupt', runId, `Stored rows of run ${runId} do not match its head.`);
   const { format, value: head } = decodeFramed<unknown>(runId, rows.head);
   if (rows.messages.some((m, i) => m.index !== i)) {
@@ -212,6 +213,11 @@ export function loadRecord(runId: string, rows: StoredRows, legacy: 'bytes' | 'j
     ? legacyJsonDigest(receipts.map((r, i) => [rows.receipts[i]!.key, r.value] as const))
     : digestOf(rows.receipts.map((r) => [r.key, sha256(r.bytes)] as const));
   if (!sameDigest(rows.transcriptDigest, transcriptDigest) || !sameDigest(rows.receiptsDigest, receiptsDigest)) throw corrupt();
+  if (withSaves) {
+    const receipts: Record<string, number | null> = {};
+    for (const r of rows.receipts) receipts[r.key] = r.revision ?? null;
+    envelope.saves = { messages: rows.messages.map((m) => m.revision ?? null), receipts };
+  }
   return envelope;
 }
 

@@ -20,6 +20,7 @@ import {
 import { SCHEMA_VERSION, createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createMockModel } from 'cairn/testing';
 import { describePostgres } from './pg-env.js';
+import { copyRunRows, SQLITE_BEFORE_5 } from '../support/old-schemas.js';
 
 /**
  * Headless runs of a model that always answers 503 trip the breaker through
@@ -104,7 +105,7 @@ describe('sqlite breakers', () => {
     for (const envelope of store.saved) await before.agentRuns.save(envelope);
     before.close();
     const v1 = new Database(file);
-    v1.exec('DROP TABLE cairn_budget_entries; DROP TABLE cairn_breakers; DROP TABLE cairn_journal_frames; DROP TABLE cairn_journal_streams; DELETE FROM cairn_ops_schema WHERE version > 1');
+    v1.exec(`${SQLITE_BEFORE_5}; DROP TABLE cairn_budget_entries; DROP TABLE cairn_breakers; DROP TABLE cairn_journal_frames; DROP TABLE cairn_journal_streams; DELETE FROM cairn_ops_schema WHERE version > 1`);
     expect(v1.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'cairn%' ORDER BY name").pluck().all())
       .toEqual(['cairn_leases', 'cairn_ops_schema', 'cairn_run_messages', 'cairn_run_receipts', 'cairn_runs']);
     v1.close();
@@ -200,7 +201,12 @@ describePostgres('postgres breakers', (env) => {
     }
     const store = recording();
     await runAgent({ model: createMockModel({ responses: [{ text: 'one' }] }), prompt: 'x', session: { store, runId: 'old-1', scope: 't' } });
-    for (const envelope of store.saved) await open(schema).agentRuns.save(envelope);
+    // Saved by this code into a current schema, then copied into the old one as the old code wrote it.
+    const current = env.newSchema();
+    const writer = open(current);
+    await writer.setup();
+    for (const envelope of store.saved) await writer.agentRuns.save(envelope);
+    await copyRunRows((text, values) => env.sql(text, values), current, schema, 'old-1');
 
     const ops = open(schema);
     await ops.setup();

@@ -18,6 +18,7 @@ import { MIGRATIONS, createSqliteOpsStore, type SqliteOpsStore, type SqliteOpsSt
 import { createManualClock } from 'cairn/testing';
 import type { AgentStreamJournal, JournalFrame } from 'cairn/ui';
 import { describePostgres } from './pg-env.js';
+import { SQLITE_BEFORE_5 } from '../support/old-schemas.js';
 
 const frames = (after: number, count: number, end = false): JournalFrame[] =>
   Array.from({ length: count }, (_, i) => ({ seq: after + i + 1, body: JSON.stringify({ n: after + i + 1 }), end: end && i === count - 1 }));
@@ -95,7 +96,7 @@ describe('sqlite journal', () => {
     before.close();
     const db = new Database(file);
     // Later migrations' tables go too, as a file from before the journal never had them.
-    db.exec(`DROP TABLE cairn_budget_entries; DROP TABLE cairn_journal_frames; DROP TABLE cairn_journal_streams; DELETE FROM cairn_ops_schema WHERE version >= ${version}`);
+    db.exec(`${SQLITE_BEFORE_5}; DROP TABLE cairn_budget_entries; DROP TABLE cairn_journal_frames; DROP TABLE cairn_journal_streams; DELETE FROM cairn_ops_schema WHERE version >= ${version}`);
     db.close();
     const ops = open();
     await ops.journal.append('s', 0, frames(0, 1));
@@ -161,7 +162,7 @@ describe('sqlite journal', () => {
   it('read-only on a file from before the journal: no streams, and writes refused', async () => {
     open().close();
     const db = new Database(file);
-    db.exec(`DROP TABLE cairn_journal_frames; DROP TABLE cairn_journal_streams; DELETE FROM cairn_ops_schema WHERE version >= ${journalMigration(MIGRATIONS)}`);
+    db.exec(`${SQLITE_BEFORE_5}; DROP TABLE cairn_journal_frames; DROP TABLE cairn_journal_streams; DELETE FROM cairn_ops_schema WHERE version >= ${journalMigration(MIGRATIONS)}`);
     db.close();
     const ops = open({ readonly: true });
     expect(await ops.journal.head('s')).toBeUndefined();

@@ -19,6 +19,7 @@ import {
 } from 'cairn/ops/postgres';
 import { createMockModel, type MockResponse } from 'cairn/testing';
 import { describePostgres, type PostgresTestEnv } from './pg-env.js';
+import { copyRunRows } from '../support/old-schemas.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const clone = <T>(value: T): T => structuredClone(value);
@@ -372,7 +373,12 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
       await client.end();
     }
     const [one, two] = await envelopesOfRun('migrate-1');
-    await open(fresh).agentRuns.save(one!);
+    // Saved by this code into a current schema, then copied into the version 1 one as the old code wrote it.
+    const current = env.newSchema();
+    const writer = open(current);
+    await writer.setup();
+    await writer.agentRuns.save(one!);
+    await copyRunRows((text, values) => env.sql(text, values), current, fresh, 'migrate-1');
     const store = open(fresh);
     await store.setup();
     const versions = await env.sql<{ version: number }>(`SELECT version FROM "${fresh}".cairn_ops_schema ORDER BY version`);

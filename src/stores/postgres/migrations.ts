@@ -148,6 +148,22 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   PRIMARY KEY (ledger, entry_id)
 )`,
   ],
+  // 6: a running run's save adds no list-index entries: the list and prune
+  // indexes hold only runs at rest (a running run's save changes updated_at,
+  // so each save put a new entry in every index on it), and running runs are
+  // found through an index of their scope. Each transcript and receipt row
+  // also keeps the revision of the save that wrote it (NULL before this).
+  [
+    'ALTER TABLE cairn_run_messages ADD COLUMN revision integer',
+    'ALTER TABLE cairn_run_receipts ADD COLUMN revision integer',
+    'DROP INDEX cairn_runs_by_update',
+    'DROP INDEX cairn_runs_by_status',
+    'DROP INDEX cairn_runs_by_scope',
+    "CREATE INDEX cairn_runs_at_rest_by_update ON cairn_runs (updated_at DESC, run_id DESC) WHERE status <> 'running'",
+    "CREATE INDEX cairn_runs_at_rest_by_status ON cairn_runs (status, updated_at) WHERE status <> 'running'",
+    "CREATE INDEX cairn_runs_at_rest_by_scope ON cairn_runs (scope, updated_at DESC, run_id DESC) WHERE status <> 'running'",
+    "CREATE INDEX cairn_runs_running ON cairn_runs (scope) WHERE status = 'running'",
+  ],
 ];
 
 /** The schema version this code writes and reads. */

@@ -14,19 +14,22 @@ export function runStatements(t: OpsTables) {
 
   // The row writes, from array parameters n, n + 1 (, n + 2), for run $1; inside a save's single statement
   // (`afterRun`), for the run's row the statement wrote, so no row is written if it wrote none.
-  const source = (afterRun: boolean) => (afterRun ? { runId: 'run.run_id', from: 'run, ' } : { runId: '$1', from: '' });
+  // Each row keeps the revision of the save that wrote it: the run row's, as this statement (or, the locked way, this transaction) wrote it.
+  const source = (afterRun: boolean) => (afterRun
+    ? { runId: 'run.run_id', revision: 'run.revision', from: 'run, ' }
+    : { runId: '$1', revision: `(SELECT revision FROM ${t.runs} WHERE run_id = $1)`, from: '' });
   const insertMessagesAt = (n: number, afterRun: boolean) => {
-    const { runId, from } = source(afterRun);
+    const { runId, revision, from } = source(afterRun);
     return `
-    INSERT INTO ${t.messages} (run_id, idx, body)
-    SELECT ${runId}, x.idx, x.body FROM ${from}unnest($${n}::integer[], $${n + 1}::bytea[]) AS x (idx, body)`;
+    INSERT INTO ${t.messages} (run_id, idx, body, revision)
+    SELECT ${runId}, x.idx, x.body, ${revision} FROM ${from}unnest($${n}::integer[], $${n + 1}::bytea[]) AS x (idx, body)`;
   };
   const insertReceiptsAt = (n: number, afterRun: boolean, upsert: boolean) => {
-    const { runId, from } = source(afterRun);
+    const { runId, revision, from } = source(afterRun);
     return `
-    INSERT INTO ${t.receipts} (run_id, key, model_step, body)
-    SELECT ${runId}, x.key, x.model_step, x.body FROM ${from}unnest($${n}::text[], $${n + 1}::integer[], $${n + 2}::bytea[]) AS x (key, model_step, body)${upsert ? `
-    ON CONFLICT (run_id, key) DO UPDATE SET model_step = EXCLUDED.model_step, body = EXCLUDED.body` : ''}`;
+    INSERT INTO ${t.receipts} (run_id, key, model_step, body, revision)
+    SELECT ${runId}, x.key, x.model_step, x.body, ${revision} FROM ${from}unnest($${n}::text[], $${n + 1}::integer[], $${n + 2}::bytea[]) AS x (key, model_step, body)${upsert ? `
+    ON CONFLICT (run_id, key) DO UPDATE SET model_step = EXCLUDED.model_step, body = EXCLUDED.body, revision = EXCLUDED.revision` : ''}`;
   };
 
   // The first save, in one statement: the run's row, then (only if it was
@@ -40,7 +43,7 @@ export function runStatements(t: OpsTables) {
         $10::bytea, $11::integer, $12::bytea, $13::bytea, $14::integer
       WHERE ${leaseAt(15)}
       ON CONFLICT (run_id) DO NOTHING
-      RETURNING run_id
+      RETURNING run_id, revision
     ), messages AS (${insertMessagesAt(18, true)}
     ), receipts AS (${insertReceiptsAt(20, true, false)}
     )
@@ -60,7 +63,7 @@ export function runStatements(t: OpsTables) {
         transcript_length = $13, transcript_digest = $14, receipts_digest = $15, settled_step = $16
       WHERE r.run_id = $1 AND r.revision = $4 - 1 AND r.scope = $2 AND ${leaseAt(10)}
         AND r.transcript_length = $17 AND r.transcript_digest = $18 AND r.receipts_digest = $19 AND r.settled_step = $20
-      RETURNING r.run_id
+      RETURNING r.run_id, r.revision
     ), messages AS (${insertMessagesAt(21, true)}
     ), receipts AS (${insertReceiptsAt(23, true, true)}
     )${withGone ? `, gone AS (
@@ -102,6 +105,11 @@ export function runStatements(t: OpsTables) {
       CASE WHEN ok.ok THEN ARRAY(SELECT key FROM ${t.receipts} c WHERE c.run_id = $1 ORDER BY key) END AS receipt_keys,
       CASE WHEN ok.ok THEN ARRAY(SELECT body FROM ${t.receipts} c WHERE c.run_id = $1 ORDER BY key) END AS receipts
     FROM r, ok`;
+  // The same, with the revision that wrote each row (for `load(runId, { saves: true })`).
+  const loadWithSaves = load.replace('FROM r, ok', `,
+      CASE WHEN ok.ok THEN ARRAY(SELECT revision FROM ${t.messages} m WHERE m.run_id = $1 ORDER BY idx) END AS message_revisions,
+      CASE WHEN ok.ok THEN ARRAY(SELECT revision FROM ${t.receipts} c WHERE c.run_id = $1 ORDER BY key) END AS receipt_revisions
+    FROM r, ok`);
 
   const named = (text: string) => ({ text, name: statementName(text) });
   return {
@@ -118,6 +126,7 @@ export function runStatements(t: OpsTables) {
     putReceipts: named(putReceipts),
     afterMiss,
     load,
+    loadWithSaves,
   };
 }
 

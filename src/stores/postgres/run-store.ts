@@ -48,6 +48,9 @@ interface LoadRow {
   messages: Buffer[] | null;
   receipt_keys: string[] | null;
   receipts: Buffer[] | null;
+  /** With `saves`: the revision that wrote each row (null for rows from before migration 6). */
+  message_revisions?: (number | null)[] | null;
+  receipt_revisions?: (number | null)[] | null;
 }
 
 interface LockedRow {
@@ -175,7 +178,8 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
     async load(runId, options) {
       if (typeof runId !== 'string' || runId === '') throw new InvalidOptionsError('load needs a run id.');
       const scope = options?.scope ?? null;
-      const rows = await db.query<LoadRow>(`Loading run ${runId}`, sql.load, [runId, scope]);
+      const withSaves = options?.saves === true;
+      const rows = await db.query<LoadRow>(`Loading run ${runId}`, withSaves ? sql.loadWithSaves : sql.load, [runId, scope]);
       const row = rows[0];
       if (!row) return undefined;
       if (scope !== null && row.scope !== scope) throw new RunIdentityError('scope_mismatch', runId);
@@ -184,11 +188,11 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       }
       const envelope = loadRecord(runId, {
         head: row.head,
-        messages: (row.messages ?? []).map((bytes, i) => ({ index: row.message_idx![i]!, bytes })),
-        receipts: (row.receipts ?? []).map((bytes, i) => ({ key: row.receipt_keys![i]!, bytes })),
+        messages: (row.messages ?? []).map((bytes, i) => ({ index: row.message_idx![i]!, bytes, revision: row.message_revisions?.[i] ?? null })),
+        receipts: (row.receipts ?? []).map((bytes, i) => ({ key: row.receipt_keys![i]!, bytes, revision: row.receipt_revisions?.[i] ?? null })),
         transcriptDigest: row.transcript_digest,
         receiptsDigest: row.receipts_digest,
-      });
+      }, 'bytes', withSaves);
       if (envelope.runId !== runId || envelope.scope !== row.scope || envelope.revision !== row.revision) {
         throw new StoredRecordError('record_corrupt', runId, `Stored record of run ${runId} does not match its row.`);
       }
@@ -213,9 +217,7 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       const params: unknown[] = [];
       const param = (value: unknown) => `$${params.push(value)}`;
       const statuses = listStatuses(query.status);
-      if (statuses !== null) {
-        where.push(`status = ANY(${param(statuses)}::text[])`);
-      }
+      if (statuses !== null && statuses.length === 0) return { runs: [] };
       if (query.scope !== undefined) where.push(`scope = ${param(query.scope)}`);
       if (query.updatedBefore !== undefined) where.push(`updated_at < ${param(finite('updatedBefore', query.updatedBefore))}::float8`);
       if (query.updatedAfter !== undefined) where.push(`updated_at >= ${param(finite('updatedAfter', query.updatedAfter))}::float8`);
@@ -224,9 +226,19 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
         where.push(`(updated_at, run_id) < (${param(after.updatedAt)}::float8, ${param(after.runId)}::text)`);
       }
       const limit = listLimit(query.limit);
+      // Runs at rest and running runs sit in different indexes (see migration 6): one query for each, merged in order.
+      const atRest = statuses === null ? null : statuses.filter((s) => s !== 'running');
+      const parts: string[] = [];
+      const select = (conditions: string[]) => `(SELECT run_id, scope, status, revision, binding_id, created_at, updated_at,
+          pending_approvals, pending_client_calls
+        FROM ${t.runs} WHERE ${conditions.join(' AND ')}
+        ORDER BY updated_at DESC, run_id DESC LIMIT ${param(limit + 1)})`;
+      if (atRest === null || atRest.length > 0) {
+        parts.push(select([...where, "status <> 'running'", ...(atRest === null ? [] : [`status = ANY(${param(atRest)}::text[])`])]));
+      }
+      if (statuses === null || statuses.includes('running')) parts.push(select([...where, "status = 'running'"]));
       const rows = await db.query<SummaryRow>('Listing runs', `
-        SELECT run_id, scope, status, revision, binding_id, created_at, updated_at, pending_approvals, pending_client_calls
-        FROM ${t.runs} ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+        SELECT * FROM (${parts.join(' UNION ALL ')}) AS runs
         ORDER BY updated_at DESC, run_id DESC
         LIMIT ${param(limit + 1)}`, params);
       const runs = rows.slice(0, limit).map(toSummary);
@@ -238,7 +250,7 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       const before = finite('terminalBefore', options?.terminalBefore);
       // The transcript and receipts go with their run (ON DELETE CASCADE).
       const rows = await db.query<{ run_id: string }>('Pruning runs', `
-        DELETE FROM ${t.runs} WHERE status = ANY($1::text[]) AND updated_at < $2::float8 RETURNING run_id`,
+        DELETE FROM ${t.runs} WHERE status <> 'running' AND status = ANY($1::text[]) AND updated_at < $2::float8 RETURNING run_id`,
       [TERMINAL, before]);
       return rows.length;
     },

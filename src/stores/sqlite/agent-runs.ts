@@ -32,6 +32,7 @@ const PRUNE_BATCH = 500;
 
 interface HeadRow {
   scope: string;
+  status: string;
   revision: number;
   transcript_digest: unknown;
   receipts_digest: unknown;
@@ -40,13 +41,13 @@ interface HeadRow {
 export function createAgentRunStore(db: Database.Database, clock: { now(): number }): SqliteAgentRunStore {
   const statements = {
     head: db.prepare<[string], HeadRow>(
-      'SELECT scope, revision, transcript_digest, receipts_digest FROM cairn_runs WHERE run_id = ?'),
+      'SELECT scope, status, revision, transcript_digest, receipts_digest FROM cairn_runs WHERE run_id = ?'),
     headBytes: db.prepare<[string], unknown>('SELECT head FROM cairn_runs WHERE run_id = ?').pluck(),
     headForLoad: db.prepare<[string], HeadRow & { head: unknown }>(
-      'SELECT scope, revision, transcript_digest, receipts_digest, head FROM cairn_runs WHERE run_id = ?'),
-    messages: db.prepare<[string], { idx: number; body: unknown }>(
+      'SELECT scope, status, revision, transcript_digest, receipts_digest, head FROM cairn_runs WHERE run_id = ?'),
+    messages: db.prepare<[string], { idx: number; body: unknown; revision?: number | null }>(
       'SELECT idx, body FROM cairn_run_messages WHERE run_id = ? ORDER BY idx'),
-    receipts: db.prepare<[string], { receipt_key: string; body: unknown }>(
+    receipts: db.prepare<[string], { receipt_key: string; body: unknown; revision?: number | null }>(
       'SELECT receipt_key, body FROM cairn_run_receipts WHERE run_id = ? ORDER BY receipt_key'),
     openReceipts: db.prepare<[string, number], { receipt_key: string; body: unknown }>(
       'SELECT receipt_key, body FROM cairn_run_receipts WHERE run_id = ? AND model_step >= ?'),
@@ -61,18 +62,32 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
     pending_approvals = excluded.pending_approvals, pending_client_calls = excluded.pending_client_calls,
     transcript_length = excluded.transcript_length, transcript_digest = excluded.transcript_digest,
     receipts_digest = excluded.receipts_digest, head = excluded.head`),
+    // A running run saved as running again: its status and scope are not set, so no index of the table is written
+    // (the list indexes hold runs at rest only, and the running runs' index is on their scope).
+    updateRunning: db.prepare(`UPDATE cairn_runs SET revision = @revision, binding_id = @bindingId, created_at = @createdAt,
+    updated_at = @updatedAt, pending_approvals = @pendingApprovals, pending_client_calls = @pendingClientCalls,
+    transcript_length = @transcriptLength, transcript_digest = @transcriptDigest, receipts_digest = @receiptsDigest, head = @head
+  WHERE run_id = @runId`),
     trimMessages: db.prepare<[string, number]>('DELETE FROM cairn_run_messages WHERE run_id = ? AND idx >= ?'),
-    putMessage: db.prepare<[string, number, Buffer]>(`INSERT INTO cairn_run_messages (run_id, idx, body) VALUES (?, ?, ?)
-  ON CONFLICT (run_id, idx) DO UPDATE SET body = excluded.body`),
-    putReceipt: db.prepare<[string, string, number, Buffer]>(`INSERT INTO cairn_run_receipts (run_id, receipt_key, model_step, body)
-  VALUES (?, ?, ?, ?)
-  ON CONFLICT (run_id, receipt_key) DO UPDATE SET model_step = excluded.model_step, body = excluded.body`),
     deleteReceipt: db.prepare<[string, string]>('DELETE FROM cairn_run_receipts WHERE run_id = ? AND receipt_key = ?'),
     prunable: db.prepare<[number, number], string>(`SELECT run_id FROM cairn_runs
-  WHERE status IN ('completed', 'failed', 'stopped') AND updated_at < ? LIMIT ?`).pluck(),
+  WHERE status <> 'running' AND status IN ('completed', 'failed', 'stopped') AND updated_at < ? LIMIT ?`).pluck(),
     deleteMessages: db.prepare<[string]>('DELETE FROM cairn_run_messages WHERE run_id = ?'),
     deleteReceipts: db.prepare<[string]>('DELETE FROM cairn_run_receipts WHERE run_id = ?'),
     deleteRun: db.prepare<[string]>('DELETE FROM cairn_runs WHERE run_id = ?'),
+  };
+
+  /**
+   * The row writes, prepared at the first save: a file opened read-only may be of a schema before migration 5,
+   * whose rows have no revision column to write.
+   */
+  let rowWrites: { putMessage: Database.Statement<[string, number, Buffer, number]>; putReceipt: Database.Statement<[string, string, number, Buffer, number]> } | undefined;
+  const writes = () => rowWrites ??= {
+    putMessage: db.prepare<[string, number, Buffer, number]>(`INSERT INTO cairn_run_messages (run_id, idx, body, revision) VALUES (?, ?, ?, ?)
+  ON CONFLICT (run_id, idx) DO UPDATE SET body = excluded.body, revision = excluded.revision`),
+    putReceipt: db.prepare<[string, string, number, Buffer, number]>(`INSERT INTO cairn_run_receipts (run_id, receipt_key, model_step, body, revision)
+  VALUES (?, ?, ?, ?, ?)
+  ON CONFLICT (run_id, receipt_key) DO UPDATE SET model_step = excluded.model_step, body = excluded.body, revision = excluded.revision`),
   };
 
   let lastSaveBytes = 0;
@@ -115,7 +130,8 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
       revision: row.revision, transcriptDigest: blobOrNull(row.transcript_digest), receiptsDigest: blobOrNull(row.receipts_digest),
     }) ?? readState(runId, row));
     const plan = planSave(envelope, stored);
-    statements.upsertHead.run({
+    const write = row?.status === 'running' && envelope.status === 'running' ? statements.updateRunning : statements.upsertHead;
+    write.run({
       runId,
       scope: envelope.scope,
       status: envelope.status,
@@ -131,20 +147,39 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
       head: plan.head,
     });
     if (plan.trimMessagesFrom !== null) statements.trimMessages.run(runId, plan.trimMessagesFrom);
-    for (const message of plan.messages) statements.putMessage.run(runId, message.index, message.bytes);
+    for (const message of plan.messages) writes().putMessage.run(runId, message.index, message.bytes, envelope.revision);
     if (plan.replaceReceipts) statements.deleteReceipts.run(runId);
     for (const key of plan.deleteReceipts) statements.deleteReceipt.run(runId, key);
-    for (const receipt of plan.receipts) statements.putReceipt.run(runId, receipt.key, receipt.modelStep, receipt.bytes);
+    for (const receipt of plan.receipts) writes().putReceipt.run(runId, receipt.key, receipt.modelStep, receipt.bytes, envelope.revision);
     return plan;
   });
 
+  /**
+   * The row reads with the revision that wrote each row, for `load(runId, { saves: true })`; null on a file opened
+   * read-only before migration 5, whose rows have no revision (they read as unknown).
+   */
+  let withSaves: { messages: typeof statements.messages; receipts: typeof statements.receipts } | null | undefined;
+  const rowsWithSaves = () => {
+    if (withSaves !== undefined) return withSaves;
+    try {
+      withSaves = {
+        messages: db.prepare('SELECT idx, body, revision FROM cairn_run_messages WHERE run_id = ? ORDER BY idx'),
+        receipts: db.prepare('SELECT receipt_key, body, revision FROM cairn_run_receipts WHERE run_id = ? ORDER BY receipt_key'),
+      };
+    } catch {
+      withSaves = null;
+    }
+    return withSaves;
+  };
+
   // One read transaction: the head, its transcript and its receipts are from the same commit.
-  const loadTx = db.transaction((runId: string, scope: string | undefined) => {
+  const loadTx = db.transaction((runId: string, scope: string | undefined, saves: boolean) => {
     const head = statements.headForLoad.get(runId);
     if (!head) return undefined;
     // Refused before any of the other scope's bytes are read, let alone decoded.
     if (scope !== undefined && head.scope !== scope) throw new RunIdentityError('scope_mismatch', runId);
-    return { head, messages: statements.messages.all(runId), receipts: statements.receipts.all(runId) };
+    const rows = (saves ? rowsWithSaves() : null) ?? statements;
+    return { head, messages: rows.messages.all(runId), receipts: rows.receipts.all(runId) };
   });
 
   const pruneBatch = db.transaction((terminalBefore: number): number => {
@@ -159,22 +194,36 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
 
   const listStatements = new Map<string, Database.Statement<unknown[], SummaryRow>>();
 
+  /** Up to `limit + 1` summaries matching `where`, newest first. */
+  function page(where: string[], params: unknown[], limit: number): SummaryRow[] {
+    const sql = `SELECT run_id, scope, status, revision, binding_id, created_at, updated_at,
+  pending_approvals, pending_client_calls
+FROM cairn_runs WHERE ${where.join(' AND ')}
+ORDER BY updated_at DESC, run_id DESC LIMIT ?`;
+    let statement = listStatements.get(sql);
+    if (!statement) {
+      statement = db.prepare<unknown[], SummaryRow>(sql);
+      listStatements.set(sql, statement);
+    }
+    return statement.all(...params, limit + 1);
+  }
+
   return {
     get lastSaveBytes() {
       return lastSaveBytes;
     },
 
     async load(runId: string, options?: AgentRunLoadOptions) {
-      const read = loadTx.deferred(runId, options?.scope);
+      const read = loadTx.deferred(runId, options?.scope, options?.saves === true);
       if (!read) return undefined;
       const { head, messages, receipts } = read;
       const envelope = loadRecord(runId, {
         head: bytesOf(head.head),
-        messages: messages.map((m) => ({ index: m.idx, bytes: bytesOf(m.body) })),
-        receipts: receipts.map((r) => ({ key: r.receipt_key, bytes: bytesOf(r.body) })),
+        messages: messages.map((m) => ({ index: m.idx, bytes: bytesOf(m.body), revision: m.revision })),
+        receipts: receipts.map((r) => ({ key: r.receipt_key, bytes: bytesOf(r.body), revision: r.revision })),
         transcriptDigest: blobOrNull(head.transcript_digest),
         receiptsDigest: blobOrNull(head.receipts_digest),
-      }, 'json');
+      }, 'json', options?.saves === true);
       // A head copied from another run (or edited) decodes, but it is not this row's record.
       if (envelope.runId !== runId || envelope.scope !== head.scope || envelope.revision !== head.revision) {
         throw new StoredRecordError('record_corrupt', runId, `Stored record under run ${runId} belongs to another run.`);
@@ -201,11 +250,7 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
       const where: string[] = [];
       const params: unknown[] = [];
       const statuses = listStatuses(query.status);
-      if (statuses !== null) {
-        if (statuses.length === 0) return { runs: [] };
-        where.push(`status IN (${statuses.map(() => '?').join(', ')})`);
-        params.push(...statuses);
-      }
+      if (statuses !== null && statuses.length === 0) return { runs: [] };
       if (query.scope !== undefined) {
         where.push('scope = ?');
         params.push(query.scope);
@@ -223,17 +268,16 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
         where.push('(updated_at < ? OR (updated_at = ? AND run_id < ?))');
         params.push(after.updatedAt, after.updatedAt, after.runId);
       }
-      const sql = `SELECT run_id, scope, status, revision, binding_id, created_at, updated_at,
-  pending_approvals, pending_client_calls
-FROM cairn_runs${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}
-ORDER BY updated_at DESC, run_id DESC LIMIT ?`;
-      let statement = listStatements.get(sql);
-      if (!statement) {
-        statement = db.prepare<unknown[], SummaryRow>(sql);
-        listStatements.set(sql, statement);
+      // Runs at rest and running runs sit in different indexes (see the schema's migration 5): one query each, merged in order.
+      const atRest = statuses === null ? null : statuses.filter((s) => s !== 'running');
+      const rows: SummaryRow[] = [];
+      if (atRest === null || atRest.length > 0) {
+        const filter = atRest === null ? [] : [`status IN (${atRest.map(() => '?').join(', ')})`];
+        rows.push(...page([...where, "status <> 'running'", ...filter], [...params, ...(atRest ?? [])], limit));
       }
+      if (statuses === null || statuses.includes('running')) rows.push(...page([...where, "status = 'running'"], params, limit));
+      rows.sort(newestFirst);
       // One more than the page: whether it exists says whether there is a next page.
-      const rows = statement.all(...params, limit + 1);
       const runs = rows.slice(0, limit).map(toSummary);
       const last = runs[runs.length - 1];
       return rows.length > limit && last ? { runs, nextCursor: encodeCursor(last) } : { runs };
@@ -265,6 +309,11 @@ function checkEnvelope(envelope: AgentRunEnvelope): void {
   if (!Number.isSafeInteger(envelope.revision)) {
     throw new InvalidOptionsError(`Envelope of run ${envelope.runId}: revision must be an integer.`, 'invalid_envelope');
   }
+}
+
+/** The list's order: most recently updated first, then by run id descending, compared as SQLite compares TEXT (by UTF-8 bytes). */
+function newestFirst(a: SummaryRow, b: SummaryRow): number {
+  return b.updated_at - a.updated_at || Buffer.compare(Buffer.from(b.run_id, 'utf8'), Buffer.from(a.run_id, 'utf8'));
 }
 
 /** A BLOB column as bytes; anything else (a TEXT or NULL put there by hand) reads as no bytes, which the codec refuses. */

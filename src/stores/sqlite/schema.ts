@@ -97,6 +97,23 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   PRIMARY KEY (ledger, entry_id)
 )`,
   ],
+  // 5: a running run's save writes no index: the list and prune indexes hold
+  // only runs at rest (a running run's save changes its updated_at, and every
+  // index on it took a write at every commit), and running runs are found
+  // through an index of their scope, which their saves never change. Each
+  // transcript and receipt row also keeps the revision of the save that wrote
+  // it (NULL for rows written before this version).
+  [
+    'ALTER TABLE cairn_run_messages ADD COLUMN revision INTEGER',
+    'ALTER TABLE cairn_run_receipts ADD COLUMN revision INTEGER',
+    'DROP INDEX cairn_runs_by_update',
+    'DROP INDEX cairn_runs_by_status',
+    'DROP INDEX cairn_runs_by_scope',
+    "CREATE INDEX cairn_runs_at_rest_by_update ON cairn_runs (updated_at DESC, run_id DESC) WHERE status <> 'running'",
+    "CREATE INDEX cairn_runs_at_rest_by_status ON cairn_runs (status, updated_at) WHERE status <> 'running'",
+    "CREATE INDEX cairn_runs_at_rest_by_scope ON cairn_runs (scope, updated_at DESC, run_id DESC) WHERE status <> 'running'",
+    "CREATE INDEX cairn_runs_running ON cairn_runs (scope) WHERE status = 'running'",
+  ],
 ];
 
 /** The schema version this code writes: the number of migrations it knows. */
