@@ -7,13 +7,19 @@
  * at step 10 and at step 200 of one run. Numbers, not assertions: read the
  * ratios in the tables.
  *
+ * Then issue 16's sections: resuming a suspended run (bench/resume.ts), the
+ * log bytes a step writes (bench/wal.ts), many runs from several processes
+ * (bench/concurrent.ts) and the memory of 100 runs at once (bench/memory.ts).
+ *
  *   npm run bench                        every section
  *   npm run bench -- --engine            the engine section alone (or CAIRN_BENCH=engine)
  *   npm run bench -- --engine --profile  CPU profiles of the engine loop instead (or CAIRN_BENCH=profile)
+ *   npm run bench -- --resume --wal --concurrent --memory
+ *                                        those sections alone, any of them (or CAIRN_BENCH=resume,wal,...)
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -22,6 +28,10 @@ import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createPostgresOpsStore } from 'cairn/ops/postgres';
 import { toolLoop } from './tool-loop.js';
 import { measureEngine, printEngine, profileEngine } from './engine.js';
+import { measureResume, printResume } from './resume.js';
+import { measureWal, printWal } from './wal.js';
+import { measureConcurrent, printConcurrent } from './concurrent.js';
+import { measureMemory, printMemory } from './memory.js';
 import { splitEnvelope } from '../src/stores/codec.js';
 
 const STEPS = 100;
@@ -229,11 +239,37 @@ async function bytesGrowth(): Promise<{ at10: number; at200: number }> {
   }
 }
 
+/** Issue 16's sections, in the order the full run prints them after the others. */
+const SECTIONS = {
+  resume: async () => printResume(await measureResume()),
+  wal: async () => printWal(await measureWal()),
+  concurrent: async () => printConcurrent(await measureConcurrent()),
+  memory: async () => printMemory(await measureMemory()),
+} as const;
+type SectionName = keyof typeof SECTIONS;
+
+/** Runs one of issue 16's sections and says under what load average it ran. */
+async function section(name: SectionName): Promise<void> {
+  const before = loadavg();
+  const started = performance.now();
+  await SECTIONS[name]();
+  const after = loadavg();
+  const f = (l: number[]) => l.map((n) => n.toFixed(2)).join(' / ');
+  console.log(`\n(${name}: ${((performance.now() - started) / 1000).toFixed(0)} s; load average 1 / 5 / 15 min before ${f(before)}, after ${f(after)})`);
+}
+
 async function main() {
   const args = process.argv.slice(2);
   const only = process.env.CAIRN_BENCH;
   if (args.includes('--profile') || only === 'profile') {
     await profileEngine();
+    return;
+  }
+  const wanted = new Set(only?.split(',').map((s) => s.trim()) ?? []);
+  const chosen = (Object.keys(SECTIONS) as SectionName[]).filter((name) => args.includes(`--${name}`) || wanted.has(name));
+  if (chosen.length > 0) {
+    if (args.includes('--engine') || wanted.has('engine')) printEngine(await measureEngine());
+    for (const name of chosen) await section(name);
     return;
   }
   printEngine(await measureEngine());
@@ -284,6 +320,7 @@ async function main() {
   }
   console.log(`\nBytes written by one step's saves: step 10 ${bytes.at10} B, step 200 ${bytes.at200} B, ratio ${f(bytes.at200 / bytes.at10, 2)} (target ≤ 1.5)`);
   console.log(`Per-commit ratio: Cairn's time per commit over the raw time per commit. Per-step ratio: Cairn's time per step over the raw time of ${ALLOWED_COMMITS_PER_STEP} commits (target ≤ 1.5).`);
+  for (const name of Object.keys(SECTIONS) as SectionName[]) await section(name);
 }
 
 await main();

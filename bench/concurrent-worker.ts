@@ -1,0 +1,166 @@
+/**
+ * A worker process of the concurrency section (bench/concurrent.ts), forked
+ * with an IPC channel. It is told what to drive (`start`), gets ready (opens
+ * its store, warms up), says `ready`, waits for `go` so that every worker
+ * starts at once, then drives its share and reports `done` with its own
+ * start and end times (epoch ms, comparable across processes).
+ *
+ *   cairn: `runs` tool loops of `steps` steps at once, on one store object
+ *   raw:   `connections` connections each upserting one ~2 KB row per
+ *          commit (autocommit) for `durationMs`
+ */
+import { randomBytes } from 'node:crypto';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { createInMemoryAgentRunStore, type AgentRunStore } from 'cairn/agent';
+import { createSqliteOpsStore } from 'cairn/ops/sqlite';
+import { createPostgresOpsStore } from 'cairn/ops/postgres';
+import { toolLoop } from './tool-loop.js';
+
+export interface WorkerTask {
+  kind: 'cairn' | 'raw';
+  store: 'sqlite' | 'postgres';
+  /** The SQLite file, or the PostgreSQL URL. */
+  target: string;
+  /** PostgreSQL: the schema (cairn) or the table (raw), created by the parent. */
+  schema?: string;
+  table?: string;
+  worker: number;
+  /** Run ids are `<prefix>-<warmup|timed>-w<worker>-r<i>`: unique per drive, as the runs of one database share it. */
+  prefix: string;
+  runs: number;
+  steps: number;
+  connections: number;
+  durationMs: number;
+  busyTimeoutMs: number;
+}
+
+export type WorkerMessage =
+  | { type: 'ready' }
+  | { type: 'done'; started: number; ended: number; steps: number; commits: number; cpuMs: number }
+  | { type: 'failed'; error: string };
+
+/**
+ * Warm-up: loops on an in-memory store first (the engine's code optimized by
+ * V8 without waiting on a disk), then one round on the real store (its driver
+ * and statements).
+ */
+const WARMUP_IN_MEMORY = { loops: 4, steps: 100 };
+const WARMUP_STEPS = 30;
+const now = () => performance.timeOrigin + performance.now();
+/** This process's CPU time (user + system, every thread) since `from`, in ms. */
+const cpuMs = (from: NodeJS.CpuUsage) => {
+  const used = process.cpuUsage(from);
+  return (used.user + used.system) / 1000;
+};
+
+function send(message: WorkerMessage): Promise<void> {
+  return new Promise((resolve) => process.send!(message, () => resolve()));
+}
+
+function nextMessage(): Promise<{ type: string; task?: WorkerTask }> {
+  return new Promise((resolve) => process.once('message', resolve));
+}
+
+/** Counts the saves: each is one commit. */
+function counting(inner: AgentRunStore) {
+  let saves = 0;
+  const store: AgentRunStore = {
+    load: (runId, options) => inner.load(runId, options),
+    save(envelope, options) {
+      saves++;
+      return inner.save(envelope, options);
+    },
+  };
+  return { store, saves: () => saves };
+}
+
+async function driveCairn(task: WorkerTask): Promise<void> {
+  const ops = task.store === 'sqlite'
+    ? createSqliteOpsStore({ path: task.target, synchronous: 'full', busyTimeoutMs: task.busyTimeoutMs })
+    : createPostgresOpsStore({ connectionString: task.target }, { schema: task.schema! });
+  const loops = async (store: AgentRunStore, prefix: string, steps: number) => {
+    const results = await Promise.all(Array.from({ length: task.runs }, (_, i) => toolLoop(store, `${task.prefix}-${prefix}-w${task.worker}-r${i}`, steps, 'bare')));
+    for (const r of results) if (r.status !== 'completed') throw new Error(`a run ended ${r.status}: ${JSON.stringify(r.status === 'failed' ? r.error : '')}`);
+  };
+  try {
+    const memory = createInMemoryAgentRunStore();
+    for (let i = 0; i < WARMUP_IN_MEMORY.loops; i++) await loops(memory, `memory-${i}`, WARMUP_IN_MEMORY.steps);
+    await loops(ops.agentRuns, 'warmup', WARMUP_STEPS);
+    await send({ type: 'ready' });
+    await nextMessage();
+    const counted = counting(ops.agentRuns);
+    const cpu = process.cpuUsage();
+    const started = now();
+    await loops(counted.store, 'timed', task.steps);
+    const ended = now();
+    await send({ type: 'done', started, ended, steps: task.runs * task.steps, commits: counted.saves(), cpuMs: cpuMs(cpu) });
+  } finally {
+    await ops.close();
+  }
+}
+
+async function driveRaw(task: WorkerTask): Promise<void> {
+  const body = randomBytes(2048);
+  if (task.store === 'sqlite') {
+    const db = new Database(task.target);
+    db.pragma(`busy_timeout = ${task.busyTimeoutMs}`);
+    db.pragma('synchronous = FULL');
+    const upsert = db.prepare('INSERT INTO raw (id, body) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET body = excluded.body');
+    // One transaction a commit, as the store's saves (BEGIN IMMEDIATE); rows of its own, so only the file's lock is shared.
+    const commit = db.transaction((i: number) => {
+      body.writeUInt32LE(i, 0);
+      upsert.run(task.worker * 50 + (i % 50), body);
+    });
+    for (let i = 0; i < 100; i++) commit.immediate(i);
+    await send({ type: 'ready' });
+    await nextMessage();
+    const cpu = process.cpuUsage();
+    const started = now();
+    let commits = 0;
+    while (now() - started < task.durationMs) commit.immediate(commits++);
+    const ended = now();
+    const used = cpuMs(cpu);
+    db.close();
+    await send({ type: 'done', started, ended, steps: 0, commits, cpuMs: used });
+    return;
+  }
+  const clients = await Promise.all(Array.from({ length: task.connections }, async () => {
+    const client = new pg.Client({ connectionString: task.target });
+    await client.connect();
+    return client;
+  }));
+  const text = `INSERT INTO ${task.table} (id, body) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET body = excluded.body`;
+  const one = (client: pg.Client, c: number, i: number) => {
+    const mine = Buffer.from(body);
+    mine.writeUInt32LE(i, 0);
+    return client.query({ name: 'raw-upsert', text, values: [(task.worker * task.connections + c) * 50 + (i % 50), mine] });
+  };
+  try {
+    await Promise.all(clients.map(async (client, c) => {
+      for (let i = 0; i < 50; i++) await one(client, c, i);
+    }));
+    await send({ type: 'ready' });
+    await nextMessage();
+    const cpu = process.cpuUsage();
+    const started = now();
+    const counts = await Promise.all(clients.map(async (client, c) => {
+      let n = 0;
+      while (now() - started < task.durationMs) await one(client, c, n++);
+      return n;
+    }));
+    const ended = now();
+    await send({ type: 'done', started, ended, steps: 0, commits: counts.reduce((a, b) => a + b, 0), cpuMs: cpuMs(cpu) });
+  } finally {
+    await Promise.all(clients.map((client) => client.end()));
+  }
+}
+
+const first = await nextMessage();
+try {
+  const task = first.task!;
+  await (task.kind === 'cairn' ? driveCairn(task) : driveRaw(task));
+} catch (error) {
+  await send({ type: 'failed', error: (error as Error).stack ?? String(error) });
+}
+process.disconnect();
