@@ -1,7 +1,7 @@
 /**
- * Conformance suites for AgentRunStore, LeaseProvider, BreakerStore and
- * AgentStreamJournal backends: the same spec for the in-memory, SQLite and
- * Postgres backends, and for yours.
+ * Conformance suites for AgentRunStore, LeaseProvider, BreakerStore,
+ * AgentStreamJournal and BudgetLedger backends: the same spec for the
+ * in-memory, SQLite and Postgres backends, and for yours.
  */
 export { validateAgentRunStore } from './store-suite.js';
 export {
@@ -10,6 +10,7 @@ export {
 export { validateLeaseProvider } from './lease-suite.js';
 export { validateBreakerStore, type BreakerStoreFixture, type BreakerStoreInitializer } from './breaker-suite.js';
 export { defineJournalConformance, type JournalFixture, type JournalInitializer } from './journal-suite.js';
+export { defineLedgerConformance, type LedgerFixture, type LedgerInitializer } from './ledger-suite.js';
 export { createManualClock, type ManualClock } from './clock.js';
 export type {
   AgentRunStoreFixture, AgentRunStoreInitializer, ConformanceTestApi, LeaseProviderFixture, LeaseProviderInitializer,
