@@ -50,7 +50,8 @@ export async function chartCommand(argv: string[], io: Io): Promise<number> {
     // A run cairn started is read under the scope it recorded; one an application stored is read
     // as it is, since whoever holds the store file can read every run in it anyway.
     const scope = readRunMeta(connectionOf(ops), runId)?.scope;
-    const envelope = await ops.agentRuns.load(runId, scope === undefined ? {} : { scope });
+    // With the revision that wrote each row, so the timeline says which save holds each turn and result.
+    const envelope = await ops.agentRuns.load(runId, scope === undefined ? { saves: true } : { scope, saves: true });
     if (envelope === undefined) throw new UsageError(`There is no run ${runId} in ${given ?? 'the store'}.`);
     const run = describeRun(envelope);
     if (callId !== undefined && !run.steps.some((s) => s.calls.some((c) => c.toolCallId === callId)) && !run.calls.some((c) => c.toolCallId === callId)) {

@@ -198,7 +198,8 @@ function detailsHtml(run: RunDescription, calls: PageCall[], shownFirst: string)
   for (const step of run.steps) {
     out.push(detail(`d-step-${step.step}`, 'step', `Step ${step.step}`, [
       item('Text', esc(`${step.textLength} characters (not shown)`)),
-      item('Calls', list(step.calls.map((c) => `${c.toolName} ${c.toolCallId}: ${c.outcome}, receipt ${c.receipt ?? 'none'}`))),
+      ...(step.savedAt !== null ? [item('Saved', esc(`turn in revision ${step.savedAt}`))] : []),
+      item('Calls', list(step.calls.map((c) => `${c.toolName} ${c.toolCallId}: ${c.outcome}, receipt ${c.receipt ?? 'none'}${savedNote(c)}`))),
     ], ` data-step="${step.step}"`));
   }
   for (const call of calls) {
@@ -238,4 +239,13 @@ function callChartHtml(call: PageCall, selected: boolean): string {
     machineBoxesHtml(toolCallMachine, { key: call.chartId!, current: states }),
     '</section>',
   ].join('\n');
+}
+
+/** Which saves hold a call's result and its receipt, when the record says. */
+function savedNote(call: DescribedStep['calls'][number]): string {
+  const parts = [
+    ...(call.resultSavedAt !== null ? [`result saved in revision ${call.resultSavedAt}`] : []),
+    ...(call.receiptSavedAt !== null ? [`receipt last written in revision ${call.receiptSavedAt}`] : []),
+  ];
+  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
 }

@@ -47,12 +47,18 @@ export interface DescribedStep {
   step: number;
   /** How long the turn's text was (its text is not shown). */
   textLength: number;
+  /** The revision of the save that wrote the turn, when the envelope carries `saves` (see `load(runId, { saves: true })`); else null. */
+  savedAt: number | null;
   calls: {
     toolCallId: string;
     toolName: string;
     /** `answered` once the transcript holds the call's result (`error` when that result is an error), else `open`. */
     outcome: 'answered' | 'error' | 'open';
     receipt: AgentToolReceipt['status'] | null;
+    /** The revision of the save that wrote the call's result into the transcript (null: no result yet, or not known). */
+    resultSavedAt: number | null;
+    /** The revision of the save that last wrote the call's receipt (its latest status); null when not known. */
+    receiptSavedAt: number | null;
   }[];
 }
 
@@ -114,7 +120,7 @@ export function describeRun(envelope: AgentRunEnvelope): RunDescription {
   const snapshot = record.snapshot as PersistedActor;
   const context = snapshot.context ?? {};
   const receipts = Object.values(record.receipts).sort((a, b) => a.modelStep - b.modelStep || a.key.localeCompare(b.key));
-  const receiptOf = new Map(receipts.map((r) => [`${r.modelStep}:${r.toolCallId}`, r.status] as const));
+  const receiptOf = new Map(receipts.map((r) => [`${r.modelStep}:${r.toolCallId}`, r] as const));
 
   const calls: DescribedCall[] = [];
   for (const [actorId, child] of Object.entries(snapshot.children ?? {})) {
@@ -126,7 +132,7 @@ export function describeRun(envelope: AgentRunEnvelope): RunDescription {
     calls.push({
       actorId, toolCallId, toolName: String(callContext.toolName), modelStep, states,
       stage: states[0]?.split('.')[0] ?? 'unknown',
-      receipt: receiptOf.get(`${modelStep}:${toolCallId}`) ?? null,
+      receipt: receiptOf.get(`${modelStep}:${toolCallId}`)?.status ?? null,
     });
   }
   const batch = Array.isArray(context.batch) ? (context.batch as string[]) : [];
@@ -153,7 +159,7 @@ export function describeRun(envelope: AgentRunEnvelope): RunDescription {
     pendingApprovals: record.pendingApprovals.map(({ approvalId, toolCallId, toolName, modelStep }) => ({ approvalId, toolCallId, toolName, modelStep })),
     pendingClientCalls: record.pendingClientCalls.map(({ toolCallId, toolName, modelStep }) => ({ toolCallId, toolName, modelStep })),
     unknownEffects: interruptedCalls(record).map(({ toolCallId, toolName, modelStep }) => ({ toolCallId, toolName, modelStep })),
-    steps: stepsOf(Array.isArray(context.messages) ? context.messages : [], receiptOf),
+    steps: stepsOf(Array.isArray(context.messages) ? context.messages : [], receiptOf, envelope.saves),
     usage: { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0, totalTokens: usage.totalTokens ?? 0 },
     outcome: {
       stopReason: typeof context.stopReason === 'string' ? context.stopReason : null,
@@ -167,23 +173,34 @@ export function describeRun(envelope: AgentRunEnvelope): RunDescription {
 type StoredMessage = { role?: string; content?: unknown; toolCalls?: { toolCallId: string; toolName: string }[]; toolCallId?: string; isError?: boolean };
 
 /** The model turns in the transcript: each assistant message is a step, its calls answered by the tool messages after it. */
-function stepsOf(messages: readonly unknown[], receiptOf: ReadonlyMap<string, AgentToolReceipt['status']>): DescribedStep[] {
+function stepsOf(
+  messages: readonly unknown[], receiptOf: ReadonlyMap<string, AgentToolReceipt>, saves: AgentRunEnvelope['saves'],
+): DescribedStep[] {
   const steps: DescribedStep[] = [];
-  for (const raw of messages) {
+  const savedAt = (index: number) => saves?.messages[index] ?? null;
+  messages.forEach((raw, index) => {
     const message = raw as StoredMessage;
     if (message?.role === 'assistant') {
       const step = steps.length;
       steps.push({
         step,
         textLength: typeof message.content === 'string' ? message.content.length : 0,
-        calls: (message.toolCalls ?? []).map((c) => ({
-          toolCallId: c.toolCallId, toolName: c.toolName, outcome: 'open' as const, receipt: receiptOf.get(`${step}:${c.toolCallId}`) ?? null,
-        })),
+        savedAt: savedAt(index),
+        calls: (message.toolCalls ?? []).map((c) => {
+          const receipt = receiptOf.get(`${step}:${c.toolCallId}`);
+          return {
+            toolCallId: c.toolCallId, toolName: c.toolName, outcome: 'open' as const, receipt: receipt?.status ?? null,
+            resultSavedAt: null, receiptSavedAt: receipt ? saves?.receipts[receipt.key] ?? null : null,
+          };
+        }),
       });
     } else if (message?.role === 'tool' && steps.length > 0) {
       const call = steps[steps.length - 1]!.calls.find((c) => c.toolCallId === message.toolCallId);
-      if (call) call.outcome = message.isError ? 'error' : 'answered';
+      if (call) {
+        call.outcome = message.isError ? 'error' : 'answered';
+        call.resultSavedAt = savedAt(index);
+      }
     }
-  }
+  });
   return steps;
 }

@@ -20,12 +20,15 @@ const cwd = tempDir('cairn-chart-');
 const out = tempDir('cairn-chart-out-');
 const STORE = ['--store', 'runs.sqlite'];
 let before: Record<string, string>;
+/** The approval record as the CLI reads it: with the revision that saved each part. */
+let stored: AgentRunEnvelope;
 
 beforeAll(async () => {
   const ops = createSqliteOpsStore({ path: join(cwd, 'runs.sqlite') });
   for (const envelope of [approval, both, record('run-v2/completed.json')]) {
     for (let revision = 1; revision <= envelope.revision; revision++) await ops.agentRuns.save({ ...envelope, revision });
   }
+  stored = (await ops.agentRuns.load(approval.runId, { scope: approval.scope, saves: true }))!;
   ops.close();
   // A run cairn started: read under the scope it recorded.
   expect((await cairn(['demo', '--run-id', 'demo1', '--quiet', ...STORE], { cwd })).code).toBe(3);
@@ -43,7 +46,8 @@ describe('cairn chart', () => {
   it('prints the HTML page to stdout by default: the same page renderRunChartHtml draws', async () => {
     const result = await chart([approval.runId, ...STORE]);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toBe(renderRunChartHtml(approval));
+    expect(result.stdout).toBe(renderRunChartHtml(stored));
+    expect(result.stdout).toContain('<dt>Saved</dt><dd>turn in revision 1</dd>');
     expect(result.stderr).toBe('');
   });
 
@@ -65,7 +69,8 @@ describe('cairn chart', () => {
   it('--format json: describeRun of the stored run; a cairn run is read under its recorded scope', async () => {
     const result = await chart([approval.runId, ...STORE, '--format', 'json']);
     expect(result.code).toBe(0);
-    expect(json(result)).toEqual(JSON.parse(JSON.stringify(describeRun(approval))));
+    expect(json(result)).toEqual(JSON.parse(JSON.stringify(describeRun(stored))));
+    expect(json(result).steps[0]).toMatchObject({ savedAt: 1 });
     const demo = json(await chart(['demo1', ...STORE, '--format', 'json']));
     expect(demo).toMatchObject({ runId: 'demo1', status: 'suspended', states: ['suspending'] });
     expect(demo.calls.map((c: { stage: string }) => c.stage)).toEqual(['approval']);
@@ -76,7 +81,7 @@ describe('cairn chart', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('%% call lookup-1 (lookup, step 0): ended, no chart state kept\nstateDiagram-v2');
     const html = await chart([approval.runId, ...STORE, '--call', 'lookup-1']);
-    expect(html.stdout).toBe(renderRunChartHtml(approval, { callId: 'lookup-1' }));
+    expect(html.stdout).toBe(renderRunChartHtml(stored, { callId: 'lookup-1' }));
   });
 
   it('--out writes the file, and nothing to stdout', async () => {
@@ -85,7 +90,7 @@ describe('cairn chart', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(`wrote ${file}\n`);
-    expect(readFileSync(file, 'utf8')).toBe(renderRunChartHtml(approval));
+    expect(readFileSync(file, 'utf8')).toBe(renderRunChartHtml(stored));
     const dot = join(out, 'run.dot');
     expect((await chart([approval.runId, ...STORE, '--format', 'dot', '--out', dot])).code).toBe(0);
     expect(readFileSync(dot, 'utf8')).toMatch(/^\/\/ run corpus-suspended-approval: suspended, states suspending\ndigraph "run" \{/);

@@ -84,11 +84,12 @@ describe('describeRun on a live run', () => {
     const store = createInMemoryAgentRunStore();
     await streamAgent({ ...agentOptions(suspendingModel()), session: { store, runId: 'live', scope: 's' } }).result;
     const d = describeRun((await store.load('live'))!);
+    // The in-memory store does not keep which save wrote what: no revisions on the history.
     expect(d.steps).toEqual([{
-      step: 0, textLength: 'Asking both.'.length,
+      step: 0, textLength: 'Asking both.'.length, savedAt: null,
       calls: [
-        { toolCallId: 'call-publish', toolName: 'publish', outcome: 'open', receipt: null },
-        { toolCallId: 'call-color', toolName: 'pickColor', outcome: 'open', receipt: null },
+        { toolCallId: 'call-publish', toolName: 'publish', outcome: 'open', receipt: null, resultSavedAt: null, receiptSavedAt: null },
+        { toolCallId: 'call-color', toolName: 'pickColor', outcome: 'open', receipt: null, resultSavedAt: null, receiptSavedAt: null },
       ],
     }]);
     expect(d.calls.map((c) => [c.toolName, c.states])).toEqual([
