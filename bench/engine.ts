@@ -137,7 +137,7 @@ interface ProfileNode {
   children?: number[];
 }
 
-interface CpuProfile {
+export interface CpuProfile {
   nodes: ProfileNode[];
   startTime: number;
   endTime: number;
@@ -146,7 +146,7 @@ interface CpuProfile {
 }
 
 /** Self time by function (file:line function), in µs, from a V8 CPU profile. */
-function selfTimes(profile: CpuProfile): Map<string, number> {
+export function selfTimes(profile: CpuProfile): Map<string, number> {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const out = new Map<string, number>();
   const samples = profile.samples ?? [];
