@@ -81,6 +81,9 @@ export function settled(entry: LedgerEntry, outcome: SettleOutcome): LedgerEntry
   return { ...entry, status: 'unknown' };
 }
 
+/** An entry the caller can change without changing the ledger's own. */
+const copyOf = (entry: LedgerEntry): LedgerEntry => ({ ...entry, estimate: { ...entry.estimate } });
+
 /**
  * A ledger in this process's memory: the default of a root context. It lives
  * as long as the context; a run that uses it checkpoints it with its record,
@@ -95,20 +98,20 @@ export function createInMemoryLedger(name = 'in-memory'): BudgetLedger {
     // Synchronous between its awaits: no other admission can read the entries in between.
     async admit(request) {
       const held = entries.get(request.id);
-      if (held) return { admitted: true, entry: { ...held } };
+      if (held) return { admitted: true, entry: copyOf(held) };
       const decision = decideAdmission([...entries.values()], request);
       if (decision.admitted) entries.set(request.id, decision.entry);
-      return decision.admitted ? { admitted: true, entry: { ...decision.entry } } : decision;
+      return decision.admitted ? { admitted: true, entry: copyOf(decision.entry) } : decision;
     },
     async settle(id, outcome) {
       const entry = entries.get(id);
       if (entry) entries.set(id, settled(entry, outcome));
     },
     async entries(scope) {
-      return [...entries.values()].filter((e) => scope === undefined || inScope(e.scope, scope)).map((e) => ({ ...e, estimate: { ...e.estimate } }));
+      return [...entries.values()].filter((e) => scope === undefined || inScope(e.scope, scope)).map(copyOf);
     },
     async restore(list) {
-      for (const entry of list) if (!entries.has(entry.id)) entries.set(entry.id, { ...entry, estimate: { ...entry.estimate } });
+      for (const entry of list) if (!entries.has(entry.id)) entries.set(entry.id, copyOf(entry));
     },
   };
 }

@@ -523,6 +523,27 @@ function registerSharingCases(register: Register, initializer: LedgerInitializer
     assert.deepStrictEqual(await stored(a, 'root/x'), [{ ...reservation(ask('r1', { scope: 'root/x' })), status: 'unknown' }], 'the first object did not see the restore');
   });
 
+  register('shares no object with its caller: changing what it returned or was given changes nothing held', async (fixture) => {
+    const ceilings = rootCeiling({ usd: 1 });
+    const request = ask('s1', { usd: 0.5, ceilings });
+    const admitted = await fixture.ledger.admit(request);
+    assert.ok(admitted.admitted, 'the ask was refused');
+    const before = await stored(fixture.ledger);
+    admitted.entry.estimate.usd = 0;
+    admitted.entry.usd = 0;
+    request.usd = 0;
+    const replayed = await fixture.ledger.admit(ask('s1', { usd: 0.5, ceilings }));
+    assert.ok(replayed.admitted);
+    replayed.entry.estimate.tokens = 0;
+    const listed = await fixture.ledger.entries();
+    listed[0]!.estimate.usd = 0;
+    const restored = { ...reservation(ask('s2', { scope: 'root/x' })), status: 'unknown' as const };
+    await fixture.ledger.restore([restored]);
+    restored.estimate.usd = 0;
+    assert.deepStrictEqual(await stored(fixture.ledger, 'root'), [...before, { ...reservation(ask('s2', { scope: 'root/x' })), status: 'unknown' }],
+      'a change to an entry the ledger returned or was given reached what it holds');
+  });
+
   if (!initializer.durable) return;
   register('entries, their statuses and their holds survive a restart', async (fixture) => {
     if (!fixture.restart) throw new TypeError(`defineLedgerConformance(${initializer.name}): durable is true, so create() must return restart().`);
