@@ -63,8 +63,10 @@ export interface RunRecord {
   currentStep: number;
   /**
    * Changes when the snapshot may have been rewritten rather than appended to
-   * (a machine version migrated, another envelope version): the planner then
-   * writes every part again.
+   * (a machine version migrated): the planner then writes every part again.
+   * The envelope's own version is not part of it: the engine moves a run
+   * between envelope versions 1 and 2 as approvals open and close, and that
+   * changes only the head.
    */
   lineage: string;
 }
@@ -107,7 +109,7 @@ export function toRecord(envelope: AgentRunEnvelope): RunRecord {
   if (envelope.result && sameMessages(envelope.result.messages, messages)) {
     head.result = { ...envelope.result, messages: { $transcript: messages.length } satisfies TranscriptRef };
   }
-  return { head, layout, messages, receipts, currentStep, lineage: `${envelope.version}/${envelope.machine?.id}@${envelope.machine?.version}` };
+  return { head, layout, messages, receipts, currentStep, lineage: `${envelope.machine?.id}@${envelope.machine?.version}` };
 }
 
 /**

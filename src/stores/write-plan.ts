@@ -97,7 +97,7 @@ interface Head {
 /** Plans a save. `stored` is what the store holds of the run (undefined: a new run). */
 export function planSave(envelope: AgentRunEnvelope, stored: StoredState | undefined): SavePlan {
   const record = toRecord(envelope);
-  const index = stored?.index && stored.index.lineage === record.lineage ? stored.index : null;
+  const index = stored?.index && sameLineage(stored.index.lineage, record.lineage) ? stored.index : null;
 
   // The transcript.
   const { messages } = record;
@@ -163,6 +163,11 @@ export function planSave(envelope: AgentRunEnvelope, stored: StoredState | undef
     next: { revision: envelope.revision, index: plan, transcriptDigest, receiptsDigest, unsettled },
     bytes,
   };
+}
+
+/** Heads written before the lineage left out the envelope's version held `<version>/<machine>@<n>`: the same lineage. */
+function sameLineage(stored: string, lineage: string): boolean {
+  return stored === lineage || stored.replace(/^\d+\//, '') === lineage;
 }
 
 function sameSha(message: unknown, sha: Uint8Array | null): boolean {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runAgent, type AgentRunEnvelope, type AgentRunStore } from 'cairn/agent';
+import { resumeAgent, runAgent, type AgentRunEnvelope, type AgentRunStore } from 'cairn/agent';
 import { describeRun } from 'cairn/machines';
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createPostgresOpsStore, type PostgresOpsStore } from 'cairn/ops/postgres';
@@ -86,6 +86,40 @@ function checks(open: () => Promise<AgentRunStore>, tamper: (runId: string) => P
     expect(steps[0]!.savedAt!).toBeLessThan(steps[0]!.calls[0]!.resultSavedAt!);
     // Without `saves`, the history says nothing about revisions.
     expect(describeRun(plain!).steps.map((s) => s.savedAt)).toEqual([null, null, null]);
+  });
+
+  it('an approval that opens and closes rewrites no row: each save writes only what it added', async () => {
+    const store = await open();
+    const recorder = recording(store);
+    const options = {
+      prompt: 'Look up, then pay.',
+      tools: { echo, pay: { ...echo, needsApproval: true } },
+      session: { store: recorder.store, runId: 'r3', scope: 's' },
+    };
+    const first = await runAgent({
+      ...options,
+      model: createMockModel({
+        responses: [
+          { toolCalls: [{ toolCallId: 'a', toolName: 'echo', args: { n: 1 } }] },
+          { toolCalls: [{ toolCallId: 'p', toolName: 'pay', args: { cents: 5 } }] },
+        ],
+      }),
+    });
+    expect(first.status).toBe('suspended');
+    // The suspension moves the envelope to version 2 and the completed call back to version 1.
+    expect(recorder.saved.map((e) => e.version)).toContain(2);
+    const [pending] = first.pendingApprovals;
+    const done = await resumeAgent({
+      ...options,
+      model: createMockModel({ responses: [{ text: 'Paid.' }] }),
+      approvalResponses: [{ approvalId: pending!.approvalId, token: pending!.token, approved: true }],
+    });
+    expect(done.status).toBe('completed');
+    expect(recorder.saved.at(-1)!.version).toBe(1);
+    // Were a save to rewrite the transcript or the settled receipts, their rows would carry its revision.
+    const want = expectedSaves(recorder.saved);
+    expect((await store.load('r3', { saves: true }))!.saves).toEqual(want);
+    expect(want.messages[1]).toBeLessThan(recorder.saved.find((e) => e.version === 2)!.revision);
   });
 
   it('reads rows written before the column existed as unknown', async () => {

@@ -98,6 +98,21 @@ describe.each(['flat', 'context'] as const)('the planner, snapshot shape %s', (s
     expect(plan.receipts.map((r) => r.key).sort()).toEqual(['0:c0', '1:c1', '2:c2', '3:c3']);
   });
 
+  it('appends across envelope versions 1 and 2, rewrites on a machine migration, and reads the lineage older heads wrote', () => {
+    const first = planSave(run(30, shape, 1), undefined);
+    const grown = { ...run(31, shape, 2), version: 1 as const };
+    const appended = planSave(grown, first.next);
+    expect(appended.messages.map((m) => m.index)).toEqual([61, 62]);
+    expect(appended.trimMessagesFrom).toBeNull();
+    // A head written when the lineage still began with the envelope version ("2/run@2").
+    const older = { ...first.next, index: { ...first.next.index!, lineage: `2/${first.next.index!.lineage}` } };
+    expect(planSave(grown, older).messages.map((m) => m.index)).toEqual([61, 62]);
+    const migrated = planSave({ ...run(31, shape, 2), machine: { id: 'run', version: 3 } }, first.next);
+    expect(migrated.trimMessagesFrom).toBe(0);
+    expect(migrated.messages).toHaveLength(63);
+    expect(migrated.replaceReceipts).toBe(true);
+  });
+
   it('rewrites the transcript and receipts when a save does not extend what is stored', () => {
     const first = planSave(run(4, shape, 1), undefined);
     const shorter = run(2, shape, 2);
