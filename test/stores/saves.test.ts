@@ -105,7 +105,7 @@ function checks(open: () => Promise<AgentRunStore>, tamper: (runId: string) => P
         ],
       }),
     });
-    expect(first.status).toBe('suspended');
+    if (first.status !== 'suspended') throw new Error(`expected a suspended run, got ${first.status}`);
     // The suspension moves the envelope to version 2 and the completed call back to version 1.
     expect(recorder.saved.map((e) => e.version)).toContain(2);
     const [pending] = first.pendingApprovals;
