@@ -38,16 +38,39 @@ export interface PostgresAgentRunStore extends AgentRunStore {
 
 const TERMINAL: readonly AgentRunStatus[] = ['completed', 'failed', 'stopped'];
 
+/**
+ * The rows of one table as the load statement packs them: for each row, a
+ * 4-byte big-endian length and the row's identity, then a length and its
+ * body. The parts are views of `packed`, not copies. A length that runs past
+ * the end is a corrupt record.
+ */
+function unpackRows(runId: string, packed: Buffer | null): [identity: Buffer, body: Buffer][] {
+  const rows: [Buffer, Buffer][] = [];
+  if (packed === null) return rows;
+  let at = 0;
+  const take = (): Buffer => {
+    if (at + 4 > packed.length) throw new StoredRecordError('record_corrupt', runId, `Stored rows of run ${runId} are truncated.`);
+    const length = packed.readInt32BE(at);
+    const end = at + 4 + length;
+    if (length < 0 || end > packed.length) throw new StoredRecordError('record_corrupt', runId, `Stored rows of run ${runId} are truncated.`);
+    const part = packed.subarray(at + 4, end);
+    at = end;
+    return part;
+  };
+  while (at < packed.length) rows.push([take(), take()]);
+  return rows;
+}
+
 interface LoadRow {
   scope: string;
   revision: number;
   transcript_digest: Buffer;
   receipts_digest: Buffer;
   head: Buffer | null;
-  message_idx: number[] | null;
-  messages: Buffer[] | null;
-  receipt_keys: string[] | null;
-  receipts: Buffer[] | null;
+  /** The message rows packed by the load statement (see unpackRows); null: none. */
+  messages: Buffer | null;
+  /** The receipt rows, packed the same way, keys as UTF-8. */
+  receipts: Buffer | null;
   /** With `saves`: the revision that wrote each row (null for rows from before migration 6). */
   message_revisions?: (number | null)[] | null;
   receipt_revisions?: (number | null)[] | null;
@@ -188,8 +211,12 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       }
       const envelope = loadRecord(runId, {
         head: row.head,
-        messages: (row.messages ?? []).map((bytes, i) => ({ index: row.message_idx![i]!, bytes, revision: row.message_revisions?.[i] ?? null })),
-        receipts: (row.receipts ?? []).map((bytes, i) => ({ key: row.receipt_keys![i]!, bytes, revision: row.receipt_revisions?.[i] ?? null })),
+        messages: unpackRows(runId, row.messages).map(([identity, bytes], i) => ({
+          index: identity.length === 4 ? identity.readInt32BE(0) : -1, bytes, revision: row.message_revisions?.[i] ?? null,
+        })),
+        receipts: unpackRows(runId, row.receipts).map(([identity, bytes], i) => ({
+          key: identity.toString('utf8'), bytes, revision: row.receipt_revisions?.[i] ?? null,
+        })),
         transcriptDigest: row.transcript_digest,
         receiptsDigest: row.receipts_digest,
       }, 'bytes', withSaves);
