@@ -49,8 +49,7 @@ function unpackRows(runId: string, packed: Buffer | null): [identity: Buffer, bo
   if (packed === null) return rows;
   let at = 0;
   const take = (): Buffer => {
-    if (at + 4 > packed.length) throw new StoredRecordError('record_corrupt', runId, `Stored rows of run ${runId} are truncated.`);
-    const length = packed.readInt32BE(at);
+    const length = at + 4 <= packed.length ? packed.readInt32BE(at) : -1;
     const end = at + 4 + length;
     if (length < 0 || end > packed.length) throw new StoredRecordError('record_corrupt', runId, `Stored rows of run ${runId} are truncated.`);
     const part = packed.subarray(at + 4, end);
@@ -211,6 +210,7 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       }
       const envelope = loadRecord(runId, {
         head: row.head,
+        // An identity that is not 4 bytes gets index -1, which loadRecord refuses as a transcript out of order.
         messages: unpackRows(runId, row.messages).map(([identity, bytes], i) => ({
           index: identity.length === 4 ? identity.readInt32BE(0) : -1, bytes, revision: row.message_revisions?.[i] ?? null,
         })),
