@@ -133,11 +133,19 @@ export class RunHost<T> implements Leg<T> {
     answers: (open: Map<string, CallSnapshot>) => Record<string, CallAnswer>,
     retryPhase?: 'loop' | 'finalize',
   ): Promise<AgentResult<T>> {
-    replan(stored.snapshot as unknown as PersistedRun, this.plan);
+    const snapshot = stored.snapshot as unknown as PersistedRun;
+    replan(snapshot, this.plan);
+    // XState walks every value of a restored context looking for actor references. The transcript and the ended
+    // receipts hold none and are most of a long run's context, so the actor is restored without them and they go
+    // back into its (not yet started) context before anything reads it.
+    const { messages, receipts } = snapshot.context;
+    const context: RunContext = { ...snapshot.context, messages: [], receipts: [] };
     this.actor = createActor(runLogic, {
-      snapshot: stored.snapshot as never,
+      snapshot: { ...snapshot, context } as never,
       input: undefined as never,
     });
+    context.messages = messages;
+    context.receipts = receipts;
     bindLeg(this.actor.system, this as unknown as Leg);
     this.watchCalls();
     return this.drive(() => {
@@ -469,7 +477,10 @@ export class RunHost<T> implements Leg<T> {
   private async writeTerminal(result: AgentResult<T>): Promise<void> {
     await this.queue.idle();
     const error = this.actor.getSnapshot().context.error;
-    const json = toJson<AgentResult<unknown>>(result);
+    // The stored result's transcript is the run's own (the messages the snapshot holds, never edited once made), not
+    // a JSON copy of the caller's copy: the store then sees it is the snapshot's transcript without comparing it.
+    const json = toJson<AgentResult<unknown>>({ ...result, messages: [] });
+    json.messages = this.actor.getSnapshot().context.messages as unknown as Message[];
     // A transient failure keeps the last checkpoint as the snapshot: retryFailed goes on from there.
     const retryFrom = result.status === 'failed' && error?.retry && this.lastCommitted !== null
       ? { snapshot: this.lastCommitted, retry: { ...error.retry, error: serializeError({ name: error.name, code: error.code, message: error.message }) } }

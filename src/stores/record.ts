@@ -143,8 +143,10 @@ function endedReceipts(context: Json, all: Record<string, AgentToolReceipt>, all
 }
 
 
+/** Whether a result's messages are the transcript: the engine hands the snapshot's own messages, so identity settles it; a copy is compared by value. */
 function sameMessages(a: unknown, b: readonly unknown[]): boolean {
-  return Array.isArray(a) && a.length === b.length && JSON.stringify(a) === JSON.stringify(b);
+  if (!Array.isArray(a) || a.length !== b.length) return false;
+  return a === b || a.every((m, i) => m === b[i]) || JSON.stringify(a) === JSON.stringify(b);
 }
 
 /**
@@ -164,7 +166,9 @@ export function joinRecord(runId: string, format: number, head: unknown, message
   context.messages = messages;
   if (isObject(envelope.result) && isObject(envelope.result.messages)
     && (envelope.result.messages as unknown as TranscriptRef).$transcript !== undefined) {
-    (envelope.result as { messages: unknown }).messages = structuredClone(messages);
+    // The transcript itself, as the engine's own envelopes hold it: a loaded envelope is the caller's, and no part of
+    // a run is edited in place once made.
+    (envelope.result as { messages: unknown }).messages = messages;
   }
   envelope.receipts = {};
   for (const receipt of receipts) {
@@ -177,8 +181,8 @@ export function joinRecord(runId: string, format: number, head: unknown, message
     const outside = new Set(layout.outside ?? []);
     const restored: Record<string, AgentToolReceipt> = {};
     for (const [key, receipt] of Object.entries(envelope.receipts)) {
-      // Its own copy: the loaded snapshot and envelope.receipts share no object.
-      if (!outside.has(key)) restored[key] = structuredClone(receipt);
+      // The same objects as envelope.receipts, as in the envelopes the engine builds: a receipt is replaced, never edited.
+      if (!outside.has(key)) restored[key] = receipt;
     }
     if (Object.keys(restored).length !== ended.$receipts) throw corrupt('receipts');
     context.receipts = isList ? (Object.values(restored) as CallReceipt[]).sort(byStepThenCall) : restored;
