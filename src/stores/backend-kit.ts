@@ -5,8 +5,8 @@
  * beside the conformance initializer.
  */
 export {
-  loadRecord, planSave, readIndex, SaveMemory,
-  type MessageRow, type PlanIndex, type ReceiptRow, type SavePlan, type StoredRows, type StoredState,
+  loadRecord, planSave, readIndex, readRecord, SaveMemory,
+  type MessageRow, type PlanIndex, type ReadRecord, type ReceiptRow, type SavePlan, type StoredRows, type StoredState,
 } from './write-plan.js';
 export { RECORD_FORMAT, READABLE_FORMATS } from './codec.js';
 // A journal backend checks its arguments as Cairn's own journals do.

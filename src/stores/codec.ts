@@ -7,6 +7,7 @@
  * What the parts of a run are is record.ts's business; this module only
  * frames and unframes values.
  */
+import * as crypto from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { Packr } from 'msgpackr';
 import { StoredRecordError } from '../errors/index.js';
@@ -45,8 +46,11 @@ function plainFromMaps(value: unknown): unknown {
 
 /** The sha256 of some bytes. */
 export function sha256(bytes: Uint8Array): Buffer {
-  return createHash('sha256').update(bytes).digest();
+  return oneShot ? oneShot('sha256', bytes, 'buffer') : createHash('sha256').update(bytes).digest();
 }
+
+/** node:crypto's one-shot `hash` (Node 20.12 and later): about a third cheaper than a Hash object for a small part. */
+const oneShot = (crypto as { hash?: (algorithm: string, data: Uint8Array, encoding: 'buffer') => Buffer }).hash;
 
 /** Frames a value: magic, format, sha256 of the payload, payload. */
 export function encodePart(value: unknown): Buffer {
@@ -54,20 +58,29 @@ export function encodePart(value: unknown): Buffer {
   return Buffer.concat([MAGIC, Buffer.from([RECORD_FORMAT]), sha256(payload), payload]);
 }
 
-/** Reads a framed part back with its format, or refuses it with StoredRecordError. */
-export function decodeFramed<T>(runId: string, bytes: Uint8Array | null | undefined): { format: number; value: T } {
-  const buf = bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : Buffer.alloc(0);
-  if (buf.length < HEADER || !buf.subarray(0, MAGIC.length).equals(MAGIC)) {
+/** A framed part's format, read from its header alone; refuses bytes that are no Cairn part, or a format this code cannot read. */
+export function framedFormat(runId: string, bytes: Uint8Array | null | undefined): number {
+  if (!bytes || bytes.length < HEADER || MAGIC.compare(bytes, 0, MAGIC.length) !== 0) {
     throw new StoredRecordError('record_corrupt', runId, `Stored record of run ${runId} is not a Cairn record (or is truncated).`);
   }
-  const format = buf[MAGIC.length]!;
+  const format = bytes[MAGIC.length]!;
   if (!READABLE_FORMATS.includes(format)) {
     throw new StoredRecordError('record_version_unsupported', runId,
       `Stored record of run ${runId} has format ${format}; this reader knows formats ${READABLE_FORMATS.join(' and ')}.`);
   }
+  return format;
+}
+
+/**
+ * Reads a framed part back with its format, or refuses it with StoredRecordError. `checked` false skips the
+ * checksum, for a caller that has already matched the part's whole bytes against a digest of its own.
+ */
+export function decodeFramed<T>(runId: string, bytes: Uint8Array | null | undefined, checked = true): { format: number; value: T } {
+  const buf = bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : Buffer.alloc(0);
+  const format = framedFormat(runId, buf);
   const checksum = buf.subarray(MAGIC.length + 1, HEADER);
   const payload = buf.subarray(HEADER);
-  if (!sha256(payload).equals(checksum)) {
+  if (checked && !sha256(payload).equals(checksum)) {
     throw new StoredRecordError('record_corrupt', runId, `Stored record of run ${runId} fails its checksum.`);
   }
   try {

@@ -28,7 +28,7 @@
  */
 import { StoredRecordError } from '../errors/index.js';
 import type { AgentRunEnvelope, AgentRunStatus } from '../agent/types.js';
-import { decodeFramed, encodePart, sha256 } from './codec.js';
+import { decodeFramed, encodePart, framedFormat, sha256 } from './codec.js';
 import { digestOf, emptyDigest, legacyJsonDigest, rowDigest, sameDigest, xorInto } from './digest.js';
 import { joinRecord, toRecord, type RecordLayout } from './record.js';
 
@@ -200,31 +200,65 @@ export interface StoredRows {
  * `saves` from the rows' revisions (null where a row has none).
  */
 export function loadRecord(runId: string, rows: StoredRows, legacy: 'bytes' | 'json' = 'bytes', withSaves = false): AgentRunEnvelope {
+  return readRecord(runId, rows, legacy, withSaves).envelope;
+}
+
+/** A run read back by {@link readRecord}: the envelope, and what its rows hold as the planner needs it. */
+export interface ReadRecord {
+  envelope: AgentRunEnvelope;
+  /**
+   * What the store holds of the run, for planning the next save without reading the rows again (see
+   * {@link SaveMemory.loaded}); undefined for a record of format 1, whose next save rewrites every row.
+   */
+  stored: StoredState | undefined;
+}
+
+/**
+ * {@link loadRecord}, also returning what the rows hold as the planner needs it, taken from the rows it has just
+ * checked: a store that keeps it plans the resume's first save the way it plans the next save of a run it wrote.
+ */
+export function readRecord(runId: string, rows: StoredRows, legacy: 'bytes' | 'json' = 'bytes', withSaves = false): ReadRecord {
   const corrupt = () => new StoredRecordError('record_corrupt', runId, `Stored rows of run ${runId} do not match its head.`);
   const { format, value: head } = decodeFramed<unknown>(runId, rows.head);
   if (rows.messages.some((m, i) => m.index !== i)) {
     throw new StoredRecordError('record_corrupt', runId, `Stored transcript of run ${runId} is incomplete.`);
   }
-  const messages = rows.messages.map((m) => decodeFramed<unknown>(runId, m.bytes));
-  const receipts = rows.receipts.map((r) => decodeFramed<unknown>(runId, r.bytes));
+  const json = format < 2 && legacy === 'json';
+  for (const m of rows.messages) framedFormat(runId, m.bytes);
+  for (const r of rows.receipts) framedFormat(runId, r.bytes);
+  // Rows digested by their bytes are matched against the head's digests before they are decoded: bytes that match
+  // are the ones the last save framed, so their own checksums are not computed again.
+  const receiptShas = json ? [] : rows.receipts.map((r) => sha256(r.bytes));
+  if (!json && (!sameDigest(rows.transcriptDigest, digestOf(rows.messages.map((m) => [m.index, sha256(m.bytes)] as const)))
+    || !sameDigest(rows.receiptsDigest, digestOf(rows.receipts.map((r, i) => [r.key, receiptShas[i]!] as const))))) throw corrupt();
+  const messages = rows.messages.map((m) => decodeFramed<unknown>(runId, m.bytes, json));
+  const receipts = rows.receipts.map((r) => decodeFramed<unknown>(runId, r.bytes, json));
   const envelope = joinRecord(runId, format, head, messages.map((m) => m.value), receipts.map((r) => r.value));
   const keys = Object.keys(envelope.receipts);
   if (keys.length !== rows.receipts.length || rows.receipts.some((r) => envelope.receipts[r.key]?.key !== r.key)) throw corrupt();
-  const json = format < 2 && legacy === 'json';
-  const transcriptDigest = json
-    ? legacyJsonDigest(messages.map((m, i) => [i, m.value] as const))
-    : digestOf(rows.messages.map((m) => [m.index, sha256(m.bytes)] as const));
-  const receiptsDigest = json
-    ? legacyJsonDigest(receipts.map((r, i) => [rows.receipts[i]!.key, r.value] as const))
-    : digestOf(rows.receipts.map((r) => [r.key, sha256(r.bytes)] as const));
-  if (!sameDigest(rows.transcriptDigest, transcriptDigest) || !sameDigest(rows.receiptsDigest, receiptsDigest)) throw corrupt();
+  if (json && (!sameDigest(rows.transcriptDigest, legacyJsonDigest(messages.map((m, i) => [i, m.value] as const)))
+    || !sameDigest(rows.receiptsDigest, legacyJsonDigest(receipts.map((r, i) => [rows.receipts[i]!.key, r.value] as const))))) throw corrupt();
   if (withSaves) {
     const receipts: Record<string, number | null> = {};
     for (const r of rows.receipts) receipts[r.key] = r.revision ?? null;
     envelope.saves = { messages: rows.messages.map((m) => m.revision ?? null), receipts };
   }
-  return envelope;
+  const plan = format >= 2 && !json && isRecord(head) && isRecord(head.plan) ? head.plan as unknown as PlanIndex : null;
+  let stored: StoredState | undefined;
+  if (plan) {
+    const unsettled = new Map<string, Uint8Array>();
+    receipts.forEach((r, i) => {
+      if ((r.value as { modelStep?: unknown }).modelStep as number >= plan.settledStep) unsettled.set(rows.receipts[i]!.key, receiptShas[i]!);
+    });
+    stored = {
+      revision: envelope.revision, index: plan, unsettled,
+      transcriptDigest: Buffer.from(rows.transcriptDigest!), receiptsDigest: Buffer.from(rows.receiptsDigest!),
+    };
+  }
+  return { envelope, stored };
 }
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * What a store object's last save of each run left, so the next save plans
@@ -235,6 +269,10 @@ export function loadRecord(runId: string, rows: StoredRows, legacy: 'bytes' | 'j
  */
 export class SaveMemory {
   private readonly states = new Map<string, StoredState>();
+  /** Runs remembered from a load, oldest first; at most {@link SaveMemory.LOADED} of them. */
+  private readonly fromLoads = new Set<string>();
+  /** How many loaded runs are remembered at once: a load that is never followed by a save costs at most this much. */
+  static readonly LOADED = 256;
 
   /** The remembered state, if the stored row is still what that save left. */
   recall(runId: string, row: { revision: number; transcriptDigest: Uint8Array | null; receiptsDigest: Uint8Array | null }): StoredState | undefined {
@@ -249,8 +287,26 @@ export class SaveMemory {
   }
 
   keep(runId: string, status: AgentRunStatus, state: StoredState | undefined): void {
+    this.fromLoads.delete(runId);
     if (state && status === 'running') this.states.set(runId, state);
     else this.states.delete(runId);
+  }
+
+  /**
+   * What a load just read and checked (see {@link readRecord}), whatever the run's status: a resume saves next.
+   * The same checks as for a save's state apply when it is recalled; the oldest loaded run is forgotten past
+   * {@link SaveMemory.LOADED}.
+   */
+  loaded(runId: string, state: StoredState | undefined): void {
+    if (!state) return;
+    this.fromLoads.delete(runId);
+    this.fromLoads.add(runId);
+    this.states.set(runId, state);
+    if (this.fromLoads.size > SaveMemory.LOADED) {
+      const oldest = this.fromLoads.values().next().value!;
+      this.fromLoads.delete(oldest);
+      this.states.delete(oldest);
+    }
   }
 }
 

@@ -24,7 +24,7 @@ import {
   decodeCursor, encodeCursor, isAgentRunStatus, listLimit, listStatuses, toSummary, type SummaryRow,
 } from '../list-query.js';
 import {
-  loadRecord, planSave, readIndex, SaveMemory, type MessageRow, type PlanIndex, type ReceiptRow, type SavePlan, type StoredState,
+  planSave, readIndex, readRecord, SaveMemory, type MessageRow, type PlanIndex, type ReceiptRow, type SavePlan, type StoredState,
 } from '../write-plan.js';
 import type { OpsTables } from './migrations.js';
 import { runStatements } from './run-statements.js';
@@ -208,7 +208,7 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       if (row.head === null) {
         throw new StoredRecordError('record_corrupt', runId, `Stored record of run ${runId} has no head.`);
       }
-      const envelope = loadRecord(runId, {
+      const { envelope, stored } = readRecord(runId, {
         head: row.head,
         // An identity that is not 4 bytes gets index -1, which loadRecord refuses as a transcript out of order.
         messages: unpackRows(runId, row.messages).map(([identity, bytes], i) => ({
@@ -223,6 +223,8 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       if (envelope.runId !== runId || envelope.scope !== row.scope || envelope.revision !== row.revision) {
         throw new StoredRecordError('record_corrupt', runId, `Stored record of run ${runId} does not match its row.`);
       }
+      // The resume's first save can then be the one-statement save (its compare-and-swap checks nobody wrote since).
+      memory.loaded(runId, stored);
       return envelope;
     },
 

@@ -15,7 +15,7 @@ import {
 } from '../../errors/index.js';
 import { sha256 } from '../codec.js';
 import { decodeCursor, encodeCursor, listLimit, listStatuses, toSummary, type SummaryRow } from '../list-query.js';
-import { loadRecord, planSave, readIndex, SaveMemory, type PlanIndex, type SavePlan, type StoredState } from '../write-plan.js';
+import { planSave, readIndex, readRecord, SaveMemory, type PlanIndex, type SavePlan, type StoredState } from '../write-plan.js';
 
 export interface SqliteAgentRunStore extends AgentRunStore {
   list(query?: AgentRunListQuery): Promise<AgentRunListPage>;
@@ -217,7 +217,7 @@ ORDER BY updated_at DESC, run_id DESC LIMIT ?`;
       const read = loadTx.deferred(runId, options?.scope, options?.saves === true);
       if (!read) return undefined;
       const { head, messages, receipts } = read;
-      const envelope = loadRecord(runId, {
+      const { envelope, stored } = readRecord(runId, {
         head: bytesOf(head.head),
         messages: messages.map((m) => ({ index: m.idx, bytes: bytesOf(m.body), revision: m.revision })),
         receipts: receipts.map((r) => ({ key: r.receipt_key, bytes: bytesOf(r.body), revision: r.revision })),
@@ -228,6 +228,8 @@ ORDER BY updated_at DESC, run_id DESC LIMIT ?`;
       if (envelope.runId !== runId || envelope.scope !== head.scope || envelope.revision !== head.revision) {
         throw new StoredRecordError('record_corrupt', runId, `Stored record under run ${runId} belongs to another run.`);
       }
+      // The resume's first save plans from the rows just checked instead of reading the head and open receipts again.
+      memory.loaded(runId, stored);
       return envelope;
     },
 
