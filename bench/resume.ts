@@ -27,8 +27,14 @@
  * pg's Client#query (each is one round trip). No src/ change is needed.
  *
  *   npm run bench -- --resume      this section alone (or CAIRN_BENCH=resume)
+ *
+ * With CAIRN_BENCH_RESUME_PROFILE=1 the timed resumes (not the others) are
+ * also sampled by the CPU profiler, and the functions with the most self time
+ * per resume are printed for each store and size. The profiler slows what it
+ * samples: read those figures for where the time goes, not for the targets.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -39,6 +45,7 @@ import {
 import type { LanguageModel, ModelRequest, ModelResponse, ModelToolCall } from 'cairn/models';
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createPostgresOpsStore } from 'cairn/ops/postgres';
+import { selfTimes, type CpuProfile } from './engine.js';
 
 export const POSTGRES_URL = process.env.CAIRN_TEST_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
 
@@ -101,7 +108,7 @@ function markedModel(inner: LanguageModel, marks: Marks): LanguageModel {
   return { ...inner, doGenerate: (request) => marks.around('model', () => inner.doGenerate(request)) };
 }
 
-function agentOptions(steps: number, runId: string, store: AgentRunStore, marks: Marks | null): ResumeOptions {
+export function agentOptions(steps: number, runId: string, store: AgentRunStore, marks: Marks | null): ResumeOptions {
   const model = scriptedModel(steps);
   const tool = <A>(execute: (args: A) => unknown) => (args: A) => (marks ? marks.around('tool', () => execute(args)) : execute(args));
   return {
@@ -344,8 +351,42 @@ async function seed(backend: Backend, steps: number): Promise<{ runId: string; a
   }
 }
 
+/** Self time per function over the profiled resumes, by store and size (CAIRN_BENCH_RESUME_PROFILE=1). */
+const PROFILE = process.env.CAIRN_BENCH_RESUME_PROFILE === '1';
+const profiles = new Map<string, { resumes: number; self: Map<string, number> }>();
+let profiler: Session | null = null;
+
+async function profiled<T>(key: string, body: () => Promise<T>): Promise<T> {
+  if (!PROFILE) return body();
+  if (!profiler) {
+    profiler = new Session();
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.setSamplingInterval', { interval: 50 });
+  }
+  await profiler.post('Profiler.start');
+  try {
+    return await body();
+  } finally {
+    const { profile } = (await profiler.post('Profiler.stop')) as unknown as { profile: CpuProfile };
+    const into = profiles.get(key) ?? { resumes: 0, self: new Map<string, number>() };
+    into.resumes++;
+    for (const [fn, us] of selfTimes(profile)) into.self.set(fn, (into.self.get(fn) ?? 0) + us);
+    profiles.set(key, into);
+  }
+}
+
+function printProfiles(): void {
+  for (const [key, { resumes, self }] of profiles) {
+    console.log(`\nProfile of ${key} (${resumes} resumes), self time µs per resume\n`);
+    console.log('| function | µs/resume |');
+    console.log('| --- | ---: |');
+    for (const [fn, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`| ${fn} | ${(us / resumes).toFixed(0)} |`);
+  }
+}
+
 /** One resume of the restored run on a fresh handle: its phases, and (when asked) the statements it sent. */
-async function resumeOnce(backend: Backend, steps: number, run: { runId: string; approvals: ApprovalResponse[] }, lease: boolean, counted = false) {
+async function resumeOnce(backend: Backend, steps: number, run: { runId: string; approvals: ApprovalResponse[] }, lease: boolean, counted = false, profile = false) {
   await backend.restore(run.runId);
   const handle = await backend.open();
   const marks = new Marks();
@@ -355,11 +396,12 @@ async function resumeOnce(backend: Backend, steps: number, run: { runId: string;
   const started = performance.now();
   let result;
   try {
-    result = await resumeAgent({
+    const resume = () => resumeAgent({
       ...options,
       approvalResponses: run.approvals,
       ...(lease ? { lease: { provider: handle.leases, owner: 'bench-resumer' } } : {}),
     });
+    result = profile ? await profiled(`${backend.kind}, ${steps} steps`, resume) : await resume();
   } finally {
     count = stop?.();
   }
@@ -387,7 +429,7 @@ async function measureBackend(backend: Backend): Promise<ResumeRow[]> {
       const run = runs.get(steps)!;
       const s = samples.get(steps)!;
       const floor = await backend.readRows(run.runId);
-      const plain = await resumeOnce(backend, steps, run, false);
+      const plain = await resumeOnce(backend, steps, run, false, false, i >= WARMUP);
       const leased = await resumeOnce(backend, steps, run, true);
       if (i < WARMUP) continue;
       s.floor.push(floor.ms);
@@ -494,6 +536,7 @@ export function printResume({ rows, skipped }: { rows: ResumeRow[]; skipped: str
     const of = rows.filter((r) => r.store === kind);
     return of.length === SIZES.length ? verdict(of.every((r) => r.queries.total === of[0]!.queries.total)) : 'not measured';
   };
+  printProfiles();
   console.log(`\nA fixed number of statements whatever the run's length: sqlite ${fixed('sqlite')}, postgres ${fixed('postgres')}.`);
   console.log(
     'Timed: one resumeAgent call to its result (load, checks, actor restore, the approval, the deploy tool and its two receipts, ' +
