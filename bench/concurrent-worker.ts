@@ -3,26 +3,41 @@
  * with an IPC channel. It is told what to drive (`start`), gets ready (opens
  * its store, warms up), says `ready`, waits for `go` so that every worker
  * starts at once, then drives its share and reports `done` with its own
- * start and end times (epoch ms, comparable across processes).
+ * start and end times (epoch ms, comparable across processes), and closes
+ * its connections when told `close`.
  *
- *   cairn: `runs` tool loops of `steps` steps at once, on one store object
- *   raw:   `connections` connections each upserting one ~2 KB row per
- *          commit (autocommit) for `durationMs`
+ *   cairn:  `runs` tool loops of `steps` steps at once, on one store object
+ *   xstate: `runs` bare XState loops of `steps` steps at once, each
+ *           checkpoint a commit (bench/concurrent-baseline.ts, `mode`): on
+ *           PostgreSQL one pg Pool of `runs` connections, on SQLite the
+ *           process's one connection
+ *   raw:    `connections` connections each upserting one ~2 KB row per
+ *           commit (autocommit) for `durationMs`
+ *
+ * With CAIRN_BENCH_CONCURRENT_PROFILE=<dir>, a cairn or xstate worker samples
+ * its CPU (every 100 µs) over the timed part and writes
+ * `<dir>/<prefix>-<kind>-<store>-w<worker>.cpuprofile`.
  */
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { createInMemoryAgentRunStore, type AgentRunStore } from 'cairn/agent';
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createPostgresOpsStore } from 'cairn/ops/postgres';
 import { toolLoop } from './tool-loop.js';
+import { committedLoop, postgresCommit, sqliteCommit, type BaselineMode, type Commit } from './concurrent-baseline.js';
 
 export interface WorkerTask {
-  kind: 'cairn' | 'raw';
+  kind: 'cairn' | 'xstate' | 'raw';
+  /** xstate: what a checkpoint commits (see bench/concurrent-baseline.ts). */
+  mode?: BaselineMode;
   store: 'sqlite' | 'postgres';
   /** The SQLite file, or the PostgreSQL URL. */
   target: string;
-  /** PostgreSQL: the schema (cairn) or the table (raw), created by the parent. */
+  /** PostgreSQL: the schema (cairn, xstate) or the table (raw), created by the parent. */
   schema?: string;
   table?: string;
   worker: number;
@@ -62,6 +77,34 @@ function nextMessage(): Promise<{ type: string; task?: WorkerTask }> {
   return new Promise((resolve) => process.once('message', resolve));
 }
 
+/** With CAIRN_BENCH_CONCURRENT_PROFILE: samples the CPU over `body` and writes the profile under `name`. */
+async function profiled<T>(name: string, body: () => Promise<T>): Promise<T> {
+  const dir = process.env.CAIRN_BENCH_CONCURRENT_PROFILE;
+  if (!dir) return body();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  try {
+    return await body();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
+/**
+ * Reports `done`, then waits for the parent's `close` before the caller closes
+ * its connections: the parent reads the CPU time of their server backends
+ * while they are still there.
+ */
+async function finish(message: Extract<WorkerMessage, { type: 'done' }>): Promise<void> {
+  await send(message);
+  await nextMessage();
+}
+
 /** Counts the saves: each is one commit. */
 function counting(inner: AgentRunStore) {
   let saves = 0;
@@ -92,11 +135,49 @@ async function driveCairn(task: WorkerTask): Promise<void> {
     const counted = counting(ops.agentRuns);
     const cpu = process.cpuUsage();
     const started = now();
-    await loops(counted.store, 'timed', task.steps);
+    await profiled(`${task.prefix}-cairn-${task.store}-w${task.worker}`, () => loops(counted.store, 'timed', task.steps));
     const ended = now();
-    await send({ type: 'done', started, ended, steps: task.runs * task.steps, commits: counted.saves(), cpuMs: cpuMs(cpu) });
+    await finish({ type: 'done', started, ended, steps: task.runs * task.steps, commits: counted.saves(), cpuMs: cpuMs(cpu) });
   } finally {
     await ops.close();
+  }
+}
+
+async function driveXstate(task: WorkerTask): Promise<void> {
+  const mode = task.mode ?? 'snapshot';
+  let commit: Commit;
+  let close: () => Promise<void>;
+  if (task.store === 'sqlite') {
+    const db = new Database(task.target);
+    db.pragma(`busy_timeout = ${task.busyTimeoutMs}`);
+    db.pragma('synchronous = FULL');
+    commit = sqliteCommit(db, mode);
+    close = async () => {
+      db.close();
+    };
+  } else {
+    const pool = new pg.Pool({ connectionString: task.target, max: task.runs });
+    pool.on('error', () => undefined);
+    commit = postgresCommit(pool, task.schema!, mode);
+    close = () => pool.end();
+  }
+  const loops = async (through: Commit, prefix: string, steps: number) => {
+    const counts = await Promise.all(Array.from({ length: task.runs }, (_, i) => committedLoop(`${task.prefix}-${prefix}-w${task.worker}-r${i}`, steps, through)));
+    return counts.reduce((a, b) => a + b, 0);
+  };
+  try {
+    const nothing: Commit = async () => undefined;
+    for (let i = 0; i < WARMUP_IN_MEMORY.loops; i++) await loops(nothing, `memory-${i}`, WARMUP_IN_MEMORY.steps);
+    await loops(commit, 'warmup', WARMUP_STEPS);
+    await send({ type: 'ready' });
+    await nextMessage();
+    const cpu = process.cpuUsage();
+    const started = now();
+    const commits = await profiled(`${task.prefix}-xstate-${mode}-${task.store}-w${task.worker}`, () => loops(commit, 'timed', task.steps));
+    const ended = now();
+    await finish({ type: 'done', started, ended, steps: task.runs * task.steps, commits, cpuMs: cpuMs(cpu) });
+  } finally {
+    await close();
   }
 }
 
@@ -122,7 +203,7 @@ async function driveRaw(task: WorkerTask): Promise<void> {
     const ended = now();
     const used = cpuMs(cpu);
     db.close();
-    await send({ type: 'done', started, ended, steps: 0, commits, cpuMs: used });
+    await finish({ type: 'done', started, ended, steps: 0, commits, cpuMs: used });
     return;
   }
   const clients = await Promise.all(Array.from({ length: task.connections }, async () => {
@@ -150,7 +231,7 @@ async function driveRaw(task: WorkerTask): Promise<void> {
       return n;
     }));
     const ended = now();
-    await send({ type: 'done', started, ended, steps: 0, commits: counts.reduce((a, b) => a + b, 0), cpuMs: cpuMs(cpu) });
+    await finish({ type: 'done', started, ended, steps: 0, commits: counts.reduce((a, b) => a + b, 0), cpuMs: cpuMs(cpu) });
   } finally {
     await Promise.all(clients.map((client) => client.end()));
   }
@@ -159,7 +240,7 @@ async function driveRaw(task: WorkerTask): Promise<void> {
 const first = await nextMessage();
 try {
   const task = first.task!;
-  await (task.kind === 'cairn' ? driveCairn(task) : driveRaw(task));
+  await (task.kind === 'cairn' ? driveCairn(task) : task.kind === 'xstate' ? driveXstate(task) : driveRaw(task));
 } catch (error) {
   await send({ type: 'failed', error: (error as Error).stack ?? String(error) });
 }
