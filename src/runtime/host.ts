@@ -37,6 +37,25 @@ type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
 
 export const DEFAULT_LEASE_TTL_MS = 30_000;
 
+/**
+ * A record's print without its history (the transcript and the ended receipts, counted), its revision or its time:
+ * two records with one print and the same transcript and receipts lists hold the same run.
+ */
+function recordPrint(envelope: AgentRunEnvelope): string {
+  const snapshot = envelope.snapshot as unknown as PersistedRun;
+  const context = snapshot.context;
+  return JSON.stringify({
+    ...envelope, revision: 0, updatedAt: 0, saves: undefined, receipts: Object.keys(envelope.receipts).length,
+    snapshot: { ...snapshot, context: { ...context, messages: context.messages.length, receipts: context.receipts.length } },
+  });
+}
+
+/** Whether `envelope` holds the restored record: the same lists (never edited in place, so identity settles them) and print. */
+function sameRecord(envelope: AgentRunEnvelope, restored: { print: string; messages: unknown; receipts: unknown }): boolean {
+  const context = (envelope.snapshot as unknown as PersistedRun).context;
+  return context.messages === restored.messages && context.receipts === restored.receipts && recordPrint(envelope) === restored.print;
+}
+
 /** The run machine with every actor provided, once per process: each actor finds its leg through its actor system. */
 const runLogic = runMachine.provide({ actors: { toolCall: toolCallLogic, ...runActors } });
 
@@ -66,6 +85,12 @@ export class RunHost<T> implements Leg<T> {
   private readonly plan: RunPlan;
   /** The next write saves the last committed snapshot with a newer ledger (see {@link saveHold}). */
   private holdOnly = false;
+  /**
+   * The record this leg was restored from, until its first write: a restored run whose snapshot was taken while a
+   * save was in flight (the suspension's, a drain's) asks for that save again, and when the record it would write is
+   * the stored one but for its revision and time, it is not written twice.
+   */
+  private restored: { print: string; messages: unknown; receipts: unknown } | null;
 
   constructor(
     readonly opts: NormalizedOptions<T>,
@@ -85,6 +110,10 @@ export class RunHost<T> implements Leg<T> {
       ? new RunBudget(opts.execution, runId, opts.generateId(), opts.now, opts.raw.session ? () => this.saveHold() : null)
       : null;
     for (const id of (stored?.snapshot as unknown as PersistedRun | undefined)?.context?.batch ?? []) this.announcedCalls.add(id);
+    const context = (stored?.snapshot as unknown as PersistedRun | undefined)?.context;
+    this.restored = stored && context && !opts.execution
+      ? { print: recordPrint(stored), messages: context.messages, receipts: context.receipts }
+      : null;
   }
 
   emit(event: AgentEvent<T>): void {
@@ -422,7 +451,14 @@ export class RunHost<T> implements Leg<T> {
     if (this.leaseLost && this.lease) throw new AgentRunLeaseError('lease_lost', this.lease.key);
     if (this.storeFailure) throw new PersistenceError(this.storeFailure.message);
     // Without an execution context there is no ledger, and the save takes no more turns of the event loop than before.
-    if (!this.opts.execution) return this.commit(this.envelope());
+    if (!this.opts.execution) {
+      const envelope = this.envelope();
+      const restored = this.restored;
+      this.restored = null;
+      // The stored record already says all this one would: nothing changed since it was saved but the clock.
+      if (restored && sameRecord(envelope, restored)) return;
+      return this.commit(envelope);
+    }
     const hold = this.holdOnly;
     this.holdOnly = false;
     const snapshot = this.actor.getSnapshot();
