@@ -55,6 +55,12 @@ export interface StoredState {
   receiptsDigest: Uint8Array;
   /** The stored receipt rows of a model step >= `index.settledStep`: key to the sha256 of the row's bytes. */
   unsettled: ReadonlyMap<string, Uint8Array>;
+  /**
+   * In memory only: the message objects whose bytes are the index's first and last parts, as the save (or load)
+   * that left this state had them. An envelope whose transcript holds those very objects there is taken to hold
+   * those bytes without encoding them again (a message is never edited in place once made).
+   */
+  ends?: { first: unknown; tail: unknown };
 }
 
 export interface MessageRow {
@@ -104,7 +110,8 @@ export function planSave(envelope: AgentRunEnvelope, stored: StoredState | undef
   let from = 0;
   let transcriptDigest = emptyDigest();
   if (index && stored && messages.length >= index.length && (index.length === 0 || (
-    sameSha(messages[0], index.first) && (index.length === 1 || sameSha(messages[index.length - 1], index.tail))))) {
+    sameEnd(messages[0], stored.ends?.first, index.first)
+    && (index.length === 1 || sameEnd(messages[index.length - 1], stored.ends?.tail, index.tail))))) {
     from = index.length;
     transcriptDigest = Buffer.from(stored.transcriptDigest);
   }
@@ -160,7 +167,10 @@ export function planSave(envelope: AgentRunEnvelope, stored: StoredState | undef
     replaceReceipts: stored !== undefined && replaceReceipts,
     deleteReceipts,
     receipts: receiptRows,
-    next: { revision: envelope.revision, index: plan, transcriptDigest, receiptsDigest, unsettled },
+    next: {
+      revision: envelope.revision, index: plan, transcriptDigest, receiptsDigest, unsettled,
+      ...(messages.length > 0 ? { ends: { first: messages[0], tail: messages[messages.length - 1] } } : {}),
+    },
     bytes,
   };
 }
@@ -168,6 +178,11 @@ export function planSave(envelope: AgentRunEnvelope, stored: StoredState | undef
 /** Heads written before the lineage left out the envelope's version held `<version>/<machine>@<n>`: the same lineage. */
 function sameLineage(stored: string, lineage: string): boolean {
   return stored === lineage || stored.replace(/^\d+\//, '') === lineage;
+}
+
+/** Whether `message` encodes to the stored part `sha`: the very object last seen there does, without encoding it. */
+function sameEnd(message: unknown, seen: unknown, sha: Uint8Array | null): boolean {
+  return (typeof message === 'object' && message !== null && message === seen) || sameSha(message, sha);
 }
 
 function sameSha(message: unknown, sha: Uint8Array | null): boolean {
@@ -250,6 +265,7 @@ export function readRecord(runId: string, rows: StoredRows, legacy: 'bytes' | 'j
     receipts.forEach((r, i) => {
       if ((r.value as { modelStep?: unknown }).modelStep as number >= plan.settledStep) unsettled.set(rows.receipts[i]!.key, receiptShas[i]!);
     });
+    // No `ends`: the loaded envelope is the caller's to edit, so its first save compares the transcript's ends by bytes.
     stored = {
       revision: envelope.revision, index: plan, unsettled,
       transcriptDigest: Buffer.from(rows.transcriptDigest!), receiptsDigest: Buffer.from(rows.receiptsDigest!),
