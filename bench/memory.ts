@@ -1,49 +1,83 @@
 /**
  * The memory section of `npm run bench` (issue 16): the peak resident size of
  * a process driving 100 runs of 100 steps at once, on the in-memory agent run
- * store (so the figure is the engine's memory, with one JSON copy of each run
- * in the store, and no database driver's), against the process's own size
- * before it started them (after its imports and a warm-up, heap collected):
- * target, at most the baseline plus three times the live history (the JSON
- * bytes of the 100 runs' transcripts and receipts at the end). The process is
- * a child of its own (bench/memory-worker.ts), so nothing the other sections
- * left in this one counts.
+ * store (so the figure is the engine's memory, with the store's copy of each
+ * run, and no database driver's), against the process's own size before it
+ * started them (after its imports and a warm-up, heap collected): target, at
+ * most the baseline plus three times the live history (the JSON bytes of the
+ * 100 runs' transcripts and receipts at the end). Each process is a child of
+ * its own (bench/memory-worker.ts), so nothing the other sections left in
+ * this one counts.
+ *
+ * Beside it, measured in the same run the same way (bench/memory-xstate-worker.ts):
+ * the simplest design, a bare XState loop of the same shape keeping its
+ * transcript in its context and checkpointing twice a step as a JSON string
+ * in a Map. Its growth against its own live history says how near the target
+ * any XState design of this shape gets on this machine.
  *
  *   npm run bench -- --memory      this section alone (or CAIRN_BENCH=memory)
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { MemoryReport } from './memory-worker.js';
+import type { MemoryReport } from './memory-probe.js';
 
 const TARGET_FACTOR = 3;
-const WORKER = fileURLToPath(new URL('./memory-worker.ts', import.meta.url));
+const CAIRN = fileURLToPath(new URL('./memory-worker.ts', import.meta.url));
+const BARE = fileURLToPath(new URL('./memory-xstate-worker.ts', import.meta.url));
 
-export function measureMemory(): Promise<MemoryReport> {
+export interface MemoryReports {
+  cairn: MemoryReport;
+  /** The bare XState loop measured in the same run. */
+  bare: MemoryReport;
+}
+
+function measureIn(worker: string): Promise<MemoryReport> {
   return new Promise((resolve, reject) => {
-    const child = fork(WORKER, [], { execArgv: ['--conditions=source', '--import', 'tsx', '--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(worker, [], { execArgv: ['--conditions=source', '--import', 'tsx', '--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     let report: MemoryReport | undefined;
     child.on('message', (m: MemoryReport) => (report = m));
     child.on('error', reject);
-    child.on('exit', (code) => (report ? resolve(report) : reject(new Error(`memory: the worker exited (${code}) without a report`))));
+    child.on('exit', (code) => (report ? resolve(report) : reject(new Error(`memory: ${worker} exited (${code}) without a report`))));
   });
 }
 
-export function printMemory(r: MemoryReport): void {
+/** One process after the other, never both at once: the bare loop, then Cairn. */
+export async function measureMemory(): Promise<MemoryReports> {
+  const bare = await measureIn(BARE);
+  const cairn = await measureIn(CAIRN);
+  return { cairn, bare };
+}
+
+export function printMemory({ cairn, bare }: MemoryReports): void {
   const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
-  const grown = r.peakRss - r.baselineRss;
-  const target = r.baselineRss + TARGET_FACTOR * r.liveHistoryBytes;
+  const grown = (r: MemoryReport) => r.peakRss - r.baselineRss;
+  const perLive = (r: MemoryReport) => grown(r) / r.liveHistoryBytes;
+  const target = cairn.baselineRss + TARGET_FACTOR * cairn.liveHistoryBytes;
   console.log(
-    `\nMemory: peak resident size of a process driving ${r.runs} runs of ${r.steps} steps at once (in-memory agent run store; ${r.seconds.toFixed(1)} s), ` +
-    'against its size before it started them (after imports and a warm-up, heap collected)\n',
+    `\nMemory: peak resident size of a process driving ${cairn.runs} runs of ${cairn.steps} steps at once, ` +
+    'against its size before it started them (after imports and a warm-up, heap collected); each in a process of its own, one after the other\n',
   );
-  console.log(`| peak RSS MB | baseline RSS MB | growth MB | live history MB (JSON of ${r.runs} transcripts + receipts) | growth / live history | target: baseline + ${TARGET_FACTOR}x live history, MB | |`);
-  console.log('| ---: | ---: | ---: | ---: | ---: | ---: | --- |');
+  console.log(`| | peak RSS MB | baseline RSS MB | growth MB | live history MB | growth / live history | target: baseline + ${TARGET_FACTOR}x live history, MB | |`);
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
   console.log(
-    `| ${mb(r.peakRss)} | ${mb(r.baselineRss)} | ${mb(grown)} | ${mb(r.liveHistoryBytes)} | ${(grown / r.liveHistoryBytes).toFixed(2)}x | ` +
-    `${mb(target)} | ${r.peakRss <= target ? 'met' : 'NOT met'} |`,
+    `| Cairn, in-memory agent run store (live history: JSON of ${cairn.runs} transcripts + receipts; ${cairn.seconds.toFixed(1)} s) | ` +
+    `${mb(cairn.peakRss)} | ${mb(cairn.baselineRss)} | ${mb(grown(cairn))} | ${mb(cairn.liveHistoryBytes)} | ${perLive(cairn).toFixed(2)}x | ` +
+    `${mb(target)} | ${cairn.peakRss <= target ? 'met' : 'NOT met'} |`,
   );
   console.log(
-    `\nPeak: ${r.peakMethod} (the sampler, every 20th save, saw ${mb(r.sampledPeakRss)} MB, and at most ${mb(r.sampledPeakHeap)} MB of V8 heap in use). Heap in use when the runs ended: ${mb(r.heapUsedAtEnd)} MB; ` +
-    `after a collection, the results still held: ${mb(r.heapUsedAfterGc)} MB. The store's copies (each run's last envelope as JSON): ${mb(r.storeJsonBytes)} MB.`,
+    `| baseline: bare XState loop, transcript in context, 2 checkpoints a step as JSON in a Map (live history: JSON of ${bare.runs} transcripts; ${bare.seconds.toFixed(1)} s) | ` +
+    `${mb(bare.peakRss)} | ${mb(bare.baselineRss)} | ${mb(grown(bare))} | ${mb(bare.liveHistoryBytes)} | ${perLive(bare).toFixed(2)}x | ` +
+    `${mb(bare.baselineRss + TARGET_FACTOR * bare.liveHistoryBytes)} | ${bare.peakRss <= bare.baselineRss + TARGET_FACTOR * bare.liveHistoryBytes ? 'met' : 'not met'} |`,
   );
+  console.log(
+    `\nCairn's growth per byte of live history: ${(perLive(cairn) / perLive(bare)).toFixed(2)}x the bare loop's ` +
+    `(growth ${(grown(cairn) / grown(bare)).toFixed(2)}x the bare loop's, for ${(cairn.liveHistoryBytes / bare.liveHistoryBytes).toFixed(2)}x its live history).`,
+  );
+  for (const [name, r] of [['Cairn', cairn], ['Bare loop', bare]] as const) {
+    console.log(
+      `${name}: peak by ${r.peakMethod} (the sampler saw ${mb(r.sampledPeakRss)} MB, and at most ${mb(r.sampledPeakHeap)} MB of V8 heap in use). ` +
+      `Heap in use when the runs ended: ${mb(r.heapUsedAtEnd)} MB; after a collection, the results still held: ${mb(r.heapUsedAfterGc)} MB. ` +
+      `The store's copies (each run's last ${name === 'Cairn' ? 'envelope' : 'checkpoint'}, as JSON): ${mb(r.storeJsonBytes)} MB.`,
+    );
+  }
 }
