@@ -71,3 +71,19 @@ export function checkEnvelope(value: unknown, runId: string, scope: string): Age
   // A record of an older machine is migrated here, in memory; one newer than this reader is refused.
   return migrateRecord(record as AgentRunEnvelope);
 }
+
+/**
+ * What the engine built an envelope's `receipts` record from: the run's ended receipts (the snapshot's own list)
+ * and its open calls' receipts, in that order. A store splitting the envelope (src/stores/record.ts) then takes the
+ * parts from these lists instead of walking and checking the record, which grows with the run. Kept by the record's
+ * identity; an envelope built any other way has none, and is checked the long way.
+ */
+const receiptSources = new WeakMap<object, { ended: readonly AgentToolReceipt[]; open: readonly AgentToolReceipt[] }>();
+
+export function noteReceiptSources(receipts: object, ended: readonly AgentToolReceipt[], open: readonly AgentToolReceipt[]): void {
+  receiptSources.set(receipts, { ended, open });
+}
+
+export function receiptSourcesOf(receipts: object): { ended: readonly AgentToolReceipt[]; open: readonly AgentToolReceipt[] } | undefined {
+  return receiptSources.get(receipts);
+}

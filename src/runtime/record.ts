@@ -9,7 +9,7 @@
  */
 import { RUN_MACHINE_VERSION } from '../../machines/index.js';
 import type { CallApproval, CallReceipt, RunContext, ToolCallContext } from '../../machines/index.js';
-import { envelopeVersion, ENVELOPE_KIND, receiptHasOutcome, RUN_MACHINE_ID } from '../agent/envelope.js';
+import { envelopeVersion, ENVELOPE_KIND, noteReceiptSources, receiptHasOutcome, RUN_MACHINE_ID } from '../agent/envelope.js';
 import { describeUnknownEffects } from '../agent/interrupted.js';
 import type {
   AgentResult, AgentRunBinding, AgentRunEnvelope, AgentRunModels, AgentRunStatus, AgentToolReceipt, JsonValue, PendingApproval,
@@ -86,8 +86,11 @@ function batchReceipts(snapshot: PersistedRun): CallReceipt[] {
 /** Every receipt of the run, by key: the folded steps' and the current step's. */
 export function receiptsOf(snapshot: PersistedRun): Record<string, CallReceipt> {
   const out: Record<string, CallReceipt> = {};
-  for (const receipt of snapshot.context.receipts) out[receipt.key] = receipt;
-  for (const receipt of batchReceipts(snapshot)) out[receipt.key] = receipt;
+  const ended = snapshot.context.receipts;
+  const open = batchReceipts(snapshot);
+  for (const receipt of ended) out[receipt.key] = receipt;
+  for (const receipt of open) out[receipt.key] = receipt;
+  noteReceiptSources(out, ended as unknown as AgentToolReceipt[], open as unknown as AgentToolReceipt[]);
   return out;
 }
 

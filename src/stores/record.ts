@@ -27,6 +27,7 @@
 import { byStepThenCall, type CallReceipt } from '../../machines/index.js';
 import { StoredRecordError } from '../errors/index.js';
 import type { AgentRunEnvelope, AgentToolReceipt } from '../agent/types.js';
+import { receiptSourcesOf } from '../agent/envelope.js';
 
 /** Marks where a transcript was taken out of the head. */
 interface TranscriptRef {
@@ -87,16 +88,19 @@ export function toRecord(envelope: AgentRunEnvelope): RunRecord {
   const step = typeof context?.step === 'number' ? context.step : 1;
   const currentStep = Math.max(0, step - 1);
   const all = envelope.receipts ?? {};
-  const allKeys = Object.keys(all);
+  const sources = engineReceipts(all, context);
+  const allKeys = sources ? [] : Object.keys(all);
   // Not Object.values: on a run's many receipts (an object in dictionary mode) it is several times slower.
-  const receipts = allKeys.map((key) => all[key]!);
+  const receipts = sources ? (sources.open.length > 0 ? sources.ended.concat(sources.open) : sources.ended) : allKeys.map((key) => all[key]!);
 
   const layout: RecordLayout = {};
   // New objects along the paths to what the head replaces; the rest is shared with the envelope, only read by the encoder.
   let headContext: Json | undefined;
   if (context) {
     headContext = { ...context, messages: { $transcript: messages.length } satisfies TranscriptRef };
-    const ended = endedReceipts(context, all, allKeys, currentStep);
+    const ended = sources
+      ? { count: sources.ended.length, outside: sources.open.map((r) => r.key), list: true }
+      : endedReceipts(context, all, allKeys, currentStep);
     if (ended) {
       headContext.receipts = (ended.list ? { $receipts: ended.count, list: true } : { $receipts: ended.count }) satisfies ReceiptsRef;
       layout.outside = ended.outside;
@@ -110,6 +114,25 @@ export function toRecord(envelope: AgentRunEnvelope): RunRecord {
     head.result = { ...envelope.result, messages: { $transcript: messages.length } satisfies TranscriptRef };
   }
   return { head, layout, messages, receipts, currentStep, lineage: `${envelope.machine?.id}@${envelope.machine?.version}` };
+}
+
+/**
+ * The lists the engine built `all` from (see noteReceiptSources), when the snapshot's ended receipts are still that
+ * very list and the open calls' receipts are not among them: the record's parts without walking the record. An
+ * open call's key among the ended ones (which the engine never does) leaves it to the check below.
+ */
+function engineReceipts(all: Record<string, AgentToolReceipt>, context: Json | undefined) {
+  const sources = receiptSourcesOf(all);
+  if (!sources || !context || context.receipts !== sources.ended) return undefined;
+  const { ended, open } = sources;
+  for (const receipt of open) {
+    if (all[receipt.key] !== receipt) return undefined;
+    // The ended list is ordered by step, then call: only its tail can hold this step's keys.
+    for (let i = ended.length - 1; i >= 0 && ended[i]!.modelStep >= receipt.modelStep; i--) {
+      if (ended[i]!.key === receipt.key) return undefined;
+    }
+  }
+  return sources;
 }
 
 /**
