@@ -11,8 +11,8 @@
  * the inner sha256 is what PostgreSQL's `sha256(body)` returns, so a store
  * can hash a row where it lives. It detects mistakes, not an adversary.
  */
-import * as crypto from 'node:crypto';
 import { createHash } from 'node:crypto';
+import { sha256 } from './codec.js';
 
 export const DIGEST_BYTES = 32;
 
@@ -21,18 +21,16 @@ export const emptyDigest = (): Buffer => Buffer.alloc(DIGEST_BYTES);
 
 /** Scratch for one row's hash input (identity, a zero byte, the body's sha256); grown for a longer identity. */
 let scratch = Buffer.alloc(256);
-const oneShot = (crypto as { hash?: (algorithm: string, data: Uint8Array, encoding: 'buffer') => Buffer }).hash;
 
 /** One row's contribution, from its identity and the sha256 of its bytes. */
 export function rowDigest(identity: string | number, bodySha: Uint8Array): Buffer {
   const id = String(identity);
-  if (!oneShot) return createHash('sha256').update(id).update('\u0000').update(bodySha).digest();
   const need = Buffer.byteLength(id) + 1 + bodySha.length;
   if (need > scratch.length) scratch = Buffer.alloc(need * 2);
   const n = scratch.write(id, 0, 'utf8');
   scratch[n] = 0;
   scratch.set(bodySha, n + 1);
-  return oneShot('sha256', scratch.subarray(0, need), 'buffer');
+  return sha256(scratch.subarray(0, need));
 }
 
 /** XORs `b` into `acc` in place and returns `acc`. */
