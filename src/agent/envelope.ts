@@ -72,18 +72,55 @@ export function checkEnvelope(value: unknown, runId: string, scope: string): Age
   return migrateRecord(record as AgentRunEnvelope);
 }
 
-/**
- * What the engine built an envelope's `receipts` record from: the run's ended receipts (the snapshot's own list)
- * and its open calls' receipts, in that order. A store splitting the envelope (src/stores/record.ts) then takes the
- * parts from these lists instead of walking and checking the record, which grows with the run. Kept by the record's
- * identity; an envelope built any other way has none, and is checked the long way.
- */
-const receiptSources = new WeakMap<object, { ended: readonly AgentToolReceipt[]; open: readonly AgentToolReceipt[] }>();
-
-export function noteReceiptSources(receipts: object, ended: readonly AgentToolReceipt[], open: readonly AgentToolReceipt[]): void {
-  receiptSources.set(receipts, { ended, open });
+/** The receipt lists an envelope's `receipts` record is built from: the run's ended receipts, then its open calls'. */
+export interface ReceiptLists {
+  ended: readonly AgentToolReceipt[];
+  open: readonly AgentToolReceipt[];
 }
 
-export function receiptSourcesOf(receipts: object): { ended: readonly AgentToolReceipt[]; open: readonly AgentToolReceipt[] } | undefined {
-  return receiptSources.get(receipts);
+/**
+ * The getters {@link lazyReceipts} defines, to the lists each builds from. Keyed by the getter, not the envelope:
+ * a copy made with the envelope's property descriptors shares the getter, and so the lists.
+ */
+const unbuiltReceipts = new WeakMap<object, ReceiptLists>();
+
+/**
+ * Gives `envelope` a `receipts` record built from `ended` then `open` (by key, a later one replacing an earlier) the
+ * first time it is read, instead of now. It reads, enumerates, spreads, copies and serializes as a plain property
+ * would, in its place among the keys; assigning it replaces it. A store splitting the envelope takes the lists
+ * instead (see {@link unbuiltReceiptsOf}) and never builds the record, which holds every receipt of the run: a save
+ * then costs what the step added, not the run's history.
+ */
+export function lazyReceipts<T extends { receipts: Record<string, AgentToolReceipt> }>(
+  envelope: T, ended: readonly AgentToolReceipt[], open: readonly AgentToolReceipt[],
+): T {
+  const settle = (target: object, value: Record<string, AgentToolReceipt>) => {
+    Object.defineProperty(target, 'receipts', { value, writable: true, enumerable: true, configurable: true });
+    return value;
+  };
+  const get = function receipts(this: object) {
+    const out: Record<string, AgentToolReceipt> = {};
+    for (const receipt of ended) out[receipt.key] = receipt;
+    for (const receipt of open) out[receipt.key] = receipt;
+    return settle(this, out);
+  };
+  unbuiltReceipts.set(get, { ended, open });
+  Object.defineProperty(envelope, 'receipts', {
+    enumerable: true,
+    configurable: true,
+    get,
+    set(this: object, value: Record<string, AgentToolReceipt>) {
+      settle(this, value);
+    },
+  });
+  return envelope;
+}
+
+/**
+ * The lists an envelope's `receipts` record will be built from, while nobody has read or replaced it (see
+ * {@link lazyReceipts}); undefined once it is a plain value, which is then the truth.
+ */
+export function unbuiltReceiptsOf(envelope: object): ReceiptLists | undefined {
+  const get = Object.getOwnPropertyDescriptor(envelope, 'receipts')?.get;
+  return get ? unbuiltReceipts.get(get) : undefined;
 }

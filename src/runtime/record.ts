@@ -9,7 +9,7 @@
  */
 import { RUN_MACHINE_VERSION } from '../../machines/index.js';
 import type { CallApproval, CallReceipt, RunContext, ToolCallContext } from '../../machines/index.js';
-import { envelopeVersion, ENVELOPE_KIND, noteReceiptSources, receiptHasOutcome, RUN_MACHINE_ID } from '../agent/envelope.js';
+import { envelopeVersion, ENVELOPE_KIND, lazyReceipts, receiptHasOutcome, RUN_MACHINE_ID } from '../agent/envelope.js';
 import { describeUnknownEffects } from '../agent/interrupted.js';
 import type {
   AgentResult, AgentRunBinding, AgentRunEnvelope, AgentRunModels, AgentRunStatus, AgentToolReceipt, JsonValue, PendingApproval,
@@ -83,17 +83,6 @@ function batchReceipts(snapshot: PersistedRun): CallReceipt[] {
   return out;
 }
 
-/** Every receipt of the run, by key: the folded steps' and the current step's. */
-export function receiptsOf(snapshot: PersistedRun): Record<string, CallReceipt> {
-  const out: Record<string, CallReceipt> = {};
-  const ended = snapshot.context.receipts;
-  const open = batchReceipts(snapshot);
-  for (const receipt of ended) out[receipt.key] = receipt;
-  for (const receipt of open) out[receipt.key] = receipt;
-  noteReceiptSources(out, ended as unknown as AgentToolReceipt[], open as unknown as AgentToolReceipt[]);
-  return out;
-}
-
 /** Every approval request the run issued, with the verdict each got. */
 export function approvalsOf(snapshot: PersistedRun): AgentRunEnvelope['approvals'] {
   const all: Record<string, CallApproval> = { ...snapshot.context.approvals };
@@ -162,14 +151,13 @@ export interface EnvelopeExtras {
 export function envelopeOf(snapshot: PersistedRun, identity: RunIdentity, extras: EnvelopeExtras = {}): AgentRunEnvelope {
   const { status, pending } = statusOf(snapshot);
   const stored = extras.retryFrom?.snapshot ?? snapshot;
-  const receipts = receiptsOf(stored) as Record<string, AgentToolReceipt>;
   const approvals = approvalsOf(stored);
   const open = openCalls(stored);
   const openReceipts = open.map((c) => c.context.receipt).filter((r): r is CallReceipt => r !== null) as AgentToolReceipt[];
   const counts: Record<string, number> = {};
   for (const { toolCallId } of Object.values(approvals)) counts[toolCallId] = (counts[toolCallId] ?? 0) + 1;
   const models = (snapshot.context.models ?? null) as AgentRunModels | null;
-  return {
+  const envelope: AgentRunEnvelope = {
     kind: ENVELOPE_KIND,
     version: envelopeVersion(pending.approvals, openReceipts, open.some((c) => c.context.approval !== null)),
     runId: identity.runId,
@@ -179,7 +167,8 @@ export function envelopeOf(snapshot: PersistedRun, identity: RunIdentity, extras
     binding: identity.binding,
     machine: { id: RUN_MACHINE_ID, version: RUN_MACHINE_VERSION },
     snapshot: stored as unknown as JsonValue,
-    receipts,
+    // Replaced below by the record built when first read: a save through a row store never reads it.
+    receipts: {},
     approvalRequestCounts: counts,
     approvals,
     status,
@@ -192,4 +181,5 @@ export function envelopeOf(snapshot: PersistedRun, identity: RunIdentity, extras
     createdAt: identity.createdAt,
     updatedAt: identity.updatedAt,
   };
+  return lazyReceipts(envelope, stored.context.receipts as unknown as AgentToolReceipt[], batchReceipts(stored) as unknown as AgentToolReceipt[]);
 }

@@ -27,7 +27,7 @@
 import { byStepThenCall, type CallReceipt } from '../../machines/index.js';
 import { StoredRecordError } from '../errors/index.js';
 import type { AgentRunEnvelope, AgentToolReceipt } from '../agent/types.js';
-import { receiptSourcesOf } from '../agent/envelope.js';
+import { unbuiltReceiptsOf, type ReceiptLists } from '../agent/envelope.js';
 
 /** Marks where a transcript was taken out of the head. */
 interface TranscriptRef {
@@ -87,11 +87,13 @@ export function toRecord(envelope: AgentRunEnvelope): RunRecord {
   const messages = Array.isArray(context?.messages) ? (context.messages as unknown[]) : [];
   const step = typeof context?.step === 'number' ? context.step : 1;
   const currentStep = Math.max(0, step - 1);
-  const all = envelope.receipts ?? {};
-  const sources = engineReceipts(all, context);
-  const allKeys = sources ? [] : Object.keys(all);
+  // An engine envelope whose receipts record nobody has read: the parts come from its lists, and the record is never built.
+  const unbuilt = unbuiltReceiptsOf(envelope);
+  const all = unbuilt ? undefined : envelope.receipts ?? {};
+  const sources = engineReceipts(unbuilt, context);
+  const allKeys = sources ? [] : Object.keys(all!);
   // Not Object.values: on a run's many receipts (an object in dictionary mode) it is several times slower.
-  const receipts = sources ? (sources.open.length > 0 ? sources.ended.concat(sources.open) : sources.ended) : allKeys.map((key) => all[key]!);
+  const receipts = sources ? (sources.open.length > 0 ? sources.ended.concat(sources.open) : sources.ended) : allKeys.map((key) => all![key]!);
 
   const layout: RecordLayout = {};
   // New objects along the paths to what the head replaces; the rest is shared with the envelope, only read by the encoder.
@@ -100,14 +102,23 @@ export function toRecord(envelope: AgentRunEnvelope): RunRecord {
     headContext = { ...context, messages: { $transcript: messages.length } satisfies TranscriptRef };
     const ended = sources
       ? { count: sources.ended.length, outside: sources.open.map((r) => r.key), list: true }
-      : endedReceipts(context, all, allKeys, currentStep);
+      : endedReceipts(context, all!, allKeys, currentStep);
     if (ended) {
       headContext.receipts = (ended.list ? { $receipts: ended.count, list: true } : { $receipts: ended.count }) satisfies ReceiptsRef;
       layout.outside = ended.outside;
     }
   }
   // `receipts` is left empty, not deleted, so the loaded envelope keeps its keys in their order.
-  const head: Json = { ...envelope, snapshot: headContext ? { ...(snapshot as Json), context: headContext } : snapshot, receipts: {} };
+  // Key by key, not spread: a spread would read (and so build) the receipts record the head leaves out.
+  const head: Json = {};
+  for (const key of Object.keys(envelope)) {
+    const value = key === 'receipts' ? {} : key === 'snapshot' && headContext ? { ...(snapshot as Json), context: headContext }
+      : (envelope as unknown as Json)[key];
+    // defineProperty: an own `__proto__` key (JSON.parse makes them) stays a key, as in a spread.
+    if (key === '__proto__') Object.defineProperty(head, key, { value, writable: true, enumerable: true, configurable: true });
+    else head[key] = value;
+  }
+  if (!Object.hasOwn(head, 'receipts')) head.receipts = {};
   // Which save wrote each row is the rows' own business: a loaded envelope saved again does not carry it into the head.
   delete head.saves;
   if (envelope.result && sameMessages(envelope.result.messages, messages)) {
@@ -117,16 +128,15 @@ export function toRecord(envelope: AgentRunEnvelope): RunRecord {
 }
 
 /**
- * The lists the engine built `all` from (see noteReceiptSources), when the snapshot's ended receipts are still that
- * very list and the open calls' receipts are not among them: the record's parts without walking the record. An
- * open call's key among the ended ones (which the engine never does) leaves it to the check below.
+ * The lists an engine envelope's unbuilt receipts record comes from (see lazyReceipts), when the snapshot's ended
+ * receipts are still that very list and the open calls' receipts are not among them: the record's parts without
+ * building or walking it. An open call's key among the ended ones (which the engine never does) leaves it to the
+ * check below, as does a record anyone has read or replaced (it may have been changed since).
  */
-function engineReceipts(all: Record<string, AgentToolReceipt>, context: Json | undefined) {
-  const sources = receiptSourcesOf(all);
+function engineReceipts(sources: ReceiptLists | undefined, context: Json | undefined) {
   if (!sources || !context || context.receipts !== sources.ended) return undefined;
   const { ended, open } = sources;
   for (const receipt of open) {
-    if (all[receipt.key] !== receipt) return undefined;
     // The ended list is ordered by step, then call: only its tail can hold this step's keys.
     for (let i = ended.length - 1; i >= 0 && ended[i]!.modelStep >= receipt.modelStep; i--) {
       if (ended[i]!.key === receipt.key) return undefined;
