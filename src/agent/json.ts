@@ -20,9 +20,74 @@ function sortKeys(value: unknown): unknown {
   return value;
 }
 
-/** Copies a value through JSON, so functions, class instances and `undefined` cannot reach a snapshot. */
+/**
+ * Copies a value through JSON, so functions, class instances and `undefined` cannot reach a snapshot. The result
+ * is exactly `JSON.parse(JSON.stringify(value))` (null for undefined), made without the text in between for plain
+ * data: a value with anything JSON treats specially (a `toJSON` method, a prototype other than Object's or null, a
+ * BigInt, nesting deeper than {@link COPY_DEPTH}) is copied through the text instead, with JSON's own errors.
+ */
 export function toJson<T = JsonValue>(value: unknown): T {
-  return value === undefined ? (null as T) : (JSON.parse(JSON.stringify(value)) as T);
+  if (value === undefined) return null as T;
+  try {
+    const copy = plainCopy(value, 0);
+    // A function or a symbol: JSON writes no text, which JSON.parse refuses.
+    if (copy === undefined) throw NOT_PLAIN;
+    return copy as T;
+  } catch (error) {
+    if (error !== NOT_PLAIN) throw error;
+    return JSON.parse(JSON.stringify(value)) as T;
+  }
+}
+
+/** Thrown inside {@link plainCopy} when the value needs JSON's own rules. */
+const NOT_PLAIN = Symbol('not plain JSON data');
+/** Deeper than this, the copy goes through the text (which also reports a cycle as JSON does). */
+const COPY_DEPTH = 200;
+
+const isRawJson = (value: unknown): boolean =>
+  (JSON as { isRawJSON?: (value: unknown) => boolean }).isRawJSON?.(value) === true;
+
+/** A JSON copy of `value`, which is not undefined at the top; `undefined` for a value JSON leaves out. */
+function plainCopy(value: unknown, depth: number): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      // JSON writes -0 as 0, and NaN and the infinities as null.
+      return Number.isFinite(value) ? (value === 0 ? 0 : value) : null;
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+    case 'bigint':
+      throw NOT_PLAIN;
+    default:
+      break;
+  }
+  if (value === null) return null;
+  if (depth >= COPY_DEPTH || typeof (value as { toJSON?: unknown }).toJSON === 'function') throw NOT_PLAIN;
+  if (Array.isArray(value)) {
+    if (Object.getPrototypeOf(value) !== Array.prototype) throw NOT_PLAIN;
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const entry = plainCopy(value[i], depth + 1);
+      out[i] = entry === undefined ? null : entry;
+    }
+    return out;
+  }
+  const proto: unknown = Object.getPrototypeOf(value);
+  // A raw JSON object (JSON.rawJSON, where the runtime has it) has a null prototype and serializes as its text.
+  if (proto !== Object.prototype && (proto !== null || isRawJson(value))) throw NOT_PLAIN;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value as object)) {
+    const entry = plainCopy((value as Record<string, unknown>)[key], depth + 1);
+    if (entry === undefined) continue;
+    // defineProperty: a `__proto__` key stays a key, as JSON.parse makes it.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: entry, writable: true, enumerable: true, configurable: true });
+    else out[key] = entry;
+  }
+  return out;
 }
 
 const copies = new WeakMap<object, object>();
