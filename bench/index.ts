@@ -38,12 +38,13 @@ import { splitEnvelope } from '../src/stores/codec.js';
 const STEPS = 100;
 /**
  * Loops run before the timed ones, and loops timed. The raw loops warm up too
- * (200 and 100 commits); a single 100-step loop leaves the engine's code
- * mostly unoptimized by V8, so the first timed loop measured the JIT's warm-up
- * more than a step (it ran ~1.5x slower than the fourth).
+ * (200 and 100 commits). V8 takes several 100-step loops to optimize the
+ * engine's code: consecutive loops on SQLite measured 3.9, 2.2, 1.9, 1.8, 1.6,
+ * 1.6, 1.6, 1.6, then 1.1-1.3 ms a step from the ninth on, so fewer warm-ups
+ * time the JIT more than a step (three made the figures about 1.4x the steady ones).
  */
-const WARMUP_LOOPS = 3;
-const TIMED_LOOPS = 3;
+const WARMUP_LOOPS = 10;
+const TIMED_LOOPS = 5;
 /**
  * The scripted model of the durable loops: by default the bare one (bench/tool-loop.ts), which answers and does
  * nothing else, as in the engine, concurrency and memory sections. createMockModel keeps a JSON copy of every request
@@ -113,17 +114,25 @@ function countingBytes(inner: AgentRunStore) {
  * ones, on `store` (null: no session, the engine alone): their time and saves
  * per loop.
  */
-async function measureLoop(store: AgentRunStore | null, label: string, steps = STEPS, warmups = WARMUP_LOOPS, timed = TIMED_LOOPS) {
+async function measureLoop(
+  store: AgentRunStore | null, label: string, steps = STEPS, warmups = WARMUP_LOOPS, timed = TIMED_LOOPS,
+  between?: () => Promise<void>,
+) {
   const run = async (on: AgentRunStore | null, name: string) => {
     const result = await toolLoop(on, `bench-${label}-${name}-${Date.now()}`, steps, LOOP_MODEL);
     if (result.status !== 'completed') throw new Error(`${label}: the loop ended ${result.status}`);
   };
   for (let i = 0; i < warmups; i++) await run(store, `warmup-${i}`);
   const counted = store ? countingSaves(store) : null;
-  const started = performance.now();
-  for (let i = 0; i < timed; i++) await run(counted?.store ?? null, String(i));
-  const seconds = (performance.now() - started) / 1000 / timed;
-  return { seconds, saves: (counted?.saves() ?? 0) / timed };
+  let elapsed = 0;
+  for (let i = 0; i < timed; i++) {
+    const started = performance.now();
+    await run(counted?.store ?? null, String(i));
+    elapsed += performance.now() - started;
+    // Untimed here: the baseline's own commits, made between this store's loops.
+    await between?.();
+  }
+  return { seconds: elapsed / 1000 / timed, saves: (counted?.saves() ?? 0) / timed };
 }
 
 /** Loops of LONG_STEPS steps on a store, to compare their cost per step with the 100-step loop's (one warm-up, two timed). */
@@ -178,53 +187,89 @@ async function savesAlone(store: AgentRunStore, envelopes: AgentRunEnvelope[], l
   return (performance.now() - started) / TIMED_LOOPS / STEPS;
 }
 
-/** Raw commits: one ~2 KB row upserted per transaction, with the ops store's settings (WAL, synchronous=FULL), in the same directory. */
-function rawSqlite(path: string): number {
+/**
+ * A raw committer: one ~2 KB row upserted in a transaction of its own, as
+ * fast as the store commits. `commits(n)` makes n of them and returns the
+ * seconds they took, so the durable loops can time it between their own
+ * loops: the ratio then divides by commits made under the same conditions
+ * (these machines' disks and CPUs are shared, and a commit's cost drifts by
+ * tens of percent within a minute).
+ */
+interface RawCommitter {
+  commits(n: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** SQLite, WAL, synchronous=FULL: the durable store's own settings. */
+function rawSqlite(path: string): RawCommitter {
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.exec('CREATE TABLE IF NOT EXISTS raw (id INTEGER PRIMARY KEY, body BLOB)');
   const upsert = db.prepare('INSERT INTO raw (id, body) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET body = excluded.body');
   const body = randomBytes(2048);
+  let i = 0;
   // A different body each time: an upsert of identical bytes dirties no page, so SQLite would commit without a write or an fsync.
-  const commit = db.transaction((i: number) => {
+  const commit = db.transaction(() => {
     body.writeUInt32LE(i, 0);
-    upsert.run(i % 50, body);
+    upsert.run(i++ % 50, body);
   });
-  for (let i = 0; i < 200; i++) commit(i);
-  const commits = 2_000;
-  const started = performance.now();
-  for (let i = 0; i < commits; i++) commit(i);
-  const seconds = (performance.now() - started) / 1000;
-  db.close();
-  return commits / seconds;
+  for (let k = 0; k < 200; k++) commit();
+  return {
+    async commits(n) {
+      const started = performance.now();
+      for (let k = 0; k < n; k++) commit();
+      return (performance.now() - started) / 1000;
+    },
+    async close() {
+      db.close();
+    },
+  };
 }
 
 /** Raw commits on a real (logged) table: a TEMP table writes no WAL, so its commits would not wait for the disk. */
-async function rawPostgres(url: string): Promise<number> {
+async function rawPostgres(url: string): Promise<RawCommitter> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const table = `cairn_bench_raw_${process.pid}`;
   await client.query(`CREATE TABLE ${table} (id int PRIMARY KEY, body bytea)`);
-  try {
-    const body = randomBytes(2048);
-    const upsert = `INSERT INTO ${table} (id, body) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET body = excluded.body`;
-    // One prepared statement in autocommit: its own transaction, one round trip. (BEGIN and COMMIT sent
-    // apart would add two round trips that are no part of a commit's cost, and flatter every ratio.)
-    const commit = async (i: number) => {
-      body.writeUInt32LE(i, 0);
-      await client.query({ name: 'raw-upsert', text: upsert, values: [i % 50, body] });
-    };
-    for (let i = 0; i < 100; i++) await commit(i);
-    const commits = 1_000;
-    const started = performance.now();
-    for (let i = 0; i < commits; i++) await commit(i);
-    const seconds = (performance.now() - started) / 1000;
-    return commits / seconds;
-  } finally {
-    await client.query(`DROP TABLE ${table}`);
-    await client.end();
-  }
+  const body = randomBytes(2048);
+  const upsert = `INSERT INTO ${table} (id, body) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET body = excluded.body`;
+  let i = 0;
+  // One prepared statement in autocommit: its own transaction, one round trip. (BEGIN and COMMIT sent
+  // apart would add two round trips that are no part of a commit's cost, and flatter every ratio.)
+  const commit = async () => {
+    body.writeUInt32LE(i, 0);
+    await client.query({ name: 'raw-upsert', text: upsert, values: [i++ % 50, body] });
+  };
+  for (let k = 0; k < 100; k++) await commit();
+  return {
+    async commits(n) {
+      const started = performance.now();
+      for (let k = 0; k < n; k++) await commit();
+      return (performance.now() - started) / 1000;
+    },
+    async close() {
+      await client.query(`DROP TABLE ${table}`);
+      await client.end();
+    },
+  };
+}
+
+/** Raw commits timed after each timed loop: about a loop's worth of commits. */
+const RAW_COMMITS_PER_LOOP = 2 * STEPS;
+
+/** Times raw commits between the timed loops, and gives their rate over all of them. */
+function interleaved(raw: RawCommitter) {
+  let commits = 0;
+  let seconds = 0;
+  return {
+    async between() {
+      seconds += await raw.commits(RAW_COMMITS_PER_LOOP);
+      commits += RAW_COMMITS_PER_LOOP;
+    },
+    rate: () => commits / seconds,
+  };
 }
 
 function row(store: string, loop: { seconds: number; saves: number }, raw: number, savesAloneMs: number, longStepSeconds: number): Row {
@@ -318,11 +363,14 @@ async function durable() {
   const dir = mkdtempSync(join(tmpdir(), 'cairn-bench-'));
   try {
     const ops = createSqliteOpsStore({ path: join(dir, 'runs.sqlite') });
-    const loop = await measureLoop(ops.agentRuns, 'sqlite');
+    const raw = rawSqlite(join(dir, 'raw.sqlite'));
+    const commits = interleaved(raw);
+    const loop = await measureLoop(ops.agentRuns, 'sqlite', STEPS, WARMUP_LOOPS, TIMED_LOOPS, commits.between);
     const alone = await savesAlone(ops.agentRuns, envelopes, 'sqlite');
     const long = await longLoop(ops.agentRuns, 'sqlite');
     ops.close();
-    rows.push(row('sqlite (synchronous=FULL)', loop, rawSqlite(join(dir, 'raw.sqlite')), alone, long));
+    await raw.close();
+    rows.push(row('sqlite (synchronous=FULL)', loop, commits.rate(), alone, long));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -331,21 +379,24 @@ async function durable() {
     const schema = `cairn_bench_${Date.now()}`;
     const ops = createPostgresOpsStore({ connectionString: url }, { schema });
     await ops.setup();
-    const loop = await measureLoop(ops.agentRuns, 'pg');
+    const raw = await rawPostgres(url);
+    const commits = interleaved(raw);
+    const loop = await measureLoop(ops.agentRuns, 'pg', STEPS, WARMUP_LOOPS, TIMED_LOOPS, commits.between);
     const alone = await savesAlone(ops.agentRuns, envelopes, 'pg');
     const long = await longLoop(ops.agentRuns, 'pg');
+    await raw.close();
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     await ops.close();
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin.end();
-    rows.push(row('postgres', loop, await rawPostgres(url), alone, long));
+    rows.push(row('postgres', loop, commits.rate(), alone, long));
   } catch (error) {
     console.log(`postgres: skipped (${(error as Error).message})`);
   }
   const bytes = await bytesGrowth();
   const f = (n: number, d = 1) => n.toFixed(d);
-  console.log(`\nDurable tool loop, ${STEPS} steps (one tool call per step; mean of ${TIMED_LOOPS} loops after ${WARMUP_LOOPS} untimed), against the raw commit rate of the same store\n`);
+  console.log(`\nDurable tool loop, ${STEPS} steps (one tool call per step; mean of ${TIMED_LOOPS} loops after ${WARMUP_LOOPS} untimed), against the raw commit rate of the same store (${RAW_COMMITS_PER_LOOP} raw commits timed after each timed loop, so both are measured under the same conditions)\n`);
   console.log(`| store | steps/s | commits/step | Cairn commits/s | raw commits/s (2 KB upsert) | per-commit cost ratio | per-step cost ratio (vs ${ALLOWED_COMMITS_PER_STEP} raw commits) |`);
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of rows) {
