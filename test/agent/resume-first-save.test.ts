@@ -11,6 +11,7 @@ import {
   createInMemoryAgentRunStore, resumeAgent, runAgent, type AgentRunEnvelope, type AgentRunStore,
 } from 'cairn/agent';
 import { createMockModel } from 'cairn/testing';
+import { recordingStore as recording } from '../support/recording-store.js';
 
 const effects: string[] = [];
 const tools = {
@@ -24,18 +25,6 @@ const tools = {
     },
   },
 };
-
-function recording(inner: AgentRunStore) {
-  const saved: AgentRunEnvelope[] = [];
-  const store: AgentRunStore = {
-    load: (runId, options) => inner.load(runId, options),
-    save: async (envelope, options) => {
-      await inner.save(envelope, options);
-      saved.push(structuredClone(envelope));
-    },
-  };
-  return { store, saved };
-}
 
 async function suspendedRun(store: AgentRunStore, runId: string) {
   const first = await runAgent({

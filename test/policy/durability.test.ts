@@ -5,9 +5,10 @@
  * and a crash and resume neither counts a call twice nor loses a hold.
  */
 import { describe, expect, it } from 'vitest';
-import { createInMemoryAgentRunStore, resumeAgent, runAgent, type AgentRunEnvelope, type AgentRunStore } from 'cairn/agent';
+import { createInMemoryAgentRunStore, resumeAgent, runAgent, type AgentRunEnvelope } from 'cairn/agent';
 import { BudgetError, createExecutionContext, createInMemoryLedger, type BudgetLedger } from 'cairn/policy';
 import { createMockModel, type MockResponse } from 'cairn/testing';
+import { recordingStore } from '../support/recording-store.js';
 
 const prices = { 'mock:mock-model': { input: 1, output: 2 } };
 const estimate = { inputTokens: 1000, outputTokens: 1000 };
@@ -15,26 +16,13 @@ const usage = { inputTokens: 1000, outputTokens: 500 };
 const noop = { parameters: { type: 'object' }, execute: () => 'ok' };
 
 /** A store that keeps a copy of every envelope it saved. */
-function recording() {
-  const inner = createInMemoryAgentRunStore();
-  const saved: AgentRunEnvelope[] = [];
-  const store: AgentRunStore = {
-    load: (runId, options) => inner.load(runId, options),
-    save: async (envelope, options) => {
-      await inner.save(envelope, options);
-      saved.push(structuredClone(envelope));
-    },
-  };
-  return { store, saved };
-}
-
 const twoSteps = (): MockResponse[] => [{ toolCalls: [{ toolCallId: 'a', toolName: 'noop', args: {} }], usage }, { text: 'Done.', usage }];
 
 describe('reservations in the record', () => {
   it('are saved before the call by the save that precedes it, without a save of their own', async () => {
-    const plain = recording();
+    const plain = recordingStore();
     await runAgent({ model: createMockModel({ responses: twoSteps() }), prompt: 'Go.', tools: { noop }, session: { store: plain.store, runId: 'r', scope: 's' } });
-    const budgeted = recording();
+    const budgeted = recordingStore();
     const execution = createExecutionContext({ prices, budget: { usd: 1, estimate } });
     const result = await runAgent({
       model: createMockModel({ responses: twoSteps() }), prompt: 'Go.', tools: { noop }, execution, session: { store: budgeted.store, runId: 'r', scope: 's' },
@@ -53,10 +41,10 @@ describe('reservations in the record', () => {
   it('hold the whole ledger under a root context, and only the run\'s slice under a child', async () => {
     const root = createExecutionContext({ prices });
     await runAgent({ model: createMockModel({ responses: [{ text: 'A.', usage }] }), prompt: 'Go.', execution: root.child({ name: 'other' }) });
-    const underRoot = recording();
+    const underRoot = recordingStore();
     await runAgent({ model: createMockModel({ responses: [{ text: 'B.', usage }] }), prompt: 'Go.', execution: root, session: { store: underRoot.store, runId: 'r', scope: 's' } });
     expect(underRoot.saved.at(-1)!.ledger?.entries.map((e) => e.scope).sort()).toEqual(['root', 'root/other']);
-    const underChild = recording();
+    const underChild = recordingStore();
     await runAgent({
       model: createMockModel({ responses: [{ text: 'C.', usage }] }), prompt: 'Go.', execution: root.child({ name: 'mine' }), session: { store: underChild.store, runId: 'r', scope: 's' },
     });

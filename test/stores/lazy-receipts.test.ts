@@ -14,6 +14,7 @@ import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createMockModel } from 'cairn/testing';
 import { unbuiltReceiptsOf } from '../../src/agent/envelope.js';
 import { toRecord } from '../../src/stores/record.js';
+import { recordingStore } from '../support/recording-store.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -22,14 +23,8 @@ afterEach(() => {
 
 /** A three-step tool loop; `inner` keeps what it is given, and every envelope saved is kept in order. */
 async function loop(inner: AgentRunStore) {
-  const saved: AgentRunEnvelope[] = [];
-  const store: AgentRunStore = {
-    load: (runId, options) => inner.load(runId, options),
-    async save(envelope, options) {
-      await inner.save(envelope, options);
-      saved.push(envelope);
-    },
-  };
+  // The very objects the engine handed over: what the test is about.
+  const { store, saved } = recordingStore(inner, 'same');
   let n = 0;
   const result = await runAgent({
     model: createMockModel({ strict: false, responses: [() => (n < 3 ? { toolCalls: [{ toolName: 'step', args: { n }, toolCallId: `c${n++}` }] } : { text: 'done' })] }),

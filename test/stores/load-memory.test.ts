@@ -12,12 +12,13 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RevisionConflictError, resumeAgent, runAgent, type AgentRunEnvelope, type AgentRunStore } from 'cairn/agent';
+import { RevisionConflictError, resumeAgent, runAgent, type AgentRunStore } from 'cairn/agent';
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createPostgresOpsStore, type PostgresOpsStore } from 'cairn/ops/postgres';
 import { SaveMemory, type StoredState } from 'cairn/stores';
 import { createMockModel } from 'cairn/testing';
 import { describePostgres } from './pg-env.js';
+import { recordingStore as recording } from '../support/recording-store.js';
 
 const echo = { parameters: { type: 'object' }, execute: (args: unknown) => ({ echoed: args }) };
 const options = (store: AgentRunStore, runId: string) => ({
@@ -40,21 +41,6 @@ async function suspended(store: AgentRunStore, runId: string) {
   if (first.status !== 'suspended') throw new Error(`expected a suspended run, got ${first.status}`);
   const [pending] = first.pendingApprovals;
   return [{ approvalId: pending!.approvalId, token: pending!.token, approved: true }];
-}
-
-/** Keeps a copy of each envelope saved through it. */
-function recording(inner: AgentRunStore) {
-  const saved: AgentRunEnvelope[] = [];
-  return {
-    saved,
-    store: {
-      load: (runId, o) => inner.load(runId, o),
-      save: async (envelope, o) => {
-        await inner.save(envelope, o);
-        saved.push(structuredClone(envelope));
-      },
-    } satisfies AgentRunStore,
-  };
 }
 
 /** The statements (SQLite) or queries (PostgreSQL) sent while `body` runs. */

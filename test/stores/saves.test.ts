@@ -15,21 +15,9 @@ import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createPostgresOpsStore, type PostgresOpsStore } from 'cairn/ops/postgres';
 import { createMockModel } from 'cairn/testing';
 import { describePostgres } from './pg-env.js';
+import { recordingStore as recording } from '../support/recording-store.js';
 
 const echo = { parameters: { type: 'object' }, execute: (args: unknown) => ({ echoed: args }) };
-
-/** A store that keeps a copy of every envelope it saved. */
-function recording(inner: AgentRunStore) {
-  const saved: AgentRunEnvelope[] = [];
-  const store: AgentRunStore = {
-    load: (runId, options) => inner.load(runId, options),
-    save: async (envelope, options) => {
-      await inner.save(envelope, options);
-      saved.push(structuredClone(envelope));
-    },
-  };
-  return { store, saved };
-}
 
 /** The oracle: the first save whose transcript holds message i, and the last save that changed each receipt. */
 function expectedSaves(saved: AgentRunEnvelope[]) {
