@@ -67,6 +67,8 @@ interface Row {
   rawCommitsPerSec: number;
   perCommitRatio: number;
   perStepRatio: number;
+  /** Each timed loop's per-step ratio against the raw commits timed right after it, and their median (the target's figure). */
+  paired: { ratios: number[]; median: number };
   /** ms per step of the store's saves alone: one loop's envelopes saved again into a fresh run, no engine. */
   savesAloneMs: number;
 }
@@ -124,15 +126,15 @@ async function measureLoop(
   };
   for (let i = 0; i < warmups; i++) await run(store, `warmup-${i}`);
   const counted = store ? countingSaves(store) : null;
-  let elapsed = 0;
+  const loops: number[] = [];
   for (let i = 0; i < timed; i++) {
     const started = performance.now();
     await run(counted?.store ?? null, String(i));
-    elapsed += performance.now() - started;
+    loops.push((performance.now() - started) / 1000);
     // Untimed here: the baseline's own commits, made between this store's loops.
     await between?.();
   }
-  return { seconds: elapsed / 1000 / timed, saves: (counted?.saves() ?? 0) / timed };
+  return { seconds: loops.reduce((a, b) => a + b, 0) / timed, saves: (counted?.saves() ?? 0) / timed, loops };
 }
 
 /** Loops of LONG_STEPS steps on a store, to compare their cost per step with the 100-step loop's (one warm-up, two timed). */
@@ -261,18 +263,33 @@ const RAW_COMMITS_PER_LOOP = 2 * STEPS;
 
 /** Times raw commits between the timed loops, and gives their rate over all of them. */
 function interleaved(raw: RawCommitter) {
-  let commits = 0;
-  let seconds = 0;
+  /** Seconds per raw commit of each block, in order: block i was timed right after timed loop i. */
+  const blocks: number[] = [];
   return {
     async between() {
-      seconds += await raw.commits(RAW_COMMITS_PER_LOOP);
-      commits += RAW_COMMITS_PER_LOOP;
+      blocks.push((await raw.commits(RAW_COMMITS_PER_LOOP)) / RAW_COMMITS_PER_LOOP);
     },
-    rate: () => commits / seconds,
+    rate: () => blocks.length / blocks.reduce((a, b) => a + b, 0),
+    blocks,
   };
 }
 
-function row(store: string, loop: { seconds: number; saves: number }, raw: number, savesAloneMs: number, longStepSeconds: number): Row {
+/**
+ * The per-step ratio of each timed loop against the raw commits timed right after it, and their median: a loop
+ * the machine slowed (another tenant's disk or CPU) moves one pair, not the figure.
+ */
+function pairedRatios(loops: readonly number[], blocks: readonly number[]): { ratios: number[]; median: number } {
+  const ratios = loops.map((seconds, i) => seconds / STEPS / (ALLOWED_COMMITS_PER_STEP * blocks[i]!));
+  const sorted = [...ratios].sort((a, b) => a - b);
+  return { ratios, median: sorted[sorted.length >> 1]! };
+}
+
+function row(
+  store: string, loop: { seconds: number; saves: number; loops: number[] }, raw: { rate(): number; blocks: number[] },
+  savesAloneMs: number, longStepSeconds: number,
+): Row {
+  const paired = pairedRatios(loop.loops, raw.blocks);
+  const rawCommitsPerSec = raw.rate();
   const stepsPerSec = STEPS / loop.seconds;
   const commitsPerStep = loop.saves / STEPS;
   const cairnCommitsPerSec = loop.saves / loop.seconds;
@@ -282,11 +299,12 @@ function row(store: string, loop: { seconds: number; saves: number }, raw: numbe
     stepsPerSec,
     commitsPerStep,
     cairnCommitsPerSec,
-    rawCommitsPerSec: raw,
+    rawCommitsPerSec,
     // Cairn's cost per commit against the raw cost per commit (1.0 = no overhead).
-    perCommitRatio: raw / cairnCommitsPerSec,
+    perCommitRatio: rawCommitsPerSec / cairnCommitsPerSec,
     // Cairn's cost per step against the raw cost of the two commits a step is allowed.
-    perStepRatio: raw / (ALLOWED_COMMITS_PER_STEP * stepsPerSec),
+    perStepRatio: rawCommitsPerSec / (ALLOWED_COMMITS_PER_STEP * stepsPerSec),
+    paired,
     savesAloneMs,
   };
 }
@@ -370,7 +388,7 @@ async function durable() {
     const long = await longLoop(ops.agentRuns, 'sqlite');
     ops.close();
     await raw.close();
-    rows.push(row('sqlite (synchronous=FULL)', loop, commits.rate(), alone, long));
+    rows.push(row('sqlite (synchronous=FULL)', loop, commits, alone, long));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -390,7 +408,7 @@ async function durable() {
     await ops.close();
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin.end();
-    rows.push(row('postgres', loop, commits.rate(), alone, long));
+    rows.push(row('postgres', loop, commits, alone, long));
   } catch (error) {
     console.log(`postgres: skipped (${(error as Error).message})`);
   }
@@ -402,13 +420,13 @@ async function durable() {
   for (const r of rows) {
     console.log(`| ${r.store} | ${f(r.stepsPerSec)} | ${f(r.commitsPerStep, 2)} | ${f(r.cairnCommitsPerSec)} | ${f(r.rawCommitsPerSec)} | ${f(r.perCommitRatio, 2)}x | ${f(r.perStepRatio, 2)}x |`);
   }
-  const perStepTarget = (r: Row) => r.perStepRatio <= PER_STEP_TARGET ? 'met' : 'NOT met';
-  console.log(`\nTargets: a step at most ${PER_STEP_TARGET}x the raw time of ${ALLOWED_COMMITS_PER_STEP} commits of its store, and a step of a ${LONG_STEPS.toLocaleString('en')}-step loop within ${LONG_TARGET}x of one of the ${STEPS}-step loop\n`);
-  console.log(`| store | per-step ratio | target ${PER_STEP_TARGET}x | ms per step at N = ${STEPS} | at N = ${LONG_STEPS.toLocaleString('en')} | ratio | target ${LONG_TARGET}x |`);
-  console.log('| --- | ---: | --- | ---: | ---: | ---: | --- |');
+  const perStepTarget = (r: Row) => r.paired.median <= PER_STEP_TARGET ? 'met' : 'NOT met';
+  console.log(`\nTargets: a step at most ${PER_STEP_TARGET}x the raw time of ${ALLOWED_COMMITS_PER_STEP} commits of its store (checked on the median of the ${TIMED_LOOPS} timed loops, each against the raw commits timed right after it), and a step of a ${LONG_STEPS.toLocaleString('en')}-step loop within ${LONG_TARGET}x of one of the ${STEPS}-step loop\n`);
+  console.log(`| store | per-step ratio, median of the pairs | each pair | target ${PER_STEP_TARGET}x | ms per step at N = ${STEPS} | at N = ${LONG_STEPS.toLocaleString('en')} | ratio | target ${LONG_TARGET}x |`);
+  console.log('| --- | ---: | --- | --- | ---: | ---: | ---: | --- |');
   for (const r of rows) {
     const longRatio = (r.longStepSeconds * r.stepsPerSec);
-    console.log(`| ${r.store} | ${f(r.perStepRatio, 2)}x | ${perStepTarget(r)} | ${f(1000 / r.stepsPerSec, 3)} | ${f(r.longStepSeconds * 1000, 3)} | ${f(longRatio, 2)}x | ${longRatio <= LONG_TARGET ? 'met' : 'NOT met'} |`);
+    console.log(`| ${r.store} | ${f(r.paired.median, 2)}x | ${r.paired.ratios.map((x) => f(x, 2)).join(', ')} | ${perStepTarget(r)} | ${f(1000 / r.stepsPerSec, 3)} | ${f(r.longStepSeconds * 1000, 3)} | ${f(longRatio, 2)}x | ${longRatio <= LONG_TARGET ? 'met' : 'NOT met'} |`);
   }
   console.log(`\nWhere a step's time goes (ms per step, same run). engine: no session; + envelopes: every envelope built, none stored; store saves alone: one loop's envelopes saved again with no engine running; floor: the per-step ratio if the engine and the envelopes cost nothing\n`);
   console.log(`| store | step | engine | + envelopes | store saves alone | ${ALLOWED_COMMITS_PER_STEP} raw commits | floor ratio |`);
@@ -418,7 +436,7 @@ async function durable() {
     console.log(`| ${r.store} | ${f(1000 / r.stepsPerSec, 3)} | ${f(split.engineMs, 3)} | ${f(split.envelopesMs, 3)} | ${f(r.savesAloneMs, 3)} | ${f(rawMs, 3)} | ${f(r.savesAloneMs / rawMs, 2)}x |`);
   }
   console.log(`\nBytes written by one step's saves: step 10 ${bytes.at10} B, step 200 ${bytes.at200} B, ratio ${f(bytes.at200 / bytes.at10, 2)} (target ≤ 1.5)`);
-  console.log(`Per-commit ratio: Cairn's time per commit over the raw time per commit. Per-step ratio: Cairn's time per step over the raw time of ${ALLOWED_COMMITS_PER_STEP} commits (target ≤ ${PER_STEP_TARGET}).`);
+  console.log(`Per-commit ratio: Cairn's time per commit over the raw time per commit. Per-step ratio: Cairn's time per step over the raw time of ${ALLOWED_COMMITS_PER_STEP} commits (target ≤ ${PER_STEP_TARGET}); the first table's ratios are of the means over all timed loops and raw commits.`);
   const g = (l: number[]) => l.map((n) => n.toFixed(2)).join(' / ');
   console.log(`(durable: load average 1 / 5 / 15 min before ${g(before)}, after ${g(loadavg())})`);
 }
