@@ -22,9 +22,11 @@ const ROUNDS = 5;
 /**
  * Untimed loops of each contender before timing, per store: as many as fit in
  * this time, at least one, so each side's code is compiled by V8 for about as
- * long (a Cairn loop is much shorter, so it gets more of them).
+ * long (a Cairn loop is much shorter, so it gets more of them). Cairn's step
+ * reaches its steady cost after about eight 100-step loops (see
+ * WARMUP_LOOPS in bench/index.ts), about 2 s here; 1.5 s timed it still warming.
  */
-const WARMUP_MS = 1500;
+const WARMUP_MS = 3000;
 /** Timed resumes of each contender per store, after one untimed. */
 const RESUMES = 3;
 const TARGET = { step: 6, resume: 4 };
