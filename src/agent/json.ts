@@ -47,24 +47,28 @@ const COPY_DEPTH = 200;
 const isRawJson = (value: unknown): boolean =>
   (JSON as { isRawJSON?: (value: unknown) => boolean }).isRawJSON?.(value) === true;
 
-/** A JSON copy of `value`, which is not undefined at the top; `undefined` for a value JSON leaves out. */
-function plainCopy(value: unknown, depth: number): unknown {
+/**
+ * A string, boolean or number as JSON carries it: the value itself, -0 as 0, NaN and the infinities as null.
+ * `undefined` for every other value (objects, null included, are the caller's).
+ */
+export function jsonScalar(value: unknown): string | boolean | number | null | undefined {
   switch (typeof value) {
     case 'string':
     case 'boolean':
       return value;
     case 'number':
-      // JSON writes -0 as 0, and NaN and the infinities as null.
       return Number.isFinite(value) ? (value === 0 ? 0 : value) : null;
-    case 'undefined':
-    case 'function':
-    case 'symbol':
-      return undefined;
-    case 'bigint':
-      throw NOT_PLAIN;
     default:
-      break;
+      return undefined;
   }
+}
+
+/** A JSON copy of `value`, which is not undefined at the top; `undefined` for a value JSON leaves out. */
+function plainCopy(value: unknown, depth: number): unknown {
+  const scalar = jsonScalar(value);
+  if (scalar !== undefined) return scalar;
+  if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return undefined;
+  if (typeof value === 'bigint') throw NOT_PLAIN;
   if (value === null) return null;
   if (depth >= COPY_DEPTH || typeof (value as { toJSON?: unknown }).toJSON === 'function') throw NOT_PLAIN;
   if (Array.isArray(value)) {

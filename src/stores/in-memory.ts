@@ -5,6 +5,7 @@ import type {
   AgentRunEnvelope, AgentRunListPage, AgentRunListQuery, AgentRunStatus, AgentRunStore, AgentRunSummary,
   Lease, LeaseProvider,
 } from '../agent/types.js';
+import { jsonScalar } from '../agent/json.js';
 import { peekInMemoryLease } from './in-memory-leases.js';
 import { decodeCursor, encodeCursor, listLimit, listStatuses, type ListPosition } from './list-query.js';
 
@@ -237,23 +238,17 @@ function inheritsEnumerable(): boolean {
  * change costs a comparison and allocates nothing.
  */
 function shareCopy(value: unknown, previous: unknown, depth: number, scratch: Scratch): unknown {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value;
-    case 'number':
-      // JSON writes -0 as 0, and NaN and the infinities as null.
-      return Number.isFinite(value) ? (value === 0 ? 0 : value) : null;
-    case 'object':
-      if (value === null) return null;
-      if (depth > MAX_DEPTH) throw NOT_PLAIN;
-      return Array.isArray(value)
-        ? shareArray(value, previous, depth, scratch)
-        : shareObject(value as Record<string, unknown>, previous, depth, scratch);
-    default:
-      // undefined, functions and symbols are handled by their parent (dropped, or null); a BigInt goes to JSON.
-      throw NOT_PLAIN;
+  const scalar = jsonScalar(value);
+  if (scalar !== undefined) return scalar;
+  if (typeof value === 'object') {
+    if (value === null) return null;
+    if (depth > MAX_DEPTH) throw NOT_PLAIN;
+    return Array.isArray(value)
+      ? shareArray(value, previous, depth, scratch)
+      : shareObject(value as Record<string, unknown>, previous, depth, scratch);
   }
+  // undefined, functions and symbols are handled by their parent (dropped, or null); a BigInt goes to JSON.
+  throw NOT_PLAIN;
 }
 
 /** Whether JSON leaves this property out of an object (and writes null for it in an array). */
