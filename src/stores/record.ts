@@ -87,13 +87,13 @@ export function toRecord(envelope: AgentRunEnvelope): RunRecord {
   const messages = Array.isArray(context?.messages) ? (context.messages as unknown[]) : [];
   const step = typeof context?.step === 'number' ? context.step : 1;
   const currentStep = Math.max(0, step - 1);
-  // An engine envelope whose receipts record nobody has read: the parts come from its lists, and the record is never built.
-  const unbuilt = unbuiltReceiptsOf(envelope);
-  const all = unbuilt ? undefined : envelope.receipts ?? {};
-  const sources = engineReceipts(unbuilt, context);
-  const allKeys = sources ? [] : Object.keys(all!);
+  // An engine envelope whose receipts record nobody has read: the parts come from its lists, and the record is never
+  // built. Any other envelope (or one whose snapshot no longer holds those lists) is split from its record.
+  const sources = engineReceipts(unbuiltReceiptsOf(envelope), context);
+  const all = sources ? {} : envelope.receipts ?? {};
+  const allKeys = sources ? [] : Object.keys(all);
   // Not Object.values: on a run's many receipts (an object in dictionary mode) it is several times slower.
-  const receipts = sources ? (sources.open.length > 0 ? sources.ended.concat(sources.open) : sources.ended) : allKeys.map((key) => all![key]!);
+  const receipts = sources ? (sources.open.length > 0 ? sources.ended.concat(sources.open) : sources.ended) : allKeys.map((key) => all[key]!);
 
   const layout: RecordLayout = {};
   // New objects along the paths to what the head replaces; the rest is shared with the envelope, only read by the encoder.
@@ -102,7 +102,7 @@ export function toRecord(envelope: AgentRunEnvelope): RunRecord {
     headContext = { ...context, messages: { $transcript: messages.length } satisfies TranscriptRef };
     const ended = sources
       ? { count: sources.ended.length, outside: sources.open.map((r) => r.key), list: true }
-      : endedReceipts(context, all!, allKeys, currentStep);
+      : endedReceipts(context, all, allKeys, currentStep);
     if (ended) {
       headContext.receipts = (ended.list ? { $receipts: ended.count, list: true } : { $receipts: ended.count }) satisfies ReceiptsRef;
       layout.outside = ended.outside;

@@ -90,6 +90,16 @@ describe('an engine envelope builds its receipts record when first read', () => 
     expect(otherKeys.indexOf('receipts')).toBe(keys.indexOf('receipts'));
   });
 
+  it('an envelope whose snapshot no longer holds the lists it was built from is split from its record', async () => {
+    const saved = await loop({ load: async () => undefined, save: async () => undefined });
+    const envelope = saved[saved.length - 1]!;
+    const want = expected(envelope);
+    // The snapshot's ended receipts replaced by an equal list: the lists no longer say what the record holds.
+    const context = (envelope.snapshot as unknown as { context: { receipts: AgentToolReceipt[] } }).context;
+    context.receipts = [...context.receipts];
+    expect(toRecord(envelope).receipts).toEqual(Object.values(want));
+  });
+
   it('a record assigned, or changed once read, is what a store saves', async () => {
     const saved = await loop({ load: async () => undefined, save: async () => undefined });
     const [a, b] = saved.slice(-2) as [AgentRunEnvelope, AgentRunEnvelope];
