@@ -1,7 +1,7 @@
 /**
  * The baseline of the concurrency section (bench/concurrent.ts): the simplest
  * thing that does the job of a durable Cairn step, with nothing of Cairn in it.
- * A bare XState v5 loop of the shape of bench/xstate-baseline.ts (a promise
+ * The bare XState v5 loop of bench/xstate-baseline.ts (a promise
  * actor for the model turn, a checkpoint, a promise actor for the tool, a
  * checkpoint), where each checkpoint is a real commit, awaited before the
  * loop goes on:
@@ -23,18 +23,8 @@
  */
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { assign, createActor, fromPromise, setup, type AnyActorRef } from 'xstate';
-
-interface Turn {
-  toolCalls: { toolCallId: string; toolName: string; args: { n: number } }[];
-}
-
-interface Context {
-  step: number;
-  steps: number;
-  lastTurn: Turn | null;
-  lastResult: unknown;
-}
+import { createActor, fromPromise, type AnyActorRef } from 'xstate';
+import { baselineMachine, type BaselineContext } from './xstate-baseline.js';
 
 /** What a checkpoint commits: the persisted snapshot, and for `append` the step's new rows. */
 export interface Checkpoint {
@@ -50,57 +40,14 @@ export interface Checkpoint {
 
 export type Commit = (checkpoint: Checkpoint) => Promise<void>;
 
-const PAD = 'x'.repeat(200);
-
-const machine = setup({
-  types: { context: {} as Context, input: {} as { steps: number } },
-  actors: {
-    model: fromPromise<Turn, { step: number }>(async ({ input }) => ({
-      toolCalls: [{ toolCallId: `c${input.step}`, toolName: 'step', args: { n: input.step } }],
-    })),
-    tool: fromPromise<unknown, { args: { n: number } }>(async ({ input }) => ({ ok: true, n: input.args.n, pad: PAD })),
-    checkpoint: fromPromise<void, { at: 'turn' | 'step' }>(async () => {
-      throw new Error('checkpoint is provided per actor');
-    }),
-  },
-  guards: { stepsLeft: ({ context }) => context.step < context.steps },
-}).createMachine({
-  id: 'baseline',
-  context: ({ input }) => ({ step: 0, steps: input.steps, lastTurn: null, lastResult: null }),
-  initial: 'admitting',
-  states: {
-    admitting: { always: [{ guard: 'stepsLeft', target: 'callingModel' }, { target: 'done' }] },
-    callingModel: {
-      invoke: {
-        src: 'model',
-        input: ({ context }) => ({ step: context.step }),
-        onDone: { target: 'savingTurn', actions: assign({ lastTurn: ({ event }) => event.output }) },
-      },
-    },
-    savingTurn: { invoke: { src: 'checkpoint', input: { at: 'turn' }, onDone: 'callingTool' } },
-    callingTool: {
-      invoke: {
-        src: 'tool',
-        input: ({ context }) => ({ args: context.lastTurn!.toolCalls[0]!.args }),
-        onDone: {
-          target: 'checkpointing',
-          actions: assign(({ context, event }) => ({ lastResult: event.output, step: context.step + 1 })),
-        },
-      },
-    },
-    checkpointing: { invoke: { src: 'checkpoint', input: { at: 'step' }, onDone: 'admitting' } },
-    done: { type: 'final' },
-  },
-});
-
 /** One loop of `steps` steps, each checkpoint committed by `commit`; resolves with the commits it made. */
 export function committedLoop(runId: string, steps: number, commit: Commit): Promise<number> {
   let commits = 0;
   let actor: AnyActorRef | null = null;
-  const provided = machine.provide({
+  const provided = baselineMachine.provide({
     actors: {
       checkpoint: fromPromise<void, { at: 'turn' | 'step' }>(async ({ input }) => {
-        const snapshot = actor!.getSnapshot() as { context: Context };
+        const snapshot = actor!.getSnapshot() as { context: BaselineContext };
         const { context } = snapshot;
         const turn = input.at === 'turn';
         const call = context.lastTurn!.toolCalls[0]!;
@@ -118,7 +65,7 @@ export function committedLoop(runId: string, steps: number, commit: Commit): Pro
     },
   });
   return new Promise((resolve, reject) => {
-    actor = createActor(provided, { input: { steps } });
+    actor = createActor(provided, { input: { steps, keepTranscript: false } });
     actor.subscribe({ complete: () => resolve(commits), error: reject });
     actor.start();
   });

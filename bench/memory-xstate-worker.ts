@@ -2,7 +2,7 @@
  * The baseline of the memory section (bench/memory.ts): the simplest design
  * of a durable loop, measured the same way as Cairn's (bench/memory-worker.ts):
  * a forked process, warmed up, its heap settled, its resident size the
- * baseline, then RUNS bare XState v5 loops of STEPS steps at once. Each loop
+ * baseline, then RUNS bare XState v5 loops (bench/xstate-baseline.ts) of STEPS steps at once. Each loop
  * keeps its transcript in its context (every turn and every tool result,
  * each result with the 200-character pad of bench/tool-loop.ts) and
  * checkpoints twice a step, as Cairn saves a step: after the model turn and
@@ -14,97 +14,27 @@
  * Its live history is the JSON of the transcripts at the end; the figure to
  * read is its peak growth against that, beside Cairn's.
  */
-import { assign, createActor, fromPromise, setup, type AnyActorRef } from 'xstate';
+import { createActor, fromPromise, type AnyActorRef } from 'xstate';
+import { baselineMachine, type BaselineContext } from './xstate-baseline.js';
 import { peakRss, resetPeak, rss, sampler, settle, type MemoryReport } from './memory-probe.js';
 
 const RUNS = Number(process.env.CAIRN_BENCH_MEMORY_RUNS ?? 100);
 const STEPS = Number(process.env.CAIRN_BENCH_MEMORY_STEPS ?? 100);
 const SAMPLE_EVERY = 20;
-const PAD = 'x'.repeat(200);
-
-interface ToolCall {
-  toolCallId: string;
-  toolName: string;
-  args: { n: number };
-}
-type Entry =
-  | { role: 'assistant'; content: string; toolCalls: ToolCall[] }
-  | { role: 'tool'; toolCallId: string; toolName: string; content: unknown };
-
-interface Context {
-  step: number;
-  steps: number;
-  transcript: Entry[];
-}
-
-const machine = setup({
-  types: { context: {} as Context, input: {} as { steps: number } },
-  actors: {
-    model: fromPromise<ToolCall[], { step: number }>(async ({ input }) => [
-      { toolCallId: `c${input.step}`, toolName: 'step', args: { n: input.step } },
-    ]),
-    tool: fromPromise<unknown, { args: { n: number } }>(async ({ input }) => ({ ok: true, n: input.args.n, pad: PAD })),
-    checkpoint: fromPromise<void, { at: string }>(async () => {
-      throw new Error('checkpoint is provided per actor');
-    }),
-  },
-  guards: { stepsLeft: ({ context }) => context.step < context.steps },
-}).createMachine({
-  id: 'memory-baseline',
-  context: ({ input }) => ({ step: 0, steps: input.steps, transcript: [] }),
-  initial: 'admitting',
-  states: {
-    admitting: { always: [{ guard: 'stepsLeft', target: 'callingModel' }, { target: 'done' }] },
-    callingModel: {
-      invoke: {
-        src: 'model',
-        input: ({ context }) => ({ step: context.step }),
-        onDone: {
-          target: 'savingTurn',
-          actions: assign(({ context, event }) => ({
-            transcript: [...context.transcript, { role: 'assistant' as const, content: '', toolCalls: event.output }],
-          })),
-        },
-      },
-    },
-    savingTurn: { invoke: { src: 'checkpoint', input: { at: 'turn' }, onDone: 'callingTool' } },
-    callingTool: {
-      invoke: {
-        src: 'tool',
-        input: ({ context }) => {
-          const last = context.transcript[context.transcript.length - 1] as Extract<Entry, { role: 'assistant' }>;
-          return { args: last.toolCalls[0]!.args };
-        },
-        onDone: {
-          target: 'checkpointing',
-          actions: assign(({ context, event }) => ({
-            step: context.step + 1,
-            transcript: [
-              ...context.transcript,
-              { role: 'tool' as const, toolCallId: `c${context.step}`, toolName: 'step', content: event.output },
-            ],
-          })),
-        },
-      },
-    },
-    checkpointing: { invoke: { src: 'checkpoint', input: { at: 'step' }, onDone: 'admitting' } },
-    done: { type: 'final' },
-  },
-});
 
 /** One loop to its end, checkpointing into `store`; resolves with its final context. */
-function loop(store: Map<string, string>, runId: string, onCheckpoint: () => void): Promise<Context> {
+function loop(store: Map<string, string>, runId: string, onCheckpoint: () => void): Promise<BaselineContext> {
   let actor: AnyActorRef | null = null;
-  const provided = machine.provide({
+  const provided = baselineMachine.provide({
     actors: {
-      checkpoint: fromPromise<void, { at: string }>(async () => {
+      checkpoint: fromPromise<void, { at: 'turn' | 'step' }>(async () => {
         onCheckpoint();
         store.set(runId, JSON.stringify(actor!.getPersistedSnapshot()));
       }),
     },
   });
   return new Promise((resolve, reject) => {
-    const a = createActor(provided, { input: { steps: STEPS } });
+    const a = createActor(provided, { input: { steps: STEPS, keepTranscript: true } });
     actor = a;
     a.subscribe({ complete: () => resolve(a.getSnapshot().context), error: reject });
     a.start();
@@ -134,7 +64,7 @@ const heapUsedAtEnd = process.memoryUsage().heapUsed;
 let liveHistoryBytes = 0;
 let storeJsonBytes = 0;
 for (const r of results) {
-  if (r.transcript.length !== 2 * STEPS) throw new Error('memory baseline: a loop ended early');
+  if (r.transcript?.length !== 2 * STEPS) throw new Error('memory baseline: a loop ended early');
   liveHistoryBytes += Buffer.byteLength(JSON.stringify(r.transcript));
 }
 for (const json of store.values()) storeJsonBytes += Buffer.byteLength(json);

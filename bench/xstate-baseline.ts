@@ -16,28 +16,37 @@
  */
 import { assign, createActor, fromPromise, setup, type AnyActorRef } from 'xstate';
 
-interface Turn {
+export interface Turn {
   toolCalls: { toolCallId: string; toolName: string; args: { n: number } }[];
 }
 
-interface Context {
+/** A transcript entry, shaped as the run's messages are. */
+export type Entry =
+  | { role: 'assistant'; content: string; toolCalls: Turn['toolCalls'] }
+  | { role: 'tool'; toolCallId: string; toolName: string; content: unknown };
+
+export interface BaselineContext {
   step: number;
   steps: number;
   lastTurn: Turn | null;
   lastResult: unknown;
-  transcript: unknown[] | null;
+  transcript: Entry[] | null;
 }
 
 const PAD = 'x'.repeat(200);
 
-const baselineMachine = setup({
-  types: { context: {} as Context, input: {} as { steps: number; keepTranscript: boolean } },
+/**
+ * The bare loop, shared by the engine, concurrency and memory baselines: each provides its own `checkpoint`
+ * (a JSON copy here, real commits in bench/concurrent-baseline.ts, a Map in bench/memory-xstate-worker.ts).
+ */
+export const baselineMachine = setup({
+  types: { context: {} as BaselineContext, input: {} as { steps: number; keepTranscript: boolean } },
   actors: {
     model: fromPromise<Turn, { step: number }>(async ({ input }) => ({
       toolCalls: [{ toolCallId: `c${input.step}`, toolName: 'step', args: { n: input.step } }],
     })),
     tool: fromPromise<unknown, { args: { n: number } }>(async ({ input }) => ({ ok: true, n: input.args.n, pad: PAD })),
-    checkpoint: fromPromise<void, { at: string }>(async () => {
+    checkpoint: fromPromise<void, { at: 'turn' | 'step' }>(async () => {
       throw new Error('checkpoint is provided per actor');
     }),
   },
@@ -60,7 +69,9 @@ const baselineMachine = setup({
           target: 'savingTurn',
           actions: assign(({ context, event }) => ({
             lastTurn: event.output,
-            transcript: context.transcript ? [...context.transcript, event.output] : null,
+            transcript: context.transcript
+              ? [...context.transcript, { role: 'assistant' as const, content: '', toolCalls: event.output.toolCalls }]
+              : null,
           })),
         },
       },
@@ -77,7 +88,9 @@ const baselineMachine = setup({
           actions: assign(({ context, event }) => ({
             lastResult: event.output,
             step: context.step + 1,
-            transcript: context.transcript ? [...context.transcript, event.output] : null,
+            transcript: context.transcript
+              ? [...context.transcript, { role: 'tool' as const, toolCallId: `c${context.step}`, toolName: 'step', content: event.output }]
+              : null,
           })),
         },
       },
@@ -95,7 +108,7 @@ export function baselineLoop(steps: number, keepTranscript = false): Promise<num
   let actor: AnyActorRef | null = null;
   const machine = baselineMachine.provide({
     actors: {
-      checkpoint: fromPromise<void, { at: string }>(async () => {
+      checkpoint: fromPromise<void, { at: 'turn' | 'step' }>(async () => {
         const persisted = actor!.getPersistedSnapshot();
         // The JSON-able copy a store would encode.
         JSON.parse(JSON.stringify(persisted));
