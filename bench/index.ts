@@ -150,7 +150,7 @@ async function splitStep(): Promise<Split> {
   return { engineMs: ms(await measureLoop(null, 'engine')), envelopesMs: ms(await measureLoop(discard, 'envelopes')) };
 }
 
-/** The envelopes one loop saves, in order (an untimed loop on an in-memory store). */
+/** The envelopes one loop saves, in order (an untimed loop on a store that keeps nothing). */
 async function recordEnvelopes(): Promise<AgentRunEnvelope[]> {
   // Kept as the engine handed them: a store that copied them would read (and so build) their receipts records,
   // which a row store's save never does.
@@ -378,6 +378,22 @@ async function main() {
   for (const name of Object.keys(SECTIONS) as SectionName[]) await section(name);
 }
 
+/**
+ * On one store: the timed loops with `raw`'s commits timed between them, the saves alone, and the long loops.
+ * `raw` is closed whatever happens (PostgreSQL's raw table lives outside the bench's schema).
+ */
+async function measureStore(store: AgentRunStore, label: string, envelopes: AgentRunEnvelope[], raw: RawCommitter) {
+  const commits = interleaved(raw);
+  try {
+    const loop = await measureLoop(store, label, STEPS, WARMUP_LOOPS, TIMED_LOOPS, commits.between);
+    const alone = await savesAlone(store, envelopes, label);
+    const long = await longLoop(store, label);
+    return { loop, commits, alone, long };
+  } finally {
+    await raw.close();
+  }
+}
+
 /** The durable tool loop on each store against its raw commits, where a step's time goes, and a save's bytes. */
 async function durable() {
   const before = loadavg();
@@ -387,13 +403,8 @@ async function durable() {
   const dir = mkdtempSync(join(tmpdir(), 'cairn-bench-'));
   try {
     const ops = createSqliteOpsStore({ path: join(dir, 'runs.sqlite') });
-    const raw = rawSqlite(join(dir, 'raw.sqlite'));
-    const commits = interleaved(raw);
-    const loop = await measureLoop(ops.agentRuns, 'sqlite', STEPS, WARMUP_LOOPS, TIMED_LOOPS, commits.between);
-    const alone = await savesAlone(ops.agentRuns, envelopes, 'sqlite');
-    const long = await longLoop(ops.agentRuns, 'sqlite');
+    const { loop, commits, alone, long } = await measureStore(ops.agentRuns, 'sqlite', envelopes, rawSqlite(join(dir, 'raw.sqlite')));
     ops.close();
-    await raw.close();
     rows.push(row('sqlite (synchronous=FULL)', loop, commits, alone, long));
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -403,12 +414,7 @@ async function durable() {
     const schema = `cairn_bench_${Date.now()}`;
     const ops = createPostgresOpsStore({ connectionString: url }, { schema });
     await ops.setup();
-    const raw = await rawPostgres(url);
-    const commits = interleaved(raw);
-    const loop = await measureLoop(ops.agentRuns, 'pg', STEPS, WARMUP_LOOPS, TIMED_LOOPS, commits.between);
-    const alone = await savesAlone(ops.agentRuns, envelopes, 'pg');
-    const long = await longLoop(ops.agentRuns, 'pg');
-    await raw.close();
+    const { loop, commits, alone, long } = await measureStore(ops.agentRuns, 'pg', envelopes, await rawPostgres(url));
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     await ops.close();
