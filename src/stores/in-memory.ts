@@ -33,7 +33,7 @@ interface StoredRun {
    * The envelope as JSON would carry it: a copy no caller can reach (a
    * load hands out a copy of it). Its parts that a save left as they were (each transcript message,
    * each receipt) are the previous revision's objects, so a save copies only
-   * what changed (see {@link shareCopy}).
+   * what changed (see jsonCopy in ../agent/json.ts).
    */
   envelope: AgentRunEnvelope;
   summary: AgentRunSummary;
