@@ -29,7 +29,7 @@
 import { StoredRecordError } from '../errors/index.js';
 import type { AgentRunEnvelope, AgentRunStatus } from '../agent/types.js';
 import { decodeFramed, encodePart, framedFormat, sha256 } from './codec.js';
-import { digestOf, emptyDigest, legacyJsonDigest, rowDigest, sameDigest, xorInto } from './digest.js';
+import { emptyDigest, legacyJsonDigest, rowDigest, sameDigest, xorInto } from './digest.js';
 import { joinRecord, toRecord, type RecordLayout } from './record.js';
 
 /** What a stored head says about its run's other rows. */
@@ -239,18 +239,32 @@ export function readRecord(runId: string, rows: StoredRows, legacy: 'bytes' | 'j
     throw new StoredRecordError('record_corrupt', runId, `Stored transcript of run ${runId} is incomplete.`);
   }
   const json = format < 2 && legacy === 'json';
-  for (const m of rows.messages) framedFormat(runId, m.bytes);
-  for (const r of rows.receipts) framedFormat(runId, r.bytes);
   // Rows digested by their bytes are matched against the head's digests before they are decoded: bytes that match
-  // are the ones the last save framed, so their own checksums are not computed again.
-  const receiptShas = json ? [] : rows.receipts.map((r) => sha256(r.bytes));
-  if (!json && (!sameDigest(rows.transcriptDigest, digestOf(rows.messages.map((m) => [m.index, sha256(m.bytes)] as const)))
-    || !sameDigest(rows.receiptsDigest, digestOf(rows.receipts.map((r, i) => [r.key, receiptShas[i]!] as const))))) throw corrupt();
+  // are the ones the last save framed, so their own checksums are not computed again. One pass per table: a long
+  // run's load is mostly this loop.
+  const transcriptDigest = emptyDigest();
+  for (const m of rows.messages) {
+    framedFormat(runId, m.bytes);
+    if (!json) xorInto(transcriptDigest, rowDigest(m.index, sha256(m.bytes)));
+  }
+  const receiptShas: Buffer[] = [];
+  const receiptsDigest = emptyDigest();
+  for (const r of rows.receipts) {
+    framedFormat(runId, r.bytes);
+    if (json) continue;
+    const sha = sha256(r.bytes);
+    receiptShas.push(sha);
+    xorInto(receiptsDigest, rowDigest(r.key, sha));
+  }
+  if (!json && (!sameDigest(rows.transcriptDigest, transcriptDigest) || !sameDigest(rows.receiptsDigest, receiptsDigest))) throw corrupt();
   const messages = rows.messages.map((m) => decodeFramed<unknown>(runId, m.bytes, json));
   const receipts = rows.receipts.map((r) => decodeFramed<unknown>(runId, r.bytes, json));
   const envelope = joinRecord(runId, format, head, messages.map((m) => m.value), receipts.map((r) => r.value));
-  const keys = Object.keys(envelope.receipts);
-  if (keys.length !== rows.receipts.length || rows.receipts.some((r) => envelope.receipts[r.key]?.key !== r.key)) throw corrupt();
+  // Each row holds the receipt of its own key, and nothing else made it into the record (the keys are the rows' own,
+  // unique in their table): so the record has as many receipts as there are rows.
+  const joined = envelope.receipts;
+  for (const r of rows.receipts) if (joined[r.key]?.key !== r.key) throw corrupt();
+  if (Object.keys(joined).length !== rows.receipts.length) throw corrupt();
   if (json && (!sameDigest(rows.transcriptDigest, legacyJsonDigest(messages.map((m, i) => [i, m.value] as const)))
     || !sameDigest(rows.receiptsDigest, legacyJsonDigest(receipts.map((r, i) => [rows.receipts[i]!.key, r.value] as const))))) throw corrupt();
   if (withSaves) {
