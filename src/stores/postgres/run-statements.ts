@@ -96,25 +96,19 @@ export function runStatements(t: OpsTables) {
 
   // One statement reads one snapshot: head, messages and receipts agree.
   // For another scope's run the database sends no data, only the scope.
-  // The rows come back packed into one bytea per table (each row: its
-  // identity, then its body, each after a 4-byte big-endian length; see
-  // unpackRows): a bytea[] arrives as text that pg parses character by
-  // character, several times slower than the single hex string of one bytea.
-  const packed = (table: string, identity: string, order: string) => `(SELECT string_agg(
-        int4send(octet_length(${identity})) || ${identity} || int4send(octet_length(body)) || body, ''::bytea ORDER BY ${order})
-      FROM ${table} WHERE run_id = $1)`;
+  // Every row comes back as a row of its own (the head first, then the
+  // transcript by index, then the receipts by key): many small fields, each
+  // parsed on its own. Packing them into one large value made pg gather a
+  // message of megabytes from the socket's chunks, copying it again with each
+  // chunk (a 1,000-step run read in 32 ms packed, in 9.6 ms as rows).
   const load = `
     WITH r AS (SELECT * FROM ${t.runs} WHERE run_id = $1), ok AS (SELECT $2::text IS NULL OR r.scope = $2::text AS ok FROM r)
-    SELECT r.scope, r.revision, r.transcript_digest, r.receipts_digest,
-      CASE WHEN ok.ok THEN r.head END AS head,
-      CASE WHEN ok.ok THEN ${packed(t.messages, 'int4send(idx)', 'idx')} END AS messages,
-      CASE WHEN ok.ok THEN ${packed(t.receipts, "convert_to(key, 'UTF8')", 'key')} END AS receipts
-    FROM r, ok`;
-  // The same, with the revision that wrote each row (for `load(runId, { saves: true })`).
-  const loadWithSaves = load.replace('FROM r, ok', `,
-      CASE WHEN ok.ok THEN ARRAY(SELECT revision FROM ${t.messages} m WHERE m.run_id = $1 ORDER BY idx) END AS message_revisions,
-      CASE WHEN ok.ok THEN ARRAY(SELECT revision FROM ${t.receipts} c WHERE c.run_id = $1 ORDER BY key) END AS receipt_revisions
-    FROM r, ok`);
+    SELECT 0 AS part, 0 AS idx, NULL::text AS key, NULL::integer AS row_revision,
+      r.scope, r.revision, r.transcript_digest, r.receipts_digest, CASE WHEN ok.ok THEN r.head END AS body
+    FROM r, ok
+    UNION ALL SELECT 1, idx, NULL, revision, NULL, NULL, NULL, NULL, body FROM ${t.messages} WHERE run_id = $1 AND (SELECT ok FROM ok)
+    UNION ALL SELECT 2, 0, key, revision, NULL, NULL, NULL, NULL, body FROM ${t.receipts} WHERE run_id = $1 AND (SELECT ok FROM ok)
+    ORDER BY part, idx, key`;
 
   const named = (text: string) => ({ text, name: statementName(text) });
   return {
@@ -130,8 +124,7 @@ export function runStatements(t: OpsTables) {
     deleteReceipts: named(deleteReceipts),
     putReceipts: named(putReceipts),
     afterMiss,
-    load,
-    loadWithSaves,
+    load: named(load),
   };
 }
 

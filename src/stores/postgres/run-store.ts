@@ -24,7 +24,7 @@ import {
   decodeCursor, encodeCursor, isAgentRunStatus, listLimit, listStatuses, toSummary, type SummaryRow,
 } from '../list-query.js';
 import {
-  planSave, readIndex, readRecord, SaveMemory, type MessageRow, type PlanIndex, type ReceiptRow, type SavePlan, type StoredState,
+  planSave, readIndex, readRecord, SaveMemory, type MessageRow, type PlanIndex, type ReceiptRow, type SavePlan, type StoredRows, type StoredState,
 } from '../write-plan.js';
 import type { OpsTables } from './migrations.js';
 import { runStatements } from './run-statements.js';
@@ -38,41 +38,19 @@ export interface PostgresAgentRunStore extends AgentRunStore {
 
 const TERMINAL: readonly AgentRunStatus[] = ['completed', 'failed', 'stopped'];
 
-/**
- * The rows of one table as the load statement packs them: for each row, a
- * 4-byte big-endian length and the row's identity, then a length and its
- * body. The parts are views of `packed`, not copies. A length that runs past
- * the end is a corrupt record.
- */
-function unpackRows(runId: string, packed: Buffer | null): [identity: Buffer, body: Buffer][] {
-  const rows: [Buffer, Buffer][] = [];
-  if (packed === null) return rows;
-  let at = 0;
-  const take = (): Buffer => {
-    const length = at + 4 <= packed.length ? packed.readInt32BE(at) : -1;
-    const end = at + 4 + length;
-    if (length < 0 || end > packed.length) throw new StoredRecordError('record_corrupt', runId, `Stored rows of run ${runId} are truncated.`);
-    const part = packed.subarray(at + 4, end);
-    at = end;
-    return part;
-  };
-  while (at < packed.length) rows.push([take(), take()]);
-  return rows;
-}
-
+/** One row of the load statement: the head (part 0, with the run's columns), a transcript row (1) or a receipt row (2). */
 interface LoadRow {
+  part: number;
+  idx: number;
+  key: string | null;
+  /** The revision that wrote a transcript or receipt row (null for rows from before migration 6). */
+  row_revision: number | null;
   scope: string;
   revision: number;
   transcript_digest: Buffer;
   receipts_digest: Buffer;
-  head: Buffer | null;
-  /** The message rows packed by the load statement (see unpackRows); null: none. */
-  messages: Buffer | null;
-  /** The receipt rows, packed the same way, keys as UTF-8. */
-  receipts: Buffer | null;
-  /** With `saves`: the revision that wrote each row (null for rows from before migration 6). */
-  message_revisions?: (number | null)[] | null;
-  receipt_revisions?: (number | null)[] | null;
+  /** The head's bytes (null on the head row when the scope does not match), or the row's. */
+  body: Buffer | null;
 }
 
 interface LockedRow {
@@ -201,22 +179,24 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       if (typeof runId !== 'string' || runId === '') throw new InvalidOptionsError('load needs a run id.');
       const scope = options?.scope ?? null;
       const withSaves = options?.saves === true;
-      const rows = await db.query<LoadRow>(`Loading run ${runId}`, withSaves ? sql.loadWithSaves : sql.load, [runId, scope]);
+      const rows = await db.query<LoadRow>(`Loading run ${runId}`, sql.load.text, [runId, scope], false, sql.load.name);
       const row = rows[0];
       if (!row) return undefined;
       if (scope !== null && row.scope !== scope) throw new RunIdentityError('scope_mismatch', runId);
-      if (row.head === null) {
+      if (row.part !== 0 || row.body === null) {
         throw new StoredRecordError('record_corrupt', runId, `Stored record of run ${runId} has no head.`);
       }
+      const messages: StoredRows['messages'][number][] = [];
+      const receipts: StoredRows['receipts'][number][] = [];
+      for (let i = 1; i < rows.length; i++) {
+        const r = rows[i]!;
+        if (r.part === 1) messages.push({ index: r.idx, bytes: r.body!, revision: r.row_revision });
+        else receipts.push({ key: r.key!, bytes: r.body!, revision: r.row_revision });
+      }
       const { envelope, stored } = readRecord(runId, {
-        head: row.head,
-        // An identity that is not 4 bytes gets index -1, which loadRecord refuses as a transcript out of order.
-        messages: unpackRows(runId, row.messages).map(([identity, bytes], i) => ({
-          index: identity.length === 4 ? identity.readInt32BE(0) : -1, bytes, revision: row.message_revisions?.[i] ?? null,
-        })),
-        receipts: unpackRows(runId, row.receipts).map(([identity, bytes], i) => ({
-          key: identity.toString('utf8'), bytes, revision: row.receipt_revisions?.[i] ?? null,
-        })),
+        head: row.body,
+        messages,
+        receipts,
         transcriptDigest: row.transcript_digest,
         receiptsDigest: row.receipts_digest,
       }, 'bytes', withSaves);
