@@ -260,8 +260,8 @@ export function readRecord(runId: string, rows: StoredRows, legacy: 'bytes' | 'j
   const messages = rows.messages.map((m) => decodeFramed<unknown>(runId, m.bytes, json));
   const receipts = rows.receipts.map((r) => decodeFramed<unknown>(runId, r.bytes, json));
   const envelope = joinRecord(runId, format, head, messages.map((m) => m.value), receipts.map((r) => r.value));
-  // Each row holds the receipt of its own key, and nothing else made it into the record (the keys are the rows' own,
-  // unique in their table): so the record has as many receipts as there are rows.
+  // Each row holds the receipt of its own key, and the record has one key per row: a key two rows share (which a
+  // table keyed by it cannot hold, but a store of yours might hand over) leaves fewer keys than rows.
   const joined = envelope.receipts;
   for (const r of rows.receipts) if (joined[r.key]?.key !== r.key) throw corrupt();
   if (Object.keys(joined).length !== rows.receipts.length) throw corrupt();
