@@ -28,6 +28,7 @@ import { byStepThenCall, type CallReceipt } from '../../machines/index.js';
 import { StoredRecordError } from '../errors/index.js';
 import type { AgentRunEnvelope, AgentToolReceipt } from '../agent/types.js';
 import { unbuiltReceiptsOf, type ReceiptLists } from '../agent/envelope.js';
+import { defineKey } from '../agent/json.js';
 
 /** Marks where a transcript was taken out of the head. */
 interface TranscriptRef {
@@ -114,9 +115,8 @@ export function toRecord(envelope: AgentRunEnvelope): RunRecord {
   for (const key of Object.keys(envelope)) {
     const value = key === 'receipts' ? {} : key === 'snapshot' && headContext ? { ...(snapshot as Json), context: headContext }
       : (envelope as unknown as Json)[key];
-    // defineProperty: an own `__proto__` key (JSON.parse makes them) stays a key, as in a spread.
-    if (key === '__proto__') Object.defineProperty(head, key, { value, writable: true, enumerable: true, configurable: true });
-    else head[key] = value;
+    // An own `__proto__` key (JSON.parse makes them) stays a key, as in a spread.
+    defineKey(head, key, value);
   }
   if (!Object.hasOwn(head, 'receipts')) head.receipts = {};
   // Which save wrote each row is the rows' own business: a loaded envelope saved again does not carry it into the head.
