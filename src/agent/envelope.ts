@@ -65,7 +65,7 @@ export function checkEnvelope(value: unknown, runId: string, scope: string): Age
   if (record.runId !== runId || record.scope !== scope) throw new RunIdentityError('scope_mismatch', runId);
   if (record.machine?.id !== RUN_MACHINE_ID) throw new CheckpointVersionError(record.machine?.version ?? null, [RUN_MACHINE_VERSION]);
   if (typeof record.revision !== 'number' || record.snapshot === undefined || record.snapshot === null ||
-      typeof record.receipts !== 'object' || record.binding === undefined) {
+      (unbuiltReceiptsOf(record) === undefined && typeof record.receipts !== 'object') || record.binding === undefined) {
     throw new InvalidOptionsError(`Stored record of run ${runId} is incomplete.`, 'invalid_envelope');
   }
   // A record of an older machine is migrated here, in memory; one newer than this reader is refused.
@@ -123,4 +123,29 @@ export function lazyReceipts<T extends { receipts: Record<string, AgentToolRecei
 export function unbuiltReceiptsOf(envelope: object): ReceiptLists | undefined {
   const get = Object.getOwnPropertyDescriptor(envelope, 'receipts')?.get;
   return get ? unbuiltReceipts.get(get) : undefined;
+}
+
+/**
+ * How many receipts `envelope.receipts` holds, counted from its lists while it is unbuilt (so a record nobody needs
+ * is not built to be counted). The lists' keys are taken as unique within each list, as the engine and a store's
+ * load make them; an open call's key among the ended ones counts once.
+ */
+export function receiptCountOf(envelope: AgentRunEnvelope): number {
+  const lists = unbuiltReceiptsOf(envelope);
+  if (!lists) return Object.keys(envelope.receipts).length;
+  if (lists.open.length === 0) return lists.ended.length;
+  const open = new Set(lists.open.map((r) => r.key));
+  let count = open.size;
+  for (const receipt of lists.ended) if (!open.has(receipt.key)) count++;
+  return count;
+}
+
+/** `envelope.receipts[key]`, looked up in its lists while it is unbuilt (an open call's receipt wins, as in the record). */
+export function receiptOf(envelope: AgentRunEnvelope, key: string): AgentToolReceipt | undefined {
+  const lists = unbuiltReceiptsOf(envelope);
+  if (!lists) return Object.hasOwn(envelope.receipts, key) ? envelope.receipts[key] : undefined;
+  for (let i = lists.open.length - 1; i >= 0; i--) if (lists.open[i]!.key === key) return lists.open[i];
+  // The run's newest receipts are at the end of its list: the keys a resume asks about are usually there.
+  for (let i = lists.ended.length - 1; i >= 0; i--) if (lists.ended[i]!.key === key) return lists.ended[i];
+  return undefined;
 }

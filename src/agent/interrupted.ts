@@ -5,7 +5,7 @@
  * (retryToolCallIds) or what happened (reconciledToolResults).
  */
 import { CairnTypeError } from '../errors/index.js';
-import { receiptKey } from './envelope.js';
+import { receiptKey, receiptOf } from './envelope.js';
 import { refreshInvocationInputs } from './stored-call.js';
 import { toJson } from './json.js';
 import type {
@@ -24,7 +24,7 @@ export function interruptedCalls(stored: AgentRunEnvelope): AgentToolReceipt[] {
   for (const id of snapshot.context?.batch ?? []) {
     const call = snapshot.children?.[id]?.snapshot;
     if (!call?.context || call.status !== 'active') continue;
-    const receipt = stored.receipts[receiptKey(call.context.modelStep, call.context.toolCallId)];
+    const receipt = receiptOf(stored, receiptKey(call.context.modelStep, call.context.toolCallId));
     // An idempotent tool's call runs again by itself under the same identity.
     if (receipt?.status === 'executing' && !receipt.idempotent) out.push(receipt);
   }

@@ -169,9 +169,11 @@ export function matchAnswers(
     const key = receiptKey(call.modelStep, call.toolCallId);
     byKey.set(key, { ...byKey.get(key), clientResult: { output: result.output as never, isError: result.isError === true } });
   }
-  const recorded = new Set(Object.values(stored.receipts).filter((r) => r.client === true).map((r) => r.toolCallId));
+  // The client calls the run recorded, read only for a result no pending call took (the receipts of a long run are many).
+  let recorded: Set<string> | undefined;
   for (const result of clientToolResults) {
     if (usedResults.has(result)) continue;
+    recorded ??= new Set(Object.values(stored.receipts).filter((r) => r.client === true).map((r) => r.toolCallId));
     if (!recorded.has(result.toolCallId)) {
       // A result for a call the run never waited on cannot be taken: refuse before anything is written.
       refuseAnswer(

@@ -18,11 +18,12 @@ const MAGIC = Buffer.from('CRN', 'ascii');
  * envelope with its transcript taken out). 2: the head also carries what the
  * planner needs to write the next save incrementally (see write-plan.ts), and
  * the run's ended receipts are taken out of the snapshot (see record.ts).
- * Message and receipt parts are the same in both.
+ * 3: the same layout; the digests kept beside the head are made the cheaper
+ * way (see digest.ts). Message and receipt parts are the same in all three.
  */
-export const RECORD_FORMAT = 2;
+export const RECORD_FORMAT = 3;
 /** Formats a reader of this code accepts. A part of any other format is refused. */
-export const READABLE_FORMATS: readonly number[] = [1, 2];
+export const READABLE_FORMATS: readonly number[] = [1, 2, 3];
 const HEADER = MAGIC.length + 1 + 32;
 
 // Plain data only: no records/structures extension, so every part decodes on its own.
@@ -67,7 +68,7 @@ export function framedFormat(runId: string, bytes: Uint8Array | null | undefined
   const format = bytes[MAGIC.length]!;
   if (!READABLE_FORMATS.includes(format)) {
     throw new StoredRecordError('record_version_unsupported', runId,
-      `Stored record of run ${runId} has format ${format}; this reader knows formats ${READABLE_FORMATS.join(' and ')}.`);
+      `Stored record of run ${runId} has format ${format}; this reader knows formats ${READABLE_FORMATS.slice(0, -1).join(', ')} and ${READABLE_FORMATS.at(-1)}.`);
   }
   return format;
 }

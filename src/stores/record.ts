@@ -27,7 +27,7 @@
 import { byStepThenCall, type CallReceipt } from '../../machines/index.js';
 import { StoredRecordError } from '../errors/index.js';
 import type { AgentRunEnvelope, AgentToolReceipt } from '../agent/types.js';
-import { unbuiltReceiptsOf, type ReceiptLists } from '../agent/envelope.js';
+import { lazyReceipts, unbuiltReceiptsOf, type ReceiptLists } from '../agent/envelope.js';
 import { defineKey } from '../agent/json.js';
 
 /** Marks where a transcript was taken out of the head. */
@@ -203,14 +203,35 @@ export function joinRecord(runId: string, format: number, head: unknown, message
     // a run is edited in place once made.
     (envelope.result as { messages: unknown }).messages = messages;
   }
-  envelope.receipts = {};
   for (const receipt of receipts) {
     if (!isObject(receipt) || typeof receipt.key !== 'string') throw corrupt('receipts');
-    envelope.receipts[receipt.key] = receipt as unknown as AgentToolReceipt;
   }
   const ended = context.receipts as ReceiptsRef | undefined;
   const isList = isObject(ended) && ended.list === true && Object.keys(ended).length === 2;
-  if (isObject(ended) && typeof ended.$receipts === 'number' && (isList || Object.keys(ended).length === 1)) {
+  if (isList && typeof ended.$receipts === 'number') {
+    // The run's own shape: the ended receipts as a list in run order, and `envelope.receipts` (every receipt, by key)
+    // left unbuilt until someone reads it, as in the envelopes the engine builds (see lazyReceipts). The same objects
+    // in both: a receipt is replaced, never edited.
+    const outside = new Set(layout.outside ?? []);
+    const list: AgentToolReceipt[] = [];
+    const open: AgentToolReceipt[] = [];
+    for (const receipt of receipts as AgentToolReceipt[]) (outside.has(receipt.key) ? open : list).push(receipt);
+    if (list.length !== ended.$receipts) throw corrupt('receipts');
+    // Parts come in key order; the run keeps its list by step, then call. Sorted only when it is not already.
+    const ordered = list as unknown as CallReceipt[];
+    for (let i = 1; i < ordered.length; i++) {
+      if (byStepThenCall(ordered[i - 1]!, ordered[i]!) > 0) {
+        ordered.sort(byStepThenCall);
+        break;
+      }
+    }
+    context.receipts = ordered;
+    lazyReceipts(envelope, list, open);
+    return envelope;
+  }
+  envelope.receipts = {};
+  for (const receipt of receipts as AgentToolReceipt[]) envelope.receipts[receipt.key] = receipt;
+  if (isObject(ended) && typeof ended.$receipts === 'number' && Object.keys(ended).length === 1) {
     const outside = new Set(layout.outside ?? []);
     const restored: Record<string, AgentToolReceipt> = {};
     for (const [key, receipt] of Object.entries(envelope.receipts)) {
@@ -218,7 +239,7 @@ export function joinRecord(runId: string, format: number, head: unknown, message
       if (!outside.has(key)) restored[key] = receipt;
     }
     if (Object.keys(restored).length !== ended.$receipts) throw corrupt('receipts');
-    context.receipts = isList ? (Object.values(restored) as CallReceipt[]).sort(byStepThenCall) : restored;
+    context.receipts = restored;
   }
   return envelope;
 }

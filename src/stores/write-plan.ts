@@ -18,8 +18,9 @@
  *     upserts the ones whose bytes changed and deletes open rows the envelope
  *     no longer has. When the settled ones are not as many as stored (one was
  *     added, or dropped), or the run went back a step, it rewrites them all.
- *   - a changed lineage (a migrated machine version), or a head of format 1,
- *     which has no index: every row is written again.
+ *   - a changed lineage (a migrated machine version), or a head of format 1
+ *     (no index) or 2 (digests made the older way): every row is written
+ *     again.
  *
  * Bytes and hashing per save are those of the head and the step's parts. What
  * the rules cannot see is a message in the middle of the transcript, or a
@@ -29,7 +30,7 @@
 import { StoredRecordError } from '../errors/index.js';
 import type { AgentRunEnvelope, AgentRunStatus } from '../agent/types.js';
 import { decodeFramed, encodePart, framedFormat, sha256 } from './codec.js';
-import { emptyDigest, legacyJsonDigest, rowDigest, sameDigest, xorInto } from './digest.js';
+import { emptyDigest, legacyJsonDigest, sameDigest, xorRow, xorRowOf } from './digest.js';
 import { joinRecord, toRecord, type RecordLayout } from './record.js';
 
 /** What a stored head says about its run's other rows. */
@@ -49,7 +50,7 @@ export interface PlanIndex {
 /** What the store holds of a run, as the planner needs it. */
 export interface StoredState {
   revision: number;
-  /** From the stored head (see {@link readIndex}); null when the head has none (format 1): the save rewrites every row. */
+  /** From the stored head (see {@link readIndex}); null when a save cannot extend it (a head of format 1 or 2): the save rewrites every row. */
   index: PlanIndex | null;
   transcriptDigest: Uint8Array;
   receiptsDigest: Uint8Array;
@@ -93,7 +94,13 @@ export interface SavePlan {
   bytes: number;
 }
 
-/** The head value a format-2 head holds. */
+/**
+ * The oldest head format whose index and digests a save extends. A head of an older format (1: no index; 2: digests
+ * made the older way) is read as it is, and its run's next save writes every row again.
+ */
+const INCREMENTAL_FORMAT = 3;
+
+/** The head value a head of format 2 or later holds. */
 interface Head {
   plan: PlanIndex;
   layout: RecordLayout;
@@ -122,7 +129,7 @@ export function planSave(envelope: AgentRunEnvelope, stored: StoredState | undef
     const bytes = encodePart(messages[i]);
     tail = sha256(bytes);
     if (i === 0) first = tail;
-    xorInto(transcriptDigest, rowDigest(i, tail));
+    xorRow(transcriptDigest, i, tail);
     messageRows.push({ index: i, bytes });
   }
 
@@ -145,12 +152,12 @@ export function planSave(envelope: AgentRunEnvelope, stored: StoredState | undef
     const old = before.get(receipt.key);
     before.delete(receipt.key);
     if (old && sha.equals(old)) continue;
-    if (old) xorInto(receiptsDigest, rowDigest(receipt.key, old));
-    xorInto(receiptsDigest, rowDigest(receipt.key, sha));
+    if (old) xorRow(receiptsDigest, receipt.key, old);
+    xorRow(receiptsDigest, receipt.key, sha);
     receiptRows.push({ key: receipt.key, modelStep: receipt.modelStep, bytes });
   }
   const deleteReceipts = [...before.keys()];
-  for (const [key, sha] of before) xorInto(receiptsDigest, rowDigest(key, sha));
+  for (const [key, sha] of before) xorRow(receiptsDigest, key, sha);
 
   const plan: PlanIndex = {
     length: messages.length, first, tail, settledStep: record.currentStep, receiptCount: record.receipts.length, lineage: record.lineage,
@@ -189,10 +196,14 @@ function sameSha(message: unknown, sha: Uint8Array | null): boolean {
   return sha !== null && sha256(encodePart(message)).equals(sha);
 }
 
-/** The planner's index in a stored head, or null for a head of format 1 (which has none). Refuses a head that does not decode. */
+/**
+ * The planner's index in a stored head, or null when a save cannot extend what the head describes: a head of format
+ * 1 has no index, and one of format 2 has digests made the older way (see digest.ts). Refuses a head that does not
+ * decode.
+ */
 export function readIndex(runId: string, head: Uint8Array): PlanIndex | null {
   const { format, value } = decodeFramed<Head>(runId, head);
-  return format >= 2 && value && typeof value === 'object' ? value.plan ?? null : null;
+  return format >= INCREMENTAL_FORMAT && value && typeof value === 'object' ? value.plan ?? null : null;
 }
 
 /** A run's rows as a store read them in one snapshot, for {@link loadRecord}. */
@@ -223,7 +234,7 @@ export interface ReadRecord {
   envelope: AgentRunEnvelope;
   /**
    * What the store holds of the run, for planning the next save without reading the rows again (see
-   * {@link SaveMemory.loaded}); undefined for a record of format 1, whose next save rewrites every row.
+   * {@link SaveMemory.loaded}); undefined for a record of format 1 or 2, whose next save rewrites every row.
    */
   stored: StoredState | undefined;
 }
@@ -245,7 +256,7 @@ export function readRecord(runId: string, rows: StoredRows, legacy: 'bytes' | 'j
   const transcriptDigest = emptyDigest();
   for (const m of rows.messages) {
     framedFormat(runId, m.bytes);
-    if (!json) xorInto(transcriptDigest, rowDigest(m.index, sha256(m.bytes)));
+    if (!json) xorRowOf(format, transcriptDigest, m.index, sha256(m.bytes));
   }
   const receiptShas: Buffer[] = [];
   const receiptsDigest = emptyDigest();
@@ -254,17 +265,20 @@ export function readRecord(runId: string, rows: StoredRows, legacy: 'bytes' | 'j
     if (json) continue;
     const sha = sha256(r.bytes);
     receiptShas.push(sha);
-    xorInto(receiptsDigest, rowDigest(r.key, sha));
+    xorRowOf(format, receiptsDigest, r.key, sha);
   }
   if (!json && (!sameDigest(rows.transcriptDigest, transcriptDigest) || !sameDigest(rows.receiptsDigest, receiptsDigest))) throw corrupt();
   const messages = rows.messages.map((m) => decodeFramed<unknown>(runId, m.bytes, json));
   const receipts = rows.receipts.map((r) => decodeFramed<unknown>(runId, r.bytes, json));
   const envelope = joinRecord(runId, format, head, messages.map((m) => m.value), receipts.map((r) => r.value));
-  // Each row holds the receipt of its own key, and the record has one key per row: a key two rows share (which a
-  // table keyed by it cannot hold, but a store of yours might hand over) leaves fewer keys than rows.
-  const joined = envelope.receipts;
-  for (const r of rows.receipts) if (joined[r.key]?.key !== r.key) throw corrupt();
-  if (Object.keys(joined).length !== rows.receipts.length) throw corrupt();
+  // Each row holds the receipt of its own key, and no key is on two rows (which a table keyed by it cannot hold, but
+  // a store of yours might hand over). Checked on the rows: the envelope's receipts record may not be built yet.
+  const keys = new Set<string>();
+  for (let i = 0; i < rows.receipts.length; i++) {
+    const key = rows.receipts[i]!.key;
+    if ((receipts[i]!.value as { key?: unknown }).key !== key || keys.has(key)) throw corrupt();
+    keys.add(key);
+  }
   if (json && (!sameDigest(rows.transcriptDigest, legacyJsonDigest(messages.map((m, i) => [i, m.value] as const)))
     || !sameDigest(rows.receiptsDigest, legacyJsonDigest(receipts.map((r, i) => [rows.receipts[i]!.key, r.value] as const))))) throw corrupt();
   if (withSaves) {
@@ -272,7 +286,7 @@ export function readRecord(runId: string, rows: StoredRows, legacy: 'bytes' | 'j
     for (const r of rows.receipts) receipts[r.key] = r.revision ?? null;
     envelope.saves = { messages: rows.messages.map((m) => m.revision ?? null), receipts };
   }
-  const plan = format >= 2 && !json && isRecord(head) && isRecord(head.plan) ? head.plan as unknown as PlanIndex : null;
+  const plan = format >= INCREMENTAL_FORMAT && isRecord(head) && isRecord(head.plan) ? head.plan as unknown as PlanIndex : null;
   let stored: StoredState | undefined;
   if (plan) {
     const unsettled = new Map<string, Uint8Array>();

@@ -20,6 +20,8 @@ import {
 import { createMockModel, type MockResponse } from 'cairn/testing';
 import { describePostgres, type PostgresTestEnv } from './pg-env.js';
 import { copyRunRows } from '../support/old-schemas.js';
+import { sha256 } from '../../src/stores/codec.js';
+import { digestOf } from '../../src/stores/digest.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const clone = <T>(value: T): T => structuredClone(value);
@@ -204,6 +206,50 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
     // A completed run answers from the store, without a model call.
     const again = await resumeAgent({ ...options, model: createMockModel({ responses: [] }), session: { ...options.session, store: open().agentRuns } });
     expect(again).toEqual(resumed);
+  });
+
+  it('resumes a run an earlier version wrote (record format 2), and its next save writes every row in this format', async () => {
+    const publish = echoTool({ needsApproval: true });
+    const options = {
+      model: createMockModel({ responses: [{ toolCalls: [{ toolName: 'lookup', args: { n: 1 } }] }, { toolCalls: [{ toolName: 'publish', args: { n: 2 } }] }] }),
+      prompt: 'Look up, then publish.',
+      bindingId: 'pg-format2-v1',
+      tools: { lookup: echoTool(), publish },
+      session: { store: ops.agentRuns, runId: 'format2-1', scope: 'tenant-a' },
+    } satisfies ResumeOptions;
+    const first = await runAgent(options);
+    expect(first.status).toBe('suspended');
+    if (first.status !== 'suspended') return;
+    const before = await ops.agentRuns.load('format2-1');
+    // What format 2 left: the same parts with format byte 2, and digests made the older way.
+    const t = `"${schema}"`;
+    await env.sql(`UPDATE ${t}.cairn_runs SET head = set_byte(head, 3, 2) WHERE run_id = 'format2-1'`);
+    await env.sql(`UPDATE ${t}.cairn_run_messages SET body = set_byte(body, 3, 2) WHERE run_id = 'format2-1'`);
+    await env.sql(`UPDATE ${t}.cairn_run_receipts SET body = set_byte(body, 3, 2) WHERE run_id = 'format2-1'`);
+    const messages = await env.sql<{ idx: number; body: Buffer }>(`SELECT idx, body FROM ${t}.cairn_run_messages WHERE run_id = 'format2-1'`);
+    const receipts = await env.sql<{ key: string; body: Buffer }>(`SELECT key, body FROM ${t}.cairn_run_receipts WHERE run_id = 'format2-1'`);
+    await env.sql(`UPDATE ${t}.cairn_runs SET transcript_digest = $1, receipts_digest = $2 WHERE run_id = 'format2-1'`, [
+      digestOf(messages.map((m) => [m.idx, sha256(m.body)] as const), 2), digestOf(receipts.map((r) => [r.key, sha256(r.body)] as const), 2),
+    ]);
+    const formats = async () => new Set((await env.sql<{ f: number }>(`
+      SELECT get_byte(head, 3) AS f FROM ${t}.cairn_runs WHERE run_id = 'format2-1'
+      UNION ALL SELECT get_byte(body, 3) FROM ${t}.cairn_run_messages WHERE run_id = 'format2-1'
+      UNION ALL SELECT get_byte(body, 3) FROM ${t}.cairn_run_receipts WHERE run_id = 'format2-1'`)).map((r) => r.f));
+    expect(await formats()).toEqual(new Set([2]));
+
+    const other = open();
+    expect(await other.agentRuns.load('format2-1')).toEqual(before);
+    const approval = first.pendingApprovals[0]!;
+    const resumed = await resumeAgent({
+      ...options,
+      model: createMockModel({ responses: [{ text: 'Published.' }] }),
+      session: { store: other.agentRuns, runId: 'format2-1', scope: 'tenant-a' },
+      approvalResponses: [{ approvalId: approval.approvalId, token: approval.token, approved: true }],
+    });
+    expect(resumed.status).toBe('completed');
+    expect(publish.runs).toHaveLength(1);
+    expect(await formats()).toEqual(new Set([3]));
+    expect((await open().agentRuns.load('format2-1'))?.result).toEqual(resumed);
   });
 
   it('replays every envelope of a run in order, each one loading back equal', async () => {

@@ -22,7 +22,8 @@ import {
   MIGRATIONS, SCHEMA_VERSION, StoreSchemaVersionError, createSqliteOpsStore,
   type SqliteOpsStore, type SqliteOpsStoreOptions,
 } from 'cairn/ops/sqlite';
-import { encodePart } from '../../src/stores/codec.js';
+import { encodePart, sha256 } from '../../src/stores/codec.js';
+import { digestOf } from '../../src/stores/digest.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -188,6 +189,57 @@ describe('round trips of real runs', () => {
     expect(ended.status).toBe('completed');
     expect(json(ended)).toEqual(json(done));
     expect(again.calls).toHaveLength(0);
+  });
+
+  it('resumes a run an earlier version wrote (record format 2), and its next save writes every row in this format', async () => {
+    const ops = open();
+    const store = checked(ops.agentRuns);
+    const { options, publish } = approvalRun(store);
+    const first = await runAgent(options);
+    expect(first.status).toBe('suspended');
+    if (first.status !== 'suspended') return;
+    ops.close();
+    // What format 2 left: the same parts with format byte 2, and digests made the older way.
+    const db = raw();
+    const downgrade = (body: Buffer) => {
+      const copy = Buffer.from(body);
+      copy[3] = 2;
+      return copy;
+    };
+    db.transaction(() => {
+      for (const r of db.prepare('SELECT run_id, head FROM cairn_runs').all() as { run_id: string; head: Buffer }[]) {
+        db.prepare('UPDATE cairn_runs SET head = ? WHERE run_id = ?').run(downgrade(r.head), r.run_id);
+      }
+      for (const r of db.prepare('SELECT run_id, idx, body FROM cairn_run_messages').all() as { run_id: string; idx: number; body: Buffer }[]) {
+        db.prepare('UPDATE cairn_run_messages SET body = ? WHERE run_id = ? AND idx = ?').run(downgrade(r.body), r.run_id, r.idx);
+      }
+      for (const r of db.prepare('SELECT run_id, receipt_key, body FROM cairn_run_receipts').all() as { run_id: string; receipt_key: string; body: Buffer }[]) {
+        db.prepare('UPDATE cairn_run_receipts SET body = ? WHERE run_id = ? AND receipt_key = ?').run(downgrade(r.body), r.run_id, r.receipt_key);
+      }
+      const messages = db.prepare('SELECT idx, body FROM cairn_run_messages WHERE run_id = ?').all('publish-1') as { idx: number; body: Buffer }[];
+      const receipts = db.prepare('SELECT receipt_key, body FROM cairn_run_receipts WHERE run_id = ?').all('publish-1') as { receipt_key: string; body: Buffer }[];
+      db.prepare('UPDATE cairn_runs SET transcript_digest = ?, receipts_digest = ? WHERE run_id = ?').run(
+        digestOf(messages.map((m) => [m.idx, sha256(m.body)] as const), 2),
+        digestOf(receipts.map((r) => [r.receipt_key, sha256(r.body)] as const), 2), 'publish-1');
+    })();
+    const formats = () => [
+      ...db.prepare('SELECT head FROM cairn_runs').pluck().all() as Buffer[],
+      ...db.prepare('SELECT body FROM cairn_run_messages').pluck().all() as Buffer[],
+      ...db.prepare('SELECT body FROM cairn_run_receipts').pluck().all() as Buffer[],
+    ].map((b) => b[3]);
+    expect(new Set(formats())).toEqual(new Set([2]));
+
+    const reopened = open();
+    expect(json(await reopened.agentRuns.load('publish-1', { scope: 'tenant-a' }))).toEqual(json(store.saved.at(-1)));
+    const resumeModel = createMockModel({ responses: [{ text: 'Published.' }] });
+    const done = await resumeAgent({
+      ...options, model: resumeModel, session: { ...options.session, store: checked(reopened.agentRuns) },
+      approvalResponses: first.pendingApprovals.map((p) => ({ approvalId: p.approvalId, token: p.token, approved: true })),
+    });
+    expect(done.status).toBe('completed');
+    expect(publish.runs).toEqual([{ slug: 'notes' }]);
+    expect(new Set(formats())).toEqual(new Set([3]));
+    expect((await open().agentRuns.load('publish-1'))?.status).toBe('completed');
   });
 
   it('returns a fresh object from each load', async () => {

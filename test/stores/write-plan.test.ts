@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import type { AgentRunEnvelope, AgentToolReceipt } from '../../src/agent/types.js';
 import { decodePart, encodePart, sha256 } from '../../src/stores/codec.js';
 import { digestOf } from '../../src/stores/digest.js';
-import { loadRecord, planSave, type SavePlan, type StoredState } from '../../src/stores/write-plan.js';
+import { receiptCountOf, receiptOf, unbuiltReceiptsOf } from '../../src/agent/envelope.js';
+import { loadRecord, planSave, readIndex, readRecord, type SavePlan, type StoredState } from '../../src/stores/write-plan.js';
 
 const receipt = (modelStep: number, id: string, status: AgentToolReceipt['status'] = 'completed'): AgentToolReceipt => ({
   key: `${modelStep}:${id}`, toolCallId: id, toolName: 'lookup', modelStep, status, idempotent: false,
@@ -141,13 +142,71 @@ it('reads a record of format 1 (the first layout) and plans its next save as a r
     transcriptDigest: null as Uint8Array | null,
     receiptsDigest: null as Uint8Array | null,
   };
-  rows.transcriptDigest = digestOf(rows.messages.map((m) => [m.index, sha256(m.bytes)] as const));
-  rows.receiptsDigest = digestOf(rows.receipts.map((r) => [r.key, sha256(r.bytes)] as const));
+  rows.transcriptDigest = digestOf(rows.messages.map((m) => [m.index, sha256(m.bytes)] as const), 1);
+  rows.receiptsDigest = digestOf(rows.receipts.map((r) => [r.key, sha256(r.bytes)] as const), 1);
   expect(loadRecord('r', rows)).toStrictEqual(json(envelope));
   const stored: StoredState = { revision: 2, index: null, transcriptDigest: rows.transcriptDigest, receiptsDigest: rows.receiptsDigest, unsettled: new Map() };
   const next = planSave({ ...run(3, 'flat'), revision: 3 }, stored);
   expect(next.trimMessagesFrom).toBe(0);
   expect(next.replaceReceipts).toBe(true);
+});
+
+/** `rows` as a reader of record format `format` holds them: each part's format byte set, the digests made that format's way. */
+function asFormat(rows: ReturnType<typeof rowsAfter>, format: number, digestFormat = format) {
+  const reframe = (bytes: Buffer) => {
+    const copy = Buffer.from(bytes);
+    copy[3] = format;
+    return copy;
+  };
+  const messages = rows.messages.map((m) => ({ index: m.index, bytes: reframe(m.bytes) }));
+  const receipts = rows.receipts.map((r) => ({ key: r.key, bytes: reframe(r.bytes) }));
+  return {
+    head: reframe(rows.head), messages, receipts,
+    transcriptDigest: digestOf(messages.map((m) => [m.index, sha256(m.bytes)] as const), digestFormat),
+    receiptsDigest: digestOf(receipts.map((r) => [r.key, sha256(r.bytes)] as const), digestFormat),
+  };
+}
+
+describe('the digests beside the head', () => {
+  it('are made as the head\'s format says: a record of format 2 reads with the older digest, and its next save rewrites every row', () => {
+    const plans = [planSave(run(2, 'context'), undefined)];
+    const rows = asFormat(rowsAfter(plans), 2);
+    expect(loadRecord('r', rows)).toStrictEqual(json(run(2, 'context')));
+    // Nothing a save could extend: the index and the rows' state are not carried over from a format-2 head.
+    expect(readIndex('r', rows.head)).toBeNull();
+    expect(readRecord('r', rows).stored).toBeUndefined();
+    const stored: StoredState = { revision: 2, index: null, transcriptDigest: rows.transcriptDigest, receiptsDigest: rows.receiptsDigest, unsettled: new Map() };
+    const next = planSave(run(3, 'context'), stored);
+    expect(next.trimMessagesFrom).toBe(0);
+    expect(next.replaceReceipts).toBe(true);
+    expect(next.messages.map((m) => m.index)).toEqual([...Array(7).keys()]);
+    expect(next.head[3]).toBe(3);
+    expect(loadRecord('r', rowsAfter([...plans, next]))).toStrictEqual(json(run(3, 'context')));
+  });
+
+  it('refuse a head whose digests were made another format\'s way', () => {
+    const rows = rowsAfter([planSave(run(2, 'context'), undefined)]);
+    expect(() => loadRecord('r', asFormat(rows, 2, 3))).toThrow(expect.objectContaining({ code: 'record_corrupt' }));
+    expect(() => loadRecord('r', asFormat(rows, 3, 2))).toThrow(expect.objectContaining({ code: 'record_corrupt' }));
+    expect(loadRecord('r', asFormat(rows, 3))).toStrictEqual(json(run(2, 'context')));
+  });
+
+  it('change when a row is moved, two rows trade bodies, a row is dropped or one is copied under another key', () => {
+    const rows = rowsAfter([planSave(run(3, 'context'), undefined)]);
+    const sha = (b: Uint8Array) => sha256(b);
+    const digest = (entries: [string | number, Buffer][]) => digestOf(entries.map(([id, b]) => [id, sha(b)] as const));
+    const messages = rows.messages.map((m) => [m.index, m.bytes] as [number, Buffer]);
+    const receipts = rows.receipts.map((r) => [r.key, r.bytes] as [string, Buffer]);
+    const base = digest(messages);
+    expect(digest(messages)).toEqual(base);
+    const traded = messages.map(([i, b], k) => [i, k === 1 ? messages[2]![1] : k === 2 ? messages[1]![1] : b] as [number, Buffer]);
+    expect(digest(traded)).not.toEqual(base);
+    expect(digest(messages.map(([i, b]) => [i === 3 ? 30 : i, b]))).not.toEqual(base);
+    expect(digest(messages.slice(1))).not.toEqual(base);
+    const receiptBase = digest(receipts);
+    expect(digest([...receipts, ['9:copied', receipts[0]![1]]])).not.toEqual(receiptBase);
+    expect(digest(receipts.map(([k, b], i) => [k, receipts[(i + 1) % receipts.length]![1]]))).not.toEqual(receiptBase);
+  });
 });
 
 describe('the record of a run whose context keeps its ended receipts', () => {
@@ -158,6 +217,34 @@ describe('the record of a run whose context keeps its ended receipts', () => {
     const plan = planSave(envelope, undefined);
     expect(JSON.stringify(decodePart('r', plan.head))).not.toContain('"0:c0"');
     expect(loadRecord('r', rowsAfter([plan]))).toStrictEqual(json(envelope));
+  });
+
+  it('loads them without building the envelope\'s receipts record, which reads as every receipt once asked for', () => {
+    const envelope = run(4, 'context');
+    const context = (envelope.snapshot as unknown as { context: { receipts: unknown } }).context;
+    context.receipts = Object.values(context.receipts as Record<string, AgentToolReceipt>).sort((a, b) => a.modelStep - b.modelStep);
+    const loaded = loadRecord('r', rowsAfter([planSave(envelope, undefined)]));
+    expect(unbuiltReceiptsOf(loaded)).toBeDefined();
+    expect(receiptCountOf(loaded)).toBe(5);
+    expect(receiptOf(loaded, '1:c1')).toEqual(envelope.receipts['1:c1']);
+    expect(receiptOf(loaded, '4:c4')).toMatchObject({ status: 'executing' });
+    expect(receiptOf(loaded, '9:none')).toBeUndefined();
+    expect(unbuiltReceiptsOf(loaded)).toBeDefined();
+    expect(loaded.receipts).toEqual(json(envelope.receipts));
+    expect(unbuiltReceiptsOf(loaded)).toBeUndefined();
+  });
+
+  it('refuses rows that hand over a receipt under another row\'s key, or one key twice, even with digests to match', () => {
+    const envelope = run(3, 'context');
+    const rows = rowsAfter([planSave(envelope, undefined)]);
+    const redigest = (receipts: { key: string; bytes: Buffer }[]) => ({
+      ...rows, receipts, receiptsDigest: digestOf(receipts.map((r) => [r.key, sha256(r.bytes)] as const)),
+    });
+    const [a, b, ...rest] = rows.receipts;
+    expect(loadRecord('r', redigest([a!, b!, ...rest]))).toStrictEqual(json(envelope));
+    expect(() => loadRecord('r', redigest([{ key: a!.key, bytes: b!.bytes }, { key: b!.key, bytes: a!.bytes }, ...rest])))
+      .toThrow(expect.objectContaining({ code: 'record_corrupt' }));
+    expect(() => loadRecord('r', redigest([a!, a!, b!, ...rest]))).toThrow(expect.objectContaining({ code: 'record_corrupt' }));
   });
 
   it('keeps them in the head when a key is not among the envelope\'s receipts, or is there twice', () => {
