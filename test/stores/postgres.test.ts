@@ -128,6 +128,16 @@ function measuringPool(url: string): { pool: pg.Pool; bytes(): number } {
   return { pool, bytes: () => bytes };
 }
 
+/** Resumes the run of `options` through `store` with its pending approval granted; the model answers "Published.". */
+function approveOn(options: ResumeOptions, store: AgentRunStore, approval: { approvalId: string; token: string }) {
+  return resumeAgent({
+    ...options,
+    model: createMockModel({ responses: [{ text: 'Published.' }] }),
+    session: { ...options.session, store },
+    approvalResponses: [{ approvalId: approval.approvalId, token: approval.token, approved: true }],
+  });
+}
+
 describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
   const opened: PostgresOpsStore[] = [];
   const pools: pg.Pool[] = [];
@@ -188,13 +198,7 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
     expect(await other.agentRuns.load('roundtrip-1')).toEqual(last);
     expect(await count('cairn_run_messages', 'roundtrip-1')).toBe(lengthOf(last));
 
-    const approval = first.pendingApprovals[0]!;
-    const resumed = await resumeAgent({
-      ...options,
-      model: createMockModel({ responses: [{ text: 'Published.' }] }),
-      session: { store: other.agentRuns, runId: 'roundtrip-1', scope: 'tenant-a' },
-      approvalResponses: [{ approvalId: approval.approvalId, token: approval.token, approved: true }],
-    });
+    const resumed = await approveOn(options, other.agentRuns, first.pendingApprovals[0]!);
     expect(resumed.status).toBe('completed');
     expect(lookup.runs).toHaveLength(2);
     expect(publish.runs).toHaveLength(1);
@@ -239,13 +243,7 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
 
     const other = open();
     expect(await other.agentRuns.load('format2-1')).toEqual(before);
-    const approval = first.pendingApprovals[0]!;
-    const resumed = await resumeAgent({
-      ...options,
-      model: createMockModel({ responses: [{ text: 'Published.' }] }),
-      session: { store: other.agentRuns, runId: 'format2-1', scope: 'tenant-a' },
-      approvalResponses: [{ approvalId: approval.approvalId, token: approval.token, approved: true }],
-    });
+    const resumed = await approveOn(options, other.agentRuns, first.pendingApprovals[0]!);
     expect(resumed.status).toBe('completed');
     expect(publish.runs).toHaveLength(1);
     expect(await formats()).toEqual(new Set([3]));
