@@ -315,6 +315,8 @@ interface Sample {
   restore: number;
   saves: number;
   saveCount: number;
+  /** The first save alone: on SQLite it is the first commit to the WAL the bench restarted, which also syncs the WAL header and the directory. */
+  firstSave: number;
   model: number;
   tool: number;
 }
@@ -411,9 +413,11 @@ async function resumeOnce(backend: Backend, steps: number, run: { runId: string;
   const sum = (phase: Phase) => marks.spans.filter((s) => s.phase === phase).reduce((n, s) => n + (s.end - s.start), 0);
   const load = marks.spans.find((s) => s.phase === 'load')!;
   const next = marks.spans.find((s) => s.phase !== 'load' && s.start >= load.end);
+  const first = marks.spans.find((s) => s.phase === 'save');
   const sample: Sample = {
     total, load: load.end - load.start, restore: next ? next.start - load.end : 0, saves: sum('save'),
     saveCount: marks.spans.filter((s) => s.phase === 'save').length, model: sum('model'), tool: sum('tool'),
+    firstSave: first ? first.end - first.start : 0,
   };
   return { sample, count };
 }
@@ -451,7 +455,7 @@ async function measureBackend(backend: Backend): Promise<ResumeRow[]> {
       steps,
       resume: {
         total: pick('total'), load: pick('load'), restore: pick('restore'), saves: pick('saves'),
-        saveCount: pick('saveCount'), model: pick('model'), tool: pick('tool'),
+        saveCount: pick('saveCount'), firstSave: pick('firstSave'), model: pick('model'), tool: pick('tool'),
       },
       withLease: median(s.lease),
       floor: median(s.floor),
@@ -518,12 +522,12 @@ export function printResume({ rows, skipped }: { rows: ResumeRow[]; skipped: str
   }
   if (skipped) console.log(`\npostgres: skipped (${skipped})`);
   console.log(`\nWhere a resume's time goes (ms, medians of the same resumes; restore: from the end of the load to the first save, the record checked, the actors restored, the approval applied)\n`);
-  console.log('| store | steps | resume | load | restore | saves (count) | tool | model turn | rest of the engine |');
+  console.log('| store | steps | resume | load | restore | saves (count; the first alone) | tool | model turn | rest of the engine |');
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of rows) {
     const p = r.resume;
     const rest = p.total - p.load - p.restore - p.saves - p.tool - p.model;
-    console.log(`| ${r.store} | ${r.steps.toLocaleString('en')} | ${f(p.total)} | ${f(p.load)} | ${f(p.restore)} | ${f(p.saves)} (${p.saveCount}) | ${f(p.tool, 3)} | ${f(p.model, 3)} | ${f(rest)} |`);
+    console.log(`| ${r.store} | ${r.steps.toLocaleString('en')} | ${f(p.total)} | ${f(p.load)} | ${f(p.restore)} | ${f(p.saves)} (${p.saveCount}; ${f(p.firstSave)}) | ${f(p.tool, 3)} | ${f(p.model, 3)} | ${f(rest)} |`);
   }
   console.log('\nStatements a resume sends (SQLite: statements run, BEGIN and COMMIT included; PostgreSQL: queries, one round trip each), by phase and by kind\n');
   console.log('| store | steps | lease | total | by phase | by kind |');
