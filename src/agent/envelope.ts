@@ -5,6 +5,7 @@
 import { CheckpointVersionError, InvalidOptionsError, RunIdentityError } from '../errors/index.js';
 import { RUN_MACHINE_VERSION } from '../../machines/index.js';
 import { digestOf } from './digest.js';
+import { defineKey } from './json.js';
 import { migrateRecord } from './migrations.js';
 import type { AgentRunEnvelope, AgentToolReceipt, PendingApproval } from './types.js';
 
@@ -148,4 +149,17 @@ export function receiptOf(envelope: AgentRunEnvelope, key: string): AgentToolRec
   // The run's newest receipts are at the end of its list: the keys a resume asks about are usually there.
   for (let i = lists.ended.length - 1; i >= 0; i--) if (lists.ended[i]!.key === key) return lists.ended[i];
   return undefined;
+}
+
+/**
+ * `{ ...envelope, ...replace }`, made key by key: a spread would read (and so build) an unbuilt receipts record, and
+ * `replace.receipts` stands in for it without reading it. The envelope's keys keep their order, keys only `replace`
+ * has come after them, and an own `__proto__` key (JSON.parse makes them) stays a key.
+ */
+export function envelopeFields(envelope: AgentRunEnvelope, replace: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const own = envelope as unknown as Record<string, unknown>;
+  for (const key of Object.keys(envelope)) defineKey(out, key, Object.hasOwn(replace, key) ? replace[key] : own[key]);
+  for (const key of Object.keys(replace)) if (!Object.hasOwn(out, key)) defineKey(out, key, replace[key]);
+  return out;
 }

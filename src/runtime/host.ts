@@ -11,8 +11,8 @@ import {
 } from '../errors/index.js';
 import { runMachine, toolCallMachine } from '../../machines/index.js';
 import type { CallAnswer, RunContext, RunInput, RunPlan, ToolCallEmitted } from '../../machines/index.js';
-import { defineKey, toJson } from '../agent/json.js';
-import { receiptCountOf } from '../agent/envelope.js';
+import { toJson } from '../agent/json.js';
+import { envelopeFields, receiptCountOf } from '../agent/envelope.js';
 import { resultBase } from '../agent/result.js';
 import type { NormalizedOptions } from '../agent/options.js';
 import type { AgentEvent, AgentResult, AgentRunEnvelope, AgentWarning, JsonValue, Lease, Message, StopReason } from '../agent/types.js';
@@ -45,17 +45,10 @@ export const DEFAULT_LEASE_TTL_MS = 30_000;
 function recordPrint(envelope: AgentRunEnvelope): string {
   const snapshot = envelope.snapshot as unknown as PersistedRun;
   const context = snapshot.context;
-  return JSON.stringify({
-    ...withoutReceipts(envelope), revision: 0, updatedAt: 0, saves: undefined, receipts: receiptCountOf(envelope),
+  return JSON.stringify(envelopeFields(envelope, {
+    revision: 0, updatedAt: 0, saves: undefined, receipts: receiptCountOf(envelope),
     snapshot: { ...snapshot, context: { ...context, messages: context.messages.length, receipts: context.receipts.length } },
-  });
-}
-
-/** The envelope's own properties but `receipts`, key by key: a spread would read (and so build) an unbuilt receipts record. */
-function withoutReceipts(envelope: AgentRunEnvelope): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(envelope)) if (key !== 'receipts') defineKey(out, key, (envelope as unknown as Record<string, unknown>)[key]);
-  return out;
+  }));
 }
 
 /** Whether `envelope` holds the restored record: the same lists (never edited in place, so identity settles them) and print. */

@@ -28,6 +28,9 @@ import { RECORD_FORMAT, sha256 } from './codec.js';
 
 export const DIGEST_BYTES = 32;
 
+/** The first record format whose digests are made with {@link xorRow}; older ones used {@link shaRowDigest}. */
+export const MIXED_DIGEST_FORMAT = 3;
+
 /** The digest of no rows. A new buffer: the caller may XOR into it. */
 export const emptyDigest = (): Buffer => Buffer.alloc(DIGEST_BYTES);
 
@@ -35,7 +38,7 @@ export const emptyDigest = (): Buffer => Buffer.alloc(DIGEST_BYTES);
 let scratch = Buffer.alloc(256);
 
 /** One row's contribution as records before format 3 made it: the sha256 of its identity, a zero byte and its body's sha256. */
-export function shaRowDigest(identity: string | number, bodySha: Uint8Array): Buffer {
+function shaRowDigest(identity: string | number, bodySha: Uint8Array): Buffer {
   const id = String(identity);
   const need = Buffer.byteLength(id) + 1 + bodySha.length;
   if (need > scratch.length) scratch = Buffer.alloc(need * 2);
@@ -87,14 +90,13 @@ export function xorRow(acc: Uint8Array, identity: string | number, bodySha: Uint
 
 /** XORs one row's contribution, as a record of `format` makes it, into `acc` (see the module's comment). */
 export function xorRowOf(format: number, acc: Uint8Array, identity: string | number, bodySha: Uint8Array): void {
-  if (format >= 3) xorRow(acc, identity, bodySha);
+  if (format >= MIXED_DIGEST_FORMAT) xorRow(acc, identity, bodySha);
   else xorInto(acc, shaRowDigest(identity, bodySha));
 }
 
-/** XORs `b` into `acc` in place and returns `acc`. */
-export function xorInto<T extends Uint8Array>(acc: T, b: Uint8Array): T {
+/** XORs `b` into `acc` in place. */
+function xorInto(acc: Uint8Array, b: Uint8Array): void {
   for (let i = 0; i < DIGEST_BYTES; i++) acc[i] = acc[i]! ^ b[i]!;
-  return acc;
 }
 
 /** The digest of rows given as [identity, sha256 of the row's bytes], as a record of `format` makes it (this code's by default). */

@@ -13,11 +13,12 @@
  *   - the receipts: one part per entry of `envelope.receipts` (the union of
  *     the run's ended receipts and its open calls'), each stored once.
  *
- * The join restores `envelope.receipts` from every receipt part and
- * `snapshot.context.receipts` from the parts that are not an open call's (the
- * head lists those few keys). A snapshot without `context.receipts` (the
- * engine's first shape) is handled as before: every receipt is a part and
- * the snapshot keeps nothing of them.
+ * The join restores `snapshot.context.receipts` from the parts that are not
+ * an open call's (the head lists those few keys), and `envelope.receipts`
+ * from every part (left unbuilt until read when the context keeps a list).
+ * A snapshot without `context.receipts` (the engine's first shape) is
+ * handled as before: every receipt is a part and the snapshot keeps nothing
+ * of them.
  *
  * What the record relies on, and checks where that is cheap: every key of
  * `snapshot.context.receipts` is a key of `envelope.receipts` with the same
@@ -27,8 +28,7 @@
 import { byStepThenCall, type CallReceipt } from '../../machines/index.js';
 import { StoredRecordError } from '../errors/index.js';
 import type { AgentRunEnvelope, AgentToolReceipt } from '../agent/types.js';
-import { lazyReceipts, unbuiltReceiptsOf, type ReceiptLists } from '../agent/envelope.js';
-import { defineKey } from '../agent/json.js';
+import { envelopeFields, lazyReceipts, unbuiltReceiptsOf, type ReceiptLists } from '../agent/envelope.js';
 
 /** Marks where a transcript was taken out of the head. */
 interface TranscriptRef {
@@ -109,16 +109,9 @@ export function toRecord(envelope: AgentRunEnvelope): RunRecord {
       layout.outside = ended.outside;
     }
   }
-  // `receipts` is left empty, not deleted, so the loaded envelope keeps its keys in their order.
-  // Key by key, not spread: a spread would read (and so build) the receipts record the head leaves out.
-  const head: Json = {};
-  for (const key of Object.keys(envelope)) {
-    const value = key === 'receipts' ? {} : key === 'snapshot' && headContext ? { ...(snapshot as Json), context: headContext }
-      : (envelope as unknown as Json)[key];
-    // An own `__proto__` key (JSON.parse makes them) stays a key, as in a spread.
-    defineKey(head, key, value);
-  }
-  if (!Object.hasOwn(head, 'receipts')) head.receipts = {};
+  // `receipts` is left empty, not deleted, so the loaded envelope keeps its keys in their order. Not a spread, which
+  // would read (and so build) the receipts record the head leaves out.
+  const head: Json = envelopeFields(envelope, { receipts: {}, ...(headContext ? { snapshot: { ...(snapshot as Json), context: headContext } } : {}) });
   // Which save wrote each row is the rows' own business: a loaded envelope saved again does not carry it into the head.
   delete head.saves;
   if (envelope.result && sameMessages(envelope.result.messages, messages)) {
@@ -217,15 +210,8 @@ export function joinRecord(runId: string, format: number, head: unknown, message
     const open: AgentToolReceipt[] = [];
     for (const receipt of receipts as AgentToolReceipt[]) (outside.has(receipt.key) ? open : list).push(receipt);
     if (list.length !== ended.$receipts) throw corrupt('receipts');
-    // Parts come in key order; the run keeps its list by step, then call. Sorted only when it is not already.
-    const ordered = list as unknown as CallReceipt[];
-    for (let i = 1; i < ordered.length; i++) {
-      if (byStepThenCall(ordered[i - 1]!, ordered[i]!) > 0) {
-        ordered.sort(byStepThenCall);
-        break;
-      }
-    }
-    context.receipts = ordered;
+    // Parts come in key order; the run keeps its list by step, then call (a list already in that order sorts in one pass).
+    context.receipts = (list as unknown as CallReceipt[]).sort(byStepThenCall);
     lazyReceipts(envelope, list, open);
     return envelope;
   }

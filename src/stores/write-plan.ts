@@ -30,7 +30,7 @@
 import { StoredRecordError } from '../errors/index.js';
 import type { AgentRunEnvelope, AgentRunStatus } from '../agent/types.js';
 import { decodeFramed, encodePart, framedFormat, sha256 } from './codec.js';
-import { emptyDigest, legacyJsonDigest, sameDigest, xorRow, xorRowOf } from './digest.js';
+import { emptyDigest, legacyJsonDigest, MIXED_DIGEST_FORMAT, sameDigest, xorRow, xorRowOf } from './digest.js';
 import { joinRecord, toRecord, type RecordLayout } from './record.js';
 
 /** What a stored head says about its run's other rows. */
@@ -95,10 +95,11 @@ export interface SavePlan {
 }
 
 /**
- * The oldest head format whose index and digests a save extends. A head of an older format (1: no index; 2: digests
- * made the older way) is read as it is, and its run's next save writes every row again.
+ * The oldest head format whose index and digests a save extends: the first whose digests are made the way a save
+ * makes them. A head of an older format (1: no index; 2: digests made the older way) is read as it is, and its run's
+ * next save writes every row again.
  */
-const INCREMENTAL_FORMAT = 3;
+const INCREMENTAL_FORMAT = MIXED_DIGEST_FORMAT;
 
 /** The head value a head of format 2 or later holds. */
 interface Head {
