@@ -7,8 +7,8 @@
  */
 import { and, assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
 import type {
-  AdmitOutput, ArgumentsOutput, BeginEffectOutput, CallReceipt, ExecuteOutput, GuardOutput, ApprovalOutput, IssueApprovalOutput,
-  PersistReceiptOutput, ProjectOutput, ToolCallInput, ToolCallOutput, ToolCallContext, ToolCallEmitted, ToolCallEvent,
+  AdmitOutput, ArgumentsOutput, BeginEffectOutput, CallReceipt, CheckpointInput, ExecuteOutput, GuardOutput, ApprovalOutput,
+  IssueApprovalOutput, PersistReceiptOutput, ProjectOutput, ReceiptWriteInput, RecordResultInput, ToolCallInput, ToolCallOutput, ToolCallContext, ToolCallEmitted, ToolCallEvent,
 } from './types.js';
 
 const notProvided = (name: string) => () => {
@@ -71,11 +71,11 @@ export const toolCallMachine = setup({
     issueApproval: fromPromise<IssueApprovalOutput, ToolCallContext>(notProvided('issueApproval')),
     admit: fromPromise<AdmitOutput, ToolCallContext>(notProvided('admit')),
     beginEffect: fromPromise<BeginEffectOutput, ToolCallContext>(notProvided('beginEffect')),
-    writeReceipt: fromPromise<PersistReceiptOutput, ToolCallContext>(notProvided('writeReceipt')),
+    writeReceipt: fromPromise<PersistReceiptOutput, ReceiptWriteInput>(notProvided('writeReceipt')),
     executeTool: fromPromise<ExecuteOutput, ToolCallContext>(notProvided('executeTool')),
-    recordResult: fromPromise<void, ToolCallContext>(notProvided('recordResult')),
+    recordResult: fromPromise<void, RecordResultInput>(notProvided('recordResult')),
     projectResult: fromPromise<ProjectOutput, ToolCallContext>(notProvided('projectResult')),
-    checkpoint: fromPromise<void, ToolCallContext>(notProvided('checkpoint')),
+    checkpoint: fromPromise<void, CheckpointInput>(notProvided('checkpoint')),
   },
   actions: {
     // The fresh `executing` receipt of a call that passes the effect-identity stage without its actor.
@@ -391,7 +391,7 @@ export const toolCallMachine = setup({
           invoke: {
             src: 'writeReceipt',
             id: 'writeReceipt',
-            input: ({ context }) => context,
+            input: ({ context }) => ({ modelStep: context.modelStep, toolCallId: context.toolCallId }),
             onDone: [
               { guard: { type: 'outputIs', params: { kind: 'restarted' } }, target: 'beginning' },
               { target: '#toolCall.execution' },
@@ -444,7 +444,12 @@ export const toolCallMachine = setup({
           invoke: {
             src: 'recordResult',
             id: 'recordResult',
-            input: ({ context }) => context,
+            input: ({ context }) => ({
+              modelStep: context.modelStep,
+              toolCallId: context.toolCallId,
+              toolName: context.toolName,
+              receipt: context.receipt && { status: context.receipt.status, error: context.receipt.error },
+            }),
             onDone: { target: 'projecting' },
             onError: { target: '#toolCall.failed', actions: 'noteError' },
           },
@@ -474,7 +479,7 @@ export const toolCallMachine = setup({
       invoke: {
         src: 'checkpoint',
         id: 'checkpoint',
-        input: ({ context }) => context,
+        input: ({ context }) => ({ batchSize: context.batchSize }),
         onDone: [
           { guard: { type: 'outcomeIs', params: { outcome: 'failed' } }, target: 'failed' },
           { guard: { type: 'outcomeIs', params: { outcome: 'validation-failure' } }, target: 'validationFailure' },

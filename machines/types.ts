@@ -153,6 +153,22 @@ export interface ToolCallContext extends ToolCallInput {
   reason: string | null;
 }
 
+/**
+ * What the three save legs take as input. An invoked actor's input is part of
+ * the persisted snapshot (a restore restarts the actor from it), so each of
+ * these takes only the fields it reads: the call's whole context (its
+ * arguments, its receipt and the tool's result) is in the snapshot once
+ * already, and a copy in the input would be written with every save made
+ * while the leg runs. A snapshot written before the inputs were cut restores
+ * as well: its inputs hold these fields among the rest.
+ */
+export type ReceiptWriteInput = Pick<ToolCallContext, 'modelStep' | 'toolCallId'>;
+/** recordResult's input: which call, and its receipt's status and error (never the result itself). */
+export interface RecordResultInput extends Pick<ToolCallContext, 'modelStep' | 'toolCallId' | 'toolName'> {
+  receipt: Pick<CallReceipt, 'status' | 'error'> | null;
+}
+export type CheckpointInput = Pick<ToolCallContext, 'batchSize'>;
+
 export type ToolCallEvent = {
   /** Sent by the run's settle: look again, with what the resume brought. */
   type: 'RECHECK';

@@ -1,5 +1,6 @@
 /**
- * The tool-call machine's actors. Each takes the call's context as input and
+ * The tool-call machine's actors. Each takes the call's context as input (the
+ * three save legs only the fields they read: see ReceiptWriteInput) and
  * returns what it decided or did; none reads or writes state outside its input
  * and output. Each is pure, a save of the record as the run holds it, or the
  * effect itself, which runs only under a permit the `executing` receipt write
@@ -9,8 +10,8 @@ import { assign } from 'xstate';
 import { CairnError, serializeError } from '../errors/index.js';
 import { toolCallMachine } from '../../machines/index.js';
 import type {
-  AdmitOutput, ApprovalOutput, ArgumentsOutput, BeginEffectOutput, ExecuteOutput, GuardOutput, IssueApprovalOutput, Json,
-  PersistReceiptOutput, ProjectOutput, ToolCallContext,
+  AdmitOutput, ApprovalOutput, ArgumentsOutput, BeginEffectOutput, CheckpointInput, ExecuteOutput, GuardOutput,
+  IssueApprovalOutput, Json, PersistReceiptOutput, ProjectOutput, ReceiptWriteInput, RecordResultInput, ToolCallContext,
 } from '../../machines/index.js';
 import { approvalIdFor, receiptHasOutcome, receiptKey } from '../agent/envelope.js';
 import { toJson } from '../agent/json.js';
@@ -22,7 +23,7 @@ import { deadlinePassed, effectSignal, legActor, legOf, type Leg } from './host-
 import { projectsResult } from './plan.js';
 import { capForModel, storableResult, unstorableMessage } from './tool-results.js';
 
-const keyOf = (c: ToolCallContext) => receiptKey(c.modelStep, c.toolCallId);
+const keyOf = (c: Pick<ToolCallContext, 'modelStep' | 'toolCallId'>) => receiptKey(c.modelStep, c.toolCallId);
 const receiptOf = (c: ToolCallContext) => (c.receipt ?? undefined) as AgentToolReceipt | undefined;
 
 function toolContext(leg: Leg, c: ToolCallContext, signal: AbortSignal): ToolExecuteContext {
@@ -157,7 +158,7 @@ export const toolCallLogic = toolCallMachine.provide({
     }),
 
     // The `executing` receipt (already in the record the run holds) is made durable; only then is the effect permitted.
-    writeReceipt: legActor<PersistReceiptOutput, ToolCallContext>(async (leg, { input: c }) => {
+    writeReceipt: legActor<PersistReceiptOutput, ReceiptWriteInput>(async (leg, { input: c }) => {
       if (!leg.bugs.skipExecutingReceipt) await leg.save();
       return leg.permits.issue(keyOf(c)) ? { kind: 'written' } : { kind: 'restarted' };
     }),
@@ -182,8 +183,9 @@ export const toolCallLogic = toolCallMachine.provide({
     }),
 
     // Stage 7a: the raw result (or the error, or the client's answer), already in the record, is committed first.
-    recordResult: legActor<void, ToolCallContext>(async (leg, { input: c }) => {
-      const receipt = receiptOf(c);
+    // (Its input carries the receipt's status and error, not the result: see RecordResultInput.)
+    recordResult: legActor<void, RecordResultInput>(async (leg, { input: c }) => {
+      const receipt = c.receipt ?? undefined;
       if (!receipt) throw serializeError(new CairnError('unknown_effect', 'The result of this call was lost before its receipt was written.', { fault: 'library' }));
       if (receipt.status === 'unstorable') {
         leg.emit({
@@ -257,7 +259,7 @@ export const toolCallLogic = toolCallMachine.provide({
     // write), which follows as soon as the call ends. (Decided by the batch's
     // size, not by which siblings are still open, so that how many saves a run
     // makes does not depend on timing.)
-    checkpoint: legActor<void, ToolCallContext>(async (leg, { input: c }) => {
+    checkpoint: legActor<void, CheckpointInput>(async (leg, { input: c }) => {
       if (c.batchSize > 1) await leg.save();
     }),
   },
