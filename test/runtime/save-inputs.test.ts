@@ -7,7 +7,7 @@
  * resumes, the interrupted call reported as interrupted and never run twice.
  */
 import { describe, expect, it } from 'vitest';
-import { resumeAgent, runAgent, type AgentOptions, type AgentRunEnvelope, type AgentRunStore } from '../../src/agent/index.js';
+import { resumeAgent, runAgent, type AgentOptions, type AgentRunEnvelope, type AgentRunStore, type ResumeOptions } from '../../src/agent/index.js';
 import { createMockModel } from '../../src/testing/index.js';
 
 const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
@@ -104,7 +104,7 @@ describe('the save legs take only what they read', () => {
     const { store, saved } = recordingStore();
     const effects: string[] = [];
     await runAgent(options(store, ['c1'], false, effects));
-    const executing = saved.find((e) => legs(e.snapshot, "writeReceipt").length > 0)!;
+    const executing = saved.find((e) => legs(e.snapshot, 'writeReceipt').length > 0)!;
     expect(executing).toBeDefined();
     // Written the way earlier versions wrote it: the leg's input is the call's whole context.
     const old = JSON.parse(JSON.stringify(executing)) as AgentRunEnvelope;
@@ -114,16 +114,16 @@ describe('the save legs take only what they read', () => {
 
     const resumed: string[] = [];
     const back: AgentRunStore = { load: async () => JSON.parse(JSON.stringify(old)), save: async () => undefined };
-    const result = await resumeAgent({ ...options(back, ['c1'], false, resumed), model: createMockModel({ responses: [answer] }) });
+    const again = (extra: Partial<ResumeOptions>) =>
+      resumeAgent({ ...options(back, ['c1'], false, resumed), model: createMockModel({ responses: [answer] }), ...extra } as ResumeOptions);
+    const result = await again({});
     // The receipt was written before the crash, so the tool may have run: the call waits for an operator, not run again.
     expect(resumed).toEqual([]);
-    expect(result.status).toBe('stopped');
+    if (result.status !== 'stopped') throw new Error(`the resume ended ${result.status}`);
     expect(result.reason).toBe('tool-reconciliation-required');
     expect(result.unknownEffects?.map((r) => r.toolCallId)).toEqual(['c1']);
     // The operator asks for it to run once more: it does, once.
-    const retried = await resumeAgent({
-      ...options(back, ['c1'], false, resumed), model: createMockModel({ responses: [answer] }), retryToolCallIds: ['c1'],
-    });
+    const retried = await again({ retryToolCallIds: ['c1'] });
     expect(retried.status).toBe('completed');
     expect(resumed).toEqual(['c1']);
   });
