@@ -92,22 +92,28 @@ function countingSaves(inner: AgentRunStore) {
   return { store, saves: () => saves };
 }
 
-/** Counts the saves and the bytes each one would write (head + appended messages + current receipts). Untimed. */
+/**
+ * Counts the saves and the bytes each one would write (head + appended messages + current receipts), summed by the
+ * model step they belong to: the saves of step k (its call's `executing` receipt, then its checkpoint) are the ones
+ * whose snapshot's `step` reads k + 1. Untimed.
+ */
 function countingBytes(inner: AgentRunStore) {
   let saves = 0;
   let storedLength = 0;
-  const bytesBySave: number[] = [];
+  const bytesByStep = new Map<number, number>();
   const store: AgentRunStore = {
     load: (id, o) => inner.load(id, o),
     async save(envelope: AgentRunEnvelope, options) {
       const split = splitEnvelope(envelope, storedLength, envelope.revision === 1);
       storedLength = split.transcriptLength;
-      bytesBySave.push(split.head.length + split.messages.reduce((n, m) => n + m.bytes.length, 0) + split.receipts.reduce((n, r) => n + r.bytes.length, 0));
+      const bytes = split.head.length + split.messages.reduce((n, m) => n + m.bytes.length, 0) + split.receipts.reduce((n, r) => n + r.bytes.length, 0);
+      const step = (envelope.snapshot as { context?: { step?: number } }).context?.step ?? 0;
+      bytesByStep.set(step - 1, (bytesByStep.get(step - 1) ?? 0) + bytes);
       saves++;
       await inner.save(envelope, options);
     },
   };
-  return { store, saves: () => saves, bytesBySave };
+  return { store, saves: () => saves, bytesByStep };
 }
 
 
@@ -332,13 +338,8 @@ async function bytesGrowth(): Promise<{ at10: number; at200: number }> {
     const counted = countingBytes(ops.agentRuns);
     await toolLoop(counted.store, 'bytes', 200);
     ops.close();
-    // Saves per step are the same at every step; compare the step's checkpoint save (every step saves in the same order).
-    const perStep = counted.bytesBySave.length / 200;
-    const at = (step: number) => {
-      const from = Math.floor(step * perStep);
-      const slice = counted.bytesBySave.slice(from, from + Math.round(perStep));
-      return slice.reduce((a, b) => a + b, 0);
-    };
+    // Step 200 is the 200th step, model step 199; each is a step's two saves.
+    const at = (step: number) => counted.bytesByStep.get(step) ?? 0;
     return { at10: at(10), at200: at(199) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
