@@ -93,12 +93,11 @@ function countingSaves(inner: AgentRunStore) {
 }
 
 /**
- * Counts the saves and the bytes each one would write (head + appended messages + current receipts), summed by the
+ * The bytes each save would write (head + appended messages + current receipts), summed by the
  * model step they belong to: the saves of step k (its call's `executing` receipt, then its checkpoint) are the ones
  * whose snapshot's `step` reads k + 1. Untimed.
  */
 function countingBytes(inner: AgentRunStore) {
-  let saves = 0;
   let storedLength = 0;
   const bytesByStep = new Map<number, number>();
   const store: AgentRunStore = {
@@ -109,11 +108,10 @@ function countingBytes(inner: AgentRunStore) {
       const bytes = split.head.length + split.messages.reduce((n, m) => n + m.bytes.length, 0) + split.receipts.reduce((n, r) => n + r.bytes.length, 0);
       const step = (envelope.snapshot as { context?: { step?: number } }).context?.step ?? 0;
       bytesByStep.set(step - 1, (bytesByStep.get(step - 1) ?? 0) + bytes);
-      saves++;
       await inner.save(envelope, options);
     },
   };
-  return { store, saves: () => saves, bytesByStep };
+  return { store, bytesByStep };
 }
 
 

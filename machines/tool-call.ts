@@ -8,7 +8,8 @@
 import { and, assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
 import type {
   AdmitOutput, ArgumentsOutput, BeginEffectOutput, CallReceipt, CheckpointInput, ExecuteOutput, GuardOutput, ApprovalOutput,
-  IssueApprovalOutput, PersistReceiptOutput, ProjectOutput, ReceiptWriteInput, RecordResultInput, ToolCallInput, ToolCallOutput, ToolCallContext, ToolCallEmitted, ToolCallEvent,
+  IssueApprovalOutput, PersistReceiptOutput, ProjectOutput, ReceiptWriteInput, RecordResultInput, ToolCallInput, ToolCallOutput,
+  ToolCallContext, ToolCallEmitted, ToolCallEvent,
 } from './types.js';
 
 const notProvided = (name: string) => () => {

@@ -23,7 +23,7 @@ import { deadlinePassed, effectSignal, legActor, legOf, type Leg } from './host-
 import { projectsResult } from './plan.js';
 import { capForModel, storableResult, unstorableMessage } from './tool-results.js';
 
-const keyOf = (c: Pick<ToolCallContext, 'modelStep' | 'toolCallId'>) => receiptKey(c.modelStep, c.toolCallId);
+const keyOf = (c: ReceiptWriteInput) => receiptKey(c.modelStep, c.toolCallId);
 const receiptOf = (c: ToolCallContext) => (c.receipt ?? undefined) as AgentToolReceipt | undefined;
 
 function toolContext(leg: Leg, c: ToolCallContext, signal: AbortSignal): ToolExecuteContext {

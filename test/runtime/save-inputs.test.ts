@@ -34,19 +34,26 @@ function recordingStore() {
   return { store, saved };
 }
 
-/** The persisted snapshots of the invoked actors named `leg` running in a run snapshot, at any depth. */
-function legs(snapshot: unknown, leg: string, out: { input?: unknown }[] = []): { input?: unknown }[] {
-  const children = (snapshot as { children?: Record<string, { snapshot?: { input?: unknown } }> })?.children ?? {};
-  for (const [id, child] of Object.entries(children)) {
-    if (id === leg && child?.snapshot) out.push(child.snapshot);
+interface Persisted {
+  input?: unknown;
+  context?: unknown;
+  children?: Record<string, { snapshot?: Persisted }>;
+}
+
+/** The invoked actors named `leg` running in a run snapshot, at any depth: each one's persisted snapshot, and its parent's. */
+function legs(snapshot: Persisted | undefined, leg: string, out: { snapshot: Persisted; parent: Persisted }[] = []) {
+  for (const [id, child] of Object.entries(snapshot?.children ?? {})) {
+    if (id === leg && child?.snapshot) out.push({ snapshot: child.snapshot, parent: snapshot! });
     legs(child?.snapshot, leg, out);
   }
   return out;
 }
 
+const legsIn = (envelope: AgentRunEnvelope, leg: string) => legs(envelope.snapshot as Persisted, leg);
+
 /** The inputs of the `leg` actors running in every saved snapshot, as JSON. */
 const inputsOf = (saved: AgentRunEnvelope[], leg: string) =>
-  saved.flatMap((e) => legs(e.snapshot, leg)).map((s) => JSON.stringify(s.input));
+  saved.flatMap((e) => legsIn(e, leg)).map((l) => JSON.stringify(l.snapshot.input));
 
 function options(store: AgentRunStore, ids: string[], project: boolean, effects: string[]): AgentOptions {
   return {
@@ -85,7 +92,7 @@ describe('the save legs take only what they read', () => {
       expect(input).not.toContain(RESULT);
     }
     // The save made during the result commit still holds the result (in the call's own context).
-    const during = saved.filter((e) => legs(e.snapshot, 'recordResult').length > 0);
+    const during = saved.filter((e) => legsIn(e, 'recordResult').length > 0);
     for (const envelope of during) expect(JSON.stringify(envelope.snapshot)).toContain(RESULT);
   });
 
@@ -104,13 +111,12 @@ describe('the save legs take only what they read', () => {
     const { store, saved } = recordingStore();
     const effects: string[] = [];
     await runAgent(options(store, ['c1'], false, effects));
-    const executing = saved.find((e) => legs(e.snapshot, 'writeReceipt').length > 0)!;
+    const executing = saved.find((e) => legsIn(e, 'writeReceipt').length > 0)!;
     expect(executing).toBeDefined();
     // Written the way earlier versions wrote it: the leg's input is the call's whole context.
     const old = JSON.parse(JSON.stringify(executing)) as AgentRunEnvelope;
-    const call = Object.values((old.snapshot as { children: Record<string, { snapshot: { context: unknown; children: Record<string, { snapshot: { input: unknown } }> } }> }).children)
-      .find((c) => c.snapshot.children?.writeReceipt)!;
-    call.snapshot.children.writeReceipt!.snapshot.input = JSON.parse(JSON.stringify(call.snapshot.context));
+    const [write] = legsIn(old, 'writeReceipt');
+    write!.snapshot.input = JSON.parse(JSON.stringify(write!.parent.context));
 
     const resumed: string[] = [];
     const back: AgentRunStore = { load: async () => JSON.parse(JSON.stringify(old)), save: async () => undefined };
