@@ -18,6 +18,7 @@ import { createAnthropic } from '../providers/anthropic/index.js';
 import { createGoogle } from '../providers/google/index.js';
 import { createOpenAICompatible } from '../providers/openai-compatible/index.js';
 import { createOpenAI } from '../providers/openai/index.js';
+import { isSendableHeaderValue } from '../providers/utils/api-key.js';
 import { UsageError } from './args.js';
 import { demoModel } from './demo.js';
 import { loadModelFile, scriptedModel } from './scripted-model.js';
@@ -246,7 +247,14 @@ export function requireKeys(entries: Array<{ flag: string; source: ModelSource; 
       if (status && status.envVars.length > 0) names = status.envVars;
       present = status ? status.present : names.some(isSet);
     }
-    if (present) continue;
+    if (present) {
+      // The provider sends the first set variable as it is: a pasted newline would fail every call.
+      const used = names.find((name) => (env[name] ?? '') !== '');
+      if (used !== undefined && !isSendableHeaderValue(env[used]!)) {
+        throw new UsageError(`--${flag} ${source.spec}: ${used} cannot be sent as an HTTP header (it contains a line break or another control character); check it for a trailing newline.`);
+      }
+      continue;
+    }
     const which = names.length === 0 ? 'its API key' : names.length === 1 ? names[0] : `one of ${names.join(', ')}`;
     throw new UsageError(`--${flag} ${source.spec} needs ${which} in the environment (cairn reads keys from the environment only, and never records them).`);
   }

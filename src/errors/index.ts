@@ -32,6 +32,7 @@ export const CAIRN_ERROR_CODES = [
   'model_call_failed',
   'api_call_failed',
   'api_key_missing',
+  'api_key_invalid',
   'invalid_response',
   'mock_model_unexpected_call',
   'tool_not_allowed',
@@ -372,6 +373,19 @@ export class MissingAPIKeyError extends CairnError {
   constructor(readonly provider: string, readonly envVar: string) {
     super('api_key_missing', `No API key for ${provider}: pass apiKey, or set ${envVar}.`, { fault: 'user' });
     this.name = 'MissingAPIKeyError';
+  }
+}
+
+/**
+ * A provider model's API key cannot be sent: it holds a character no HTTP
+ * header value may carry (a line break, a NUL or another control character,
+ * often pasted in with the key). Raised at the first call, before any request;
+ * the key itself is never shown.
+ */
+export class InvalidAPIKeyError extends CairnError {
+  constructor(readonly provider: string, readonly source: string) {
+    super('api_key_invalid', `The API key for ${provider} (from ${source}) cannot be sent as an HTTP header: it contains a line break or another control character. Check the value for a trailing newline.`, { fault: 'user' });
+    this.name = 'InvalidAPIKeyError';
   }
 }
 

@@ -12,5 +12,5 @@ export { DEFAULT_MAX_RETRIES } from './retry.js';
 export { DEFAULT_BREAKER_COOLDOWN_MS, DEFAULT_BREAKER_THRESHOLD, type BreakerSettings } from './breaker.js';
 export * from '../providers/utils/index.js';
 export {
-  APICallError, MissingAPIKeyError, ModelCallError, BreakerOpenError, registerSecret, redactSecrets,
+  APICallError, InvalidAPIKeyError, MissingAPIKeyError, ModelCallError, BreakerOpenError, registerSecret, redactSecrets,
 } from '../errors/index.js';

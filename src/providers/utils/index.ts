@@ -1,5 +1,5 @@
 /** Helpers for people who write a model adapter: the HTTP call and its errors, SSE, API keys, argument parsing. */
-export { keyStatusOf, loadApiKey, loadOptionalApiKey, rememberKey, type ApiKeySource } from './api-key.js';
+export { isSendableHeaderValue, keyStatusOf, loadApiKey, loadOptionalApiKey, rememberKey, type ApiKeySource } from './api-key.js';
 export {
   apiErrorOf, invalidResponse, isRetryableStatus, postJson, readJson, requestIdOf, retryAfterMs,
   type FetchFunction, type PostOptions,
