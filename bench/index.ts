@@ -33,7 +33,7 @@ import { measureResume, printResume } from './resume.js';
 import { measureWal, printWal } from './wal.js';
 import { measureConcurrent, printConcurrent } from './concurrent.js';
 import { measureMemory, printMemory } from './memory.js';
-import { splitEnvelope } from '../src/stores/codec.js';
+import { splitEnvelope } from '../src/stores/write-plan.js';
 
 const STEPS = 100;
 /**

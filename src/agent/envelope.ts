@@ -4,7 +4,6 @@
  */
 import { CheckpointVersionError, InvalidOptionsError, RunIdentityError } from '../errors/index.js';
 import { RUN_MACHINE_VERSION } from '../../machines/index.js';
-import { digestOf } from './digest.js';
 import { defineKey } from './json.js';
 import { migrateRecord } from './migrations.js';
 import type { AgentRunEnvelope, AgentToolReceipt, PendingApproval } from './types.js';
@@ -16,11 +15,7 @@ export const RUN_MACHINE_ID = 'run';
 /** Effect identity (defined beside the machine that makes receipts). */
 export { receiptKey } from '../../machines/index.js';
 
-/** An approval id is bound to the run, the step, the call, the tool and the arguments. */
-export function approvalIdFor(runId: string, call: { modelStep: number; toolCallId: string; toolName: string; args: unknown }): string {
-  const digest = digestOf({ runId, step: call.modelStep, toolCallId: call.toolCallId, toolName: call.toolName, args: call.args });
-  return `${call.toolCallId}@${digest.slice('sha256:'.length, 'sha256:'.length + 24)}`;
-}
+export { approvalIdFor } from './approval-id.js';
 
 const OUTCOME_STATUSES: ReadonlySet<AgentToolReceipt['status']> = new Set([
   'executed', 'completed', 'failed', 'validation-failed', 'projection-failed', 'unstorable',

@@ -8,8 +8,8 @@
  */
 import { CheckpointVersionError } from '../errors/index.js';
 import { RUN_MACHINE_VERSION } from '../../machines/index.js';
-import { byStepThenCall, type CallApproval, type CallReceipt, type Json } from '../../machines/index.js';
-import { approvalIdFor, receiptKey } from './envelope.js';
+import { byStepThenCall, receiptKey, type CallApproval, type CallReceipt, type Json } from '../../machines/index.js';
+import { approvalIdFor } from './approval-id.js';
 import { refreshInvocationInputs } from './stored-call.js';
 import type { AgentRunEnvelope } from './types.js';
 

@@ -98,6 +98,3 @@ export function decodeFramed<T>(runId: string, bytes: Uint8Array | null | undefi
 export function decodePart<T>(runId: string, bytes: Uint8Array | null | undefined): T {
   return decodeFramed<T>(runId, bytes).value;
 }
-
-// The benchmarks measure a save's bytes through this name.
-export { splitEnvelope } from './write-plan.js';

@@ -7,7 +7,7 @@ import type {
 } from '../../agent/types.js';
 import { rejectsWith } from './assert.js';
 import { buildEnvelope, type EnvelopeSpec } from './envelopes.js';
-import type { StoreCaseRegistrar } from './store-suite.js';
+import type { StoreCaseRegistrar } from './types.js';
 
 const INVALID = { name: 'InvalidOptionsError', code: 'invalid_options' };
 

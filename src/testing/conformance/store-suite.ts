@@ -7,10 +7,7 @@ import type { AgentRunEnvelope, AgentRunStore } from '../../agent/types.js';
 import { exactlyOneWins, rejectsWith } from './assert.js';
 import { awkwardJson, buildEnvelope, jsonCopy, recordEngineRun, type EnvelopeSpec } from './envelopes.js';
 import { registerListCases, registerPruneCases } from './store-list-cases.js';
-import type { AgentRunStoreFixture, AgentRunStoreInitializer, ConformanceTestApi } from './types.js';
-
-/** Registers one case: a fresh fixture from `create`, destroyed afterwards whatever happened. */
-export type StoreCaseRegistrar = (name: string, body: (fixture: AgentRunStoreFixture) => Promise<void>) => void;
+import type { AgentRunStoreFixture, AgentRunStoreInitializer, ConformanceTestApi, StoreCaseRegistrar } from './types.js';
 
 const REVISION_CONFLICT = { name: 'RevisionConflictError', code: 'revision_conflict' };
 const SCOPE_MISMATCH = { name: 'RunIdentityError', code: 'scope_mismatch' };

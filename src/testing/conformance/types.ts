@@ -79,3 +79,6 @@ export interface LeaseProviderInitializer {
   create(): Promise<LeaseProviderFixture>;
   destroy?(fixture: LeaseProviderFixture): Promise<void>;
 }
+
+/** Registers one case: a fresh fixture from `create`, destroyed afterwards whatever happened. */
+export type StoreCaseRegistrar = (name: string, body: (fixture: AgentRunStoreFixture) => Promise<void>) => void;
