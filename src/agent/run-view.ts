@@ -7,35 +7,10 @@
 import {
   DEFAULT_MAX_OUTPUT_ATTEMPTS, DEFAULT_MAX_STEPS, DEFAULT_MAX_VERIFY_ATTEMPTS,
 } from './options.js';
-import type { AgentEvent, AgentOptions, StopReason } from './types.js';
+import type { AgentEvent, AgentOptions, AgentRunView } from './types.js';
 
-/** What a run view says about a run. Plain JSON; every field is always present. */
-export interface AgentRunView {
-  runId: string;
-  /** The run that started this one (a nested run started by one of its tools); `null` for a top-level run. */
-  parentRunId: string | null;
-  /** `running` until the leg ends, then the leg's result status. */
-  status: 'running' | 'suspended' | 'completed' | 'stopped' | 'failed';
-  /** Whether this leg went on with a stored run. */
-  resumed: boolean;
-  /** The phase of the model turn under way or last made; `null` before the first. */
-  phase: 'loop' | 'finalize' | null;
-  /** Model turns the run has finished (across every leg once the leg ends). */
-  steps: number;
-  /** Tokens of the turns finished (the whole run's once the leg ends). */
-  usage: { inputTokens: number; outputTokens: number; totalTokens: number };
-  /**
-   * Tool calls of this leg: started (with the calls an earlier leg began and this one finishes), ended (failed
-   * counts the ones that ended with an error), and waiting.
-   */
-  tools: { started: number; completed: number; failed: number; pendingApprovals: number; pendingClientCalls: number };
-  /** The limits the run was configured with. */
-  limits: { maxSteps: number; maxOutputAttempts: number; maxVerifyAttempts: number; deadline: number | null };
-  /** Why the run stopped (status `stopped`). */
-  stopReason?: StopReason;
-  /** The error code of a failed run (never its message). */
-  errorCode?: string;
-}
+export type { AgentRunView };
+
 
 /** What a view needs from the run's options: only the limits, and the parent when there is one. */
 export interface RunViewSeed {

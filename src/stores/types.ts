@@ -4,7 +4,7 @@
  * and give. Declared beside the stores; `cairn/agent` re-exports every name.
  * A backend implements these (see docs/stores.md, "Writing a backend").
  */
-import type { AgentRunEnvelope, AgentRunStatus } from '../agent/types.js';
+import type { AgentRunEnvelope, AgentRunStatus } from '../agent/record-types.js';
 
 export interface AgentRunLoadOptions {
   /**
