@@ -1,0 +1,244 @@
+/**
+ * What the run chart (run.ts) names: its types, the actors the runtime
+ * provides, its guards and its actions, with the few pure helpers they use.
+ * The chart itself, its states and transitions, is in run.ts and
+ * run-finish.ts.
+ */
+import { assign, enqueueActions, fromPromise, setup, type SnapshotFrom } from 'xstate';
+import { byStepThenCall, toolCallMachine } from './tool-call.js';
+import type {
+  CallPhase, ErrorData, Json, ModelCallInput, ModelCallOutput, OutputCheck, PolicyOutput, RunContext, RunEvent, RunInput,
+  ToolCallOutput, Turn, UsageTotals, ValidateInput, VerifierOutput, VerifyInput,
+} from './types.js';
+
+
+/** The user turns the run adds itself. Plain strings, so the chart stays pure. */
+export const RUN_PROMPTS = {
+  finalize: 'Give your final answer now, as JSON that matches the requested schema. Do not call tools.',
+  finalizeWithTool: 'Give your final answer now by calling the output tool with arguments that match its schema.',
+  repair: (issue: string) => `That answer did not match the required output: ${issue} Answer again with JSON that matches the schema.`,
+  feedback: (feedback: string) => `Your answer was checked and rejected: ${feedback} Give a corrected final answer.`,
+};
+
+const notProvided = (name: string) => () => {
+  throw new Error(`The ${name} actor was not provided to the run machine.`);
+};
+
+type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
+
+/** Where a call stands, read from its snapshot. */
+export function callPhase(snapshot: CallSnapshot): CallPhase {
+  if (snapshot.status !== 'active') return 'ended';
+  if (snapshot.hasTag('needs-reconciliation')) return 'unknown';
+  if (snapshot.hasTag('suspended')) return 'suspended';
+  return 'active';
+}
+
+const phasesOf = (context: RunContext) => context.batch.map((id) => context.phases[id] ?? 'active');
+
+function assistantMessage(turn: Turn): Json {
+  return {
+    role: 'assistant',
+    content: turn.text,
+    ...(turn.toolCalls.length > 0 ? { toolCalls: turn.toolCalls as unknown as Json } : {}),
+    ...(turn.reasoning && turn.reasoning.length > 0 ? { reasoning: turn.reasoning } : {}),
+    ...(turn.providerMetadata ? { providerMetadata: turn.providerMetadata } : {}),
+  };
+}
+
+const OPTIONAL_USAGE = ['cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens'] as const;
+const ZERO_USAGE: UsageTotals = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+
+function addUsage(a: UsageTotals, b: UsageTotals): UsageTotals {
+  const out: UsageTotals = {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+  };
+  for (const key of OPTIONAL_USAGE) if (a[key] !== undefined || b[key] !== undefined) out[key] = (a[key] ?? 0) + (b[key] ?? 0);
+  return out;
+}
+
+export const userMessage = (content: string): Json => ({ role: 'user', content });
+
+export const modelCallInput = (context: RunContext, phase: 'loop' | 'finalize'): ModelCallInput =>
+  ({ step: context.step, phase, deadlineAt: context.deadlineAt, models: context.models ?? null });
+
+export const runSetup = setup({
+  types: {
+    context: {} as RunContext,
+    events: {} as RunEvent,
+    input: {} as RunInput,
+  },
+  actors: {
+    toolCall: toolCallMachine,
+    saveCheckpoint: fromPromise<void, { at: string }>(notProvided('saveCheckpoint')),
+    callModel: fromPromise<ModelCallOutput, ModelCallInput>(notProvided('callModel')),
+    checkBatchPolicy: fromPromise<PolicyOutput, { step: number }>(notProvided('checkBatchPolicy')),
+    validateOutput: fromPromise<OutputCheck, ValidateInput>(notProvided('validateOutput')),
+    beginVerify: fromPromise<void, { attempt: number }>(notProvided('beginVerify')),
+    runVerifier: fromPromise<VerifierOutput, VerifyInput>(notProvided('runVerifier')),
+  },
+  guards: {
+    stepsLeft: ({ context }) => context.step < context.maxSteps,
+    drainRequested: ({ context }) => context.drainRequested,
+    drainedInFinalization: ({ context }) => context.drainedIn === 'finalize',
+    startsInFinalization: ({ context }) => context.toolNames.length === 0 && context.outputMode !== 'none',
+    anyActive: ({ context }) => phasesOf(context).includes('active'),
+    // A call's snapshot changed where the run is concerned: its phase is not the one the run holds.
+    callPhaseChanged: ({ context, event }) => {
+      const id = event.type.slice('xstate.snapshot.'.length);
+      return context.batch.includes(id)
+        && context.phases[id] !== callPhase((event as unknown as { snapshot: CallSnapshot }).snapshot);
+    },
+    anySuspended: ({ context }) => phasesOf(context).includes('suspended'),
+    anyUnknown: ({ context }) => phasesOf(context).includes('unknown'),
+    allEnded: ({ context }) => phasesOf(context).every((phase) => phase === 'ended'),
+    hasToolCalls: ({ context }) => (context.lastTurn?.toolCalls.length ?? 0) > 0,
+    // The model call that just finished returned a turn with tool calls.
+    turnHasCalls: ({ event }) => {
+      const output = (event as unknown as { output?: ModelCallOutput }).output;
+      return output?.kind === 'turn' && output.turn.toolCalls.length > 0;
+    },
+    refused: ({ context }) => context.lastTurn?.finishReason === 'content-filter' || context.lastTurn?.finishReason === 'refusal',
+    cutOff: ({ context }) => context.lastTurn?.finishReason === 'length',
+    structured: ({ context }) => context.outputMode !== 'none',
+    verifies: ({ context }) => context.verify,
+    verifyAttemptsLeft: ({ context }) => context.verifyAttempts < context.maxVerifyAttempts,
+    // Another finalization attempt fits within maxOutputAttempts after this failed one.
+    repairLeft: ({ context }) => context.outputAttempts + 1 < context.maxOutputAttempts,
+    // The settled output of the invoked actor that just finished has this kind.
+    outputIs: ({ event }, params: { kind: string }) => (event as unknown as { output?: { kind?: string } }).output?.kind === params.kind,
+    anyNotDispatched: ({ context }) => context.batch.some((id) => context.outputs[id]?.outcome === 'not-dispatched'),
+    anyNotAdmitted: ({ context }) => context.batch.some((id) => context.outputs[id]?.outcome === 'not-admitted'),
+    deadlinePassed: ({ context }) => context.batch.some((id) => context.outputs[id]?.reason === 'deadline'),
+    // The run's plan (see RunPlan); without one, every stage has work.
+    checksPolicy: ({ context }) => context.plan?.policy ?? true,
+    durable: ({ context }) => context.plan?.durable ?? true,
+  },
+  actions: {
+    recordTurn: assign(({ context, event }) => {
+      const output = (event as unknown as { output: ModelCallOutput }).output;
+      if (output.kind !== 'turn') return {};
+      const { turn } = output;
+      return {
+        lastTurn: turn,
+        step: context.step + 1,
+        messages: [...context.messages, assistantMessage(turn)],
+        usage: addUsage(context.usage, turn.usage),
+        ...(turn.model ? { usageByModel: { ...context.usageByModel, [turn.model]: addUsage(context.usageByModel?.[turn.model] ?? ZERO_USAGE, turn.usage) } } : {}),
+        ...(output.models !== undefined ? { models: output.models } : {}),
+      };
+    }),
+    // One tool-call actor per call, with an id that is stable across restores.
+    spawnCalls: enqueueActions(({ context, enqueue }) => {
+      const turn = context.lastTurn!;
+      const batch: string[] = [];
+      const phases: Record<string, CallPhase> = {};
+      turn.toolCalls.forEach((call, index) => {
+        const id = `call-${turn.step}-${index}`;
+        batch.push(id);
+        phases[id] = 'active';
+        enqueue.spawnChild('toolCall', {
+          id,
+          syncSnapshot: true,
+          input: {
+            runId: context.runId,
+            modelStep: turn.step,
+            toolCallId: call.toolCallId,
+            toolName: call.toolName,
+            args: call.args,
+            finishReason: turn.finishReason,
+            known: context.toolNames.includes(call.toolName),
+            deadlineAt: context.deadlineAt,
+            verdict: null,
+            clientResult: null,
+            batchSize: turn.toolCalls.length,
+            receipt: null,
+            approval: null,
+            plan: context.plan?.calls[call.toolName] ?? null,
+          },
+        });
+      });
+      enqueue.assign({ batch, phases, outputs: {} });
+    }),
+    noteCallSnapshot: assign(({ context, event }) => {
+      const id = event.type.slice('xstate.snapshot.'.length);
+      if (!context.batch.includes(id)) return {};
+      const snapshot = (event as unknown as { snapshot: CallSnapshot }).snapshot;
+      return { phases: { ...context.phases, [id]: callPhase(snapshot) } };
+    }),
+    noteCallDone: assign(({ context, event }) => {
+      const id = event.type.slice('xstate.done.actor.'.length);
+      if (!context.batch.includes(id)) return {};
+      const output = (event as unknown as { output: ToolCallOutput }).output;
+      // The call's approval request joins the run's record; its receipt stays in its output until the step is folded.
+      return {
+        phases: { ...context.phases, [id]: 'ended' as const },
+        outputs: { ...context.outputs, [id]: output },
+        ...(output.approval ? { approvals: { ...context.approvals, [output.approval.approvalId]: output.approval } } : {}),
+      };
+    }),
+    // The settle: hand each waiting call what the resume brought for it.
+    deliverAnswers: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'RESUME') return;
+      const phases = { ...context.phases };
+      for (const [id, answer] of Object.entries(event.answers)) {
+        if (!context.batch.includes(id) || phases[id] === 'ended') continue;
+        enqueue.sendTo(id, { type: 'RECHECK', ...answer });
+        phases[id] = 'active';
+      }
+      enqueue.assign({ phases });
+    }),
+    // Every call of the step answered: their answers join the history.
+    foldAnswers: enqueueActions(({ context, enqueue }) => {
+      const toolMessages: Json[] = context.batch.map((id) => {
+        const out = context.outputs[id]!;
+        return {
+          role: 'tool',
+          toolCallId: out.toolCallId,
+          toolName: out.toolName,
+          content: out.modelOutput,
+          ...(out.isError ? { isError: true } : {}),
+        };
+      });
+      // The step's receipts join the run's, in call-id order so that the record does not depend on which call ended first.
+      const receipts = context.batch
+        .map((id) => context.outputs[id]!.receipt)
+        .filter((r): r is NonNullable<typeof r> => r !== null)
+        .sort(byStepThenCall);
+      for (const id of context.batch) enqueue.stopChild(id);
+      enqueue.assign({
+        messages: [...context.messages, ...toolMessages],
+        receipts: receipts.length > 0 ? [...context.receipts, ...receipts] : context.receipts,
+        batch: [], phases: {}, outputs: {},
+      });
+    }),
+    takeTextCandidate: assign(({ context }) => ({
+      candidate: { text: context.lastTurn?.text ?? '', output: context.lastTurn?.text ?? '' },
+    })),
+    askForFinalAnswer: assign(({ context }) => ({
+      messages: [...context.messages, userMessage(context.outputMode === 'tool' ? RUN_PROMPTS.finalizeWithTool : RUN_PROMPTS.finalize)],
+      outputAttempts: 0,
+    })),
+    stopWith: assign((_, params: { reason: string }) => ({ stopReason: params.reason })),
+    stopOnBudget: assign(({ event }) => {
+      const output = (event as unknown as { output: ModelCallOutput }).output;
+      return { stopReason: 'budget-exceeded', stopDetails: output.kind === 'budget' ? output.details : null };
+    }),
+    failWith: assign(({ event }) => {
+      const e = event as unknown as { output?: { error?: RunContext['error'] }; error?: unknown };
+      const fromOutput = e.output?.error;
+      if (fromOutput) return { error: fromOutput };
+      const raw = e.error as { name?: string; code?: string; message?: string; retry?: ErrorData['retry'] } | undefined;
+      return {
+        error: {
+          name: raw?.name ?? 'Error',
+          code: raw?.code ?? 'internal',
+          message: raw?.message ?? String(raw),
+          ...(raw?.retry ? { retry: raw.retry } : {}),
+        },
+      };
+    }),
+  },
+});
