@@ -7,9 +7,9 @@ import { loadRecord, planSave, readIndex, type StoredState } from 'cairn/stores'
 
 /** The "database": a head row per run, transcript rows and receipt rows. */
 interface Tables {
-  runs: Map<string, { scope: string; revision: number; head: Buffer; transcriptDigest: Buffer; receiptsDigest: Buffer }>;
-  messages: Map<string, Map<number, Buffer>>;
-  receipts: Map<string, Map<string, { modelStep: number; bytes: Buffer }>>;
+  runs: Map<string, { scope: string; revision: number; head: Uint8Array; transcriptDigest: Uint8Array; receiptsDigest: Uint8Array }>;
+  messages: Map<string, Map<number, Uint8Array>>;
+  receipts: Map<string, Map<string, { modelStep: number; bytes: Uint8Array }>>;
 }
 
 const newTables = (): Tables => ({ runs: new Map(), messages: new Map(), receipts: new Map() });
@@ -46,8 +46,8 @@ function createMapStore(db: Tables, stats = { bytes: 0 }): AgentRunStore {
       };
       const plan = planSave(envelope, stored);
       // Nothing awaits from here on: the whole plan is written in one step, as a transaction would.
-      const messages = db.messages.get(runId) ?? new Map<number, Buffer>();
-      const receipts = db.receipts.get(runId) ?? new Map<string, { modelStep: number; bytes: Buffer }>();
+      const messages = db.messages.get(runId) ?? new Map<number, Uint8Array>();
+      const receipts = db.receipts.get(runId) ?? new Map<string, { modelStep: number; bytes: Uint8Array }>();
       if (plan.trimMessagesFrom !== null) for (const i of messages.keys()) if (i >= plan.trimMessagesFrom) messages.delete(i);
       for (const m of plan.messages) messages.set(m.index, m.bytes);
       if (plan.replaceReceipts) receipts.clear();

@@ -48,12 +48,18 @@ function plainFromMaps(value: unknown): unknown {
 /** node:crypto's one-shot `hash` (Node 20.12 and later): about a third cheaper than a Hash object for a small part. */
 const oneShot = (crypto as { hash?: (algorithm: string, data: Uint8Array, encoding: 'buffer') => Buffer }).hash;
 
-/** The sha256 of some bytes. */
+/**
+ * The sha256 of some bytes.
+ * @internal A Node Buffer in its type; kept out of the published declarations, which need no @types/node.
+ */
 export function sha256(bytes: Uint8Array): Buffer {
   return oneShot ? oneShot('sha256', bytes, 'buffer') : createHash('sha256').update(bytes).digest();
 }
 
-/** Frames a value: magic, format, sha256 of the payload, payload. */
+/**
+ * Frames a value: magic, format, sha256 of the payload, payload.
+ * @internal As {@link sha256}: its Buffer type stays out of the published declarations.
+ */
 export function encodePart(value: unknown): Buffer {
   const payload = packr.pack(value);
   return Buffer.concat([MAGIC, Buffer.from([RECORD_FORMAT]), sha256(payload), payload]);

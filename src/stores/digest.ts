@@ -31,7 +31,10 @@ export const DIGEST_BYTES = 32;
 /** The first record format whose digests are made with {@link xorRow}; older ones used {@link shaRowDigest}. */
 export const MIXED_DIGEST_FORMAT = 3;
 
-/** The digest of no rows. A new buffer: the caller may XOR into it. */
+/**
+ * The digest of no rows. A new buffer: the caller may XOR into it.
+ * @internal Its Buffer type stays out of the published declarations (they need no @types/node).
+ */
 export const emptyDigest = (): Buffer => Buffer.alloc(DIGEST_BYTES);
 
 /** Scratch for one row's hash input (identity, a zero byte, the body's sha256); grown for a longer identity. */
@@ -99,7 +102,10 @@ function xorInto(acc: Uint8Array, b: Uint8Array): void {
   for (let i = 0; i < DIGEST_BYTES; i++) acc[i] = acc[i]! ^ b[i]!;
 }
 
-/** The digest of rows given as [identity, sha256 of the row's bytes], as a record of `format` makes it (this code's by default). */
+/**
+ * The digest of rows given as [identity, sha256 of the row's bytes], as a record of `format` makes it (this code's by default).
+ * @internal Its Buffer type stays out of the published declarations (they need no @types/node).
+ */
 export function digestOf(rows: Iterable<readonly [identity: string | number, bodySha: Uint8Array]>, format = RECORD_FORMAT): Buffer {
   const acc = emptyDigest();
   for (const [identity, sha] of rows) xorRowOf(format, acc, identity, sha);
@@ -115,6 +121,7 @@ export function sameDigest(a: Uint8Array | null | undefined, b: Uint8Array): boo
  * row over its identity and its value as JSON. Only a load of such a record
  * reads it; the first save after rewrites the run's rows under the digest
  * above.
+ * @internal Its Buffer type stays out of the published declarations (they need no @types/node).
  */
 export function legacyJsonDigest(rows: Iterable<readonly [identity: string | number, value: unknown]>): Buffer {
   const acc = emptyDigest();

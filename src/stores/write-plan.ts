@@ -66,18 +66,18 @@ export interface StoredState {
 
 export interface MessageRow {
   index: number;
-  bytes: Buffer;
+  bytes: Uint8Array;
 }
 
 export interface ReceiptRow {
   key: string;
   modelStep: number;
-  bytes: Buffer;
+  bytes: Uint8Array;
 }
 
 /** One save, as rows. Written in one transaction, it leaves exactly the envelope's record. */
 export interface SavePlan {
-  head: Buffer;
+  head: Uint8Array;
   /** Delete the stored transcript rows from this index on before writing `messages` (null: delete none). */
   trimMessagesFrom: number | null;
   /** Transcript rows to insert. */
@@ -259,7 +259,7 @@ export function readRecord(runId: string, rows: StoredRows, legacy: 'bytes' | 'j
     framedFormat(runId, m.bytes);
     if (!json) xorRowOf(format, transcriptDigest, m.index, sha256(m.bytes));
   }
-  const receiptShas: Buffer[] = [];
+  const receiptShas: Uint8Array[] = [];
   const receiptsDigest = emptyDigest();
   for (const r of rows.receipts) {
     framedFormat(runId, r.bytes);
@@ -359,7 +359,9 @@ export class SaveMemory {
  * Bytes a save would write, for the benchmarks: the head, the transcript from
  * `storedLength` on, and the current step's receipts (all of them on a first save).
  */
-export function splitEnvelope(envelope: AgentRunEnvelope, storedLength: number, firstSave: boolean) {
+export function splitEnvelope(envelope: AgentRunEnvelope, storedLength: number, firstSave: boolean): {
+  head: Uint8Array; messages: MessageRow[]; transcriptLength: number; receipts: ReceiptRow[];
+} {
   const record = toRecord(envelope);
   return {
     head: encodePart({ layout: record.layout, envelope: record.head }),

@@ -45,8 +45,8 @@ function run(steps: number, shape: 'flat' | 'context', revision = steps): AgentR
 
 /** The rows a store holds after writing `plans` in order. */
 function rowsAfter(plans: SavePlan[]) {
-  const messages = new Map<number, Buffer>();
-  const receipts = new Map<string, Buffer>();
+  const messages = new Map<number, Uint8Array>();
+  const receipts = new Map<string, Uint8Array>();
   for (const plan of plans) {
     if (plan.trimMessagesFrom !== null) for (const i of [...messages.keys()]) if (i >= plan.trimMessagesFrom) messages.delete(i);
     for (const m of plan.messages) messages.set(m.index, m.bytes);
@@ -153,7 +153,7 @@ it('reads a record of format 1 (the first layout) and plans its next save as a r
 
 /** `rows` as a reader of record format `format` holds them: each part's format byte set, the digests made that format's way. */
 function asFormat(rows: ReturnType<typeof rowsAfter>, format: number, digestFormat = format) {
-  const reframe = (bytes: Buffer) => {
+  const reframe = (bytes: Uint8Array) => {
     const copy = Buffer.from(bytes);
     copy[3] = format;
     return copy;
@@ -194,12 +194,12 @@ describe('the digests beside the head', () => {
   it('change when a row is moved, two rows trade bodies, a row is dropped or one is copied under another key', () => {
     const rows = rowsAfter([planSave(run(3, 'context'), undefined)]);
     const sha = (b: Uint8Array) => sha256(b);
-    const digest = (entries: [string | number, Buffer][]) => digestOf(entries.map(([id, b]) => [id, sha(b)] as const));
-    const messages = rows.messages.map((m) => [m.index, m.bytes] as [number, Buffer]);
-    const receipts = rows.receipts.map((r) => [r.key, r.bytes] as [string, Buffer]);
+    const digest = (entries: [string | number, Uint8Array][]) => digestOf(entries.map(([id, b]) => [id, sha(b)] as const));
+    const messages = rows.messages.map((m) => [m.index, m.bytes] as [number, Uint8Array]);
+    const receipts = rows.receipts.map((r) => [r.key, r.bytes] as [string, Uint8Array]);
     const base = digest(messages);
     expect(digest(messages)).toEqual(base);
-    const traded = messages.map(([i, b], k) => [i, k === 1 ? messages[2]![1] : k === 2 ? messages[1]![1] : b] as [number, Buffer]);
+    const traded = messages.map(([i, b], k) => [i, k === 1 ? messages[2]![1] : k === 2 ? messages[1]![1] : b] as [number, Uint8Array]);
     expect(digest(traded)).not.toEqual(base);
     expect(digest(messages.map(([i, b]) => [i === 3 ? 30 : i, b]))).not.toEqual(base);
     expect(digest(messages.slice(1))).not.toEqual(base);
@@ -237,7 +237,7 @@ describe('the record of a run whose context keeps its ended receipts', () => {
   it('refuses rows that hand over a receipt under another row\'s key, or one key twice, even with digests to match', () => {
     const envelope = run(3, 'context');
     const rows = rowsAfter([planSave(envelope, undefined)]);
-    const redigest = (receipts: { key: string; bytes: Buffer }[]) => ({
+    const redigest = (receipts: { key: string; bytes: Uint8Array }[]) => ({
       ...rows, receipts, receiptsDigest: digestOf(receipts.map((r) => [r.key, sha256(r.bytes)] as const)),
     });
     const [a, b, ...rest] = rows.receipts;

@@ -63,11 +63,11 @@ interface LockedRow {
 }
 
 /** Row values as the array parameters the write statements unnest. */
-function messageParams(rows: MessageRow[]): [number[], Buffer[]] {
+function messageParams(rows: MessageRow[]): [number[], Uint8Array[]] {
   return [rows.map((m) => m.index), rows.map((m) => m.bytes)];
 }
 
-function receiptParams(rows: ReceiptRow[]): [string[], number[], Buffer[]] {
+function receiptParams(rows: ReceiptRow[]): [string[], number[], Uint8Array[]] {
   return [rows.map((r) => r.key), rows.map((r) => r.modelStep), rows.map((r) => r.bytes)];
 }
 

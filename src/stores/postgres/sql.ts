@@ -8,18 +8,42 @@ import pg from 'pg';
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { CairnError, InvalidOptionsError, PersistenceError } from '../../errors/index.js';
 
+/**
+ * The part of a pg `Pool` the store calls: a `pg.Pool` fits it. Declared here,
+ * not taken from pg, so that Cairn's published types need no @types/pg.
+ */
+export interface PostgresPool {
+  connect(): Promise<unknown>;
+  end(): Promise<void>;
+}
+
+/**
+ * Settings for the pool the store creates, passed on to `pg.Pool` as given
+ * (any pg `PoolConfig` field). The common ones are named for their types;
+ * they are not checked here, pg reads them.
+ */
+export interface PostgresPoolOptions {
+  max?: number;
+  min?: number;
+  idleTimeoutMillis?: number;
+  connectionTimeoutMillis?: number;
+  ssl?: boolean | object;
+  application_name?: string;
+  [setting: string]: unknown;
+}
+
 /** Where the store connects: a connection string (the store creates and owns a pool) or a pool you own. */
 export type PostgresConnection =
   | {
       /** e.g. `postgres://user@host:5432/db`. The store creates a pool and `close()` ends it. */
       connectionString: string;
       /** Further pg Pool settings for the pool the store creates (`max`, `ssl`, `idleTimeoutMillis`, ...). */
-      poolOptions?: Omit<PoolConfig, 'connectionString'>;
+      poolOptions?: PostgresPoolOptions;
       pool?: undefined;
     }
   | {
-      /** A pool you created; `close()` leaves it open. Attach `pool.on('error', ...)` as pg requires. */
-      pool: Pool;
+      /** A pg Pool you created; `close()` leaves it open. Attach `pool.on('error', ...)` as pg requires. */
+      pool: PostgresPool;
       connectionString?: undefined;
     };
 
@@ -61,15 +85,21 @@ class CommitUnknown extends Error {
 
 export class Db {
   private closed = false;
+  /** @internal pg's types stay out of the published declarations (they need no @types/pg). */
+  readonly pool: Pool;
+  private readonly owned: boolean;
+  readonly schema: string;
 
-  constructor(
-    readonly pool: Pool,
-    private readonly owned: boolean,
-    readonly schema: string,
-  ) {}
+  /** @internal As {@link Db.pool}. */
+  constructor(pool: Pool, owned: boolean, schema: string) {
+    this.pool = pool;
+    this.owned = owned;
+    this.schema = schema;
+  }
 
   static open(connection: PostgresConnection, schema: string): Db {
-    if (connection && 'pool' in connection && connection.pool) return new Db(connection.pool, false, schema);
+    // A pool the caller passed is a pg Pool; its type here is only the part the store calls.
+    if (connection && 'pool' in connection && connection.pool) return new Db(connection.pool as Pool, false, schema);
     const connectionString = (connection as { connectionString?: unknown } | undefined)?.connectionString;
     if (typeof connectionString !== 'string' || connectionString === '') {
       throw new InvalidOptionsError('createPostgresOpsStore needs { connectionString } or { pool }.');
@@ -132,6 +162,7 @@ export class Db {
   /**
    * Runs `body` in one transaction on one client. Any failure rolls back; a
    * client whose connection failed is dropped from the pool, not reused.
+   * @internal As {@link Db.pool}.
    */
   async transaction<T>(what: string, begin: string, body: (client: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.connect(what);

@@ -38,6 +38,7 @@ interface HeadRow {
   receipts_digest: unknown;
 }
 
+/** @internal Takes or gives a better-sqlite3 handle, whose types stay out of the published declarations (a user need not install @types/better-sqlite3). */
 export function createAgentRunStore(db: Database.Database, clock: { now(): number }): SqliteAgentRunStore {
   const statements = {
     head: db.prepare<[string], HeadRow>(
@@ -81,11 +82,11 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
    * The row writes, prepared at the first save: a file opened read-only may be of a schema before migration 5,
    * whose rows have no revision column to write.
    */
-  let rowWrites: { putMessage: Database.Statement<[string, number, Buffer, number]>; putReceipt: Database.Statement<[string, string, number, Buffer, number]> } | undefined;
+  let rowWrites: { putMessage: Database.Statement<[string, number, Uint8Array, number]>; putReceipt: Database.Statement<[string, string, number, Uint8Array, number]> } | undefined;
   const writes = () => rowWrites ??= {
-    putMessage: db.prepare<[string, number, Buffer, number]>(`INSERT INTO cairn_run_messages (run_id, idx, body, revision) VALUES (?, ?, ?, ?)
+    putMessage: db.prepare<[string, number, Uint8Array, number]>(`INSERT INTO cairn_run_messages (run_id, idx, body, revision) VALUES (?, ?, ?, ?)
   ON CONFLICT (run_id, idx) DO UPDATE SET body = excluded.body, revision = excluded.revision`),
-    putReceipt: db.prepare<[string, string, number, Buffer, number]>(`INSERT INTO cairn_run_receipts (run_id, receipt_key, model_step, body, revision)
+    putReceipt: db.prepare<[string, string, number, Uint8Array, number]>(`INSERT INTO cairn_run_receipts (run_id, receipt_key, model_step, body, revision)
   VALUES (?, ?, ?, ?, ?)
   ON CONFLICT (run_id, receipt_key) DO UPDATE SET model_step = excluded.model_step, body = excluded.body, revision = excluded.revision`),
   };

@@ -156,6 +156,7 @@ const connections = new WeakMap<object, Database.Database>();
 /**
  * The connection under a store this module opened, for the CLI's own table in
  * the same file (not part of the public entry).
+ * @internal Takes or gives a better-sqlite3 handle, whose types stay out of the published declarations (a user need not install @types/better-sqlite3).
  */
 export function connectionOf(store: SqliteOpsStore): Database.Database {
   const db = connections.get(store);

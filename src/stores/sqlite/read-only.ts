@@ -77,6 +77,7 @@ export function refuseNonFile(path: string): void {
  * `-wal` is there, and nothing but SQLite's own `-shm` index when one is.
  * Throws NotACairnStoreError for an empty or non-SQLite file, or one without
  * Cairn's tables; StoreSchemaVersionError for a newer schema.
+ * @internal Takes or gives a better-sqlite3 handle, whose types stay out of the published declarations (a user need not install @types/better-sqlite3).
  */
 export function openReadOnlyDatabase(path: string, busyTimeoutMs: number): Database.Database {
   refuseNonFile(path);
@@ -108,6 +109,7 @@ export function openReadOnlyDatabase(path: string, busyTimeoutMs: number): Datab
 /**
  * Refuses a database that holds no Cairn schema, or a newer one, with a read
  * of its catalogue only. A file SQLite cannot read as a database is not a store.
+ * @internal Takes or gives a better-sqlite3 handle, whose types stay out of the published declarations (a user need not install @types/better-sqlite3).
  */
 export function checkCairnSchema(db: Database.Database, path: string): number {
   let tables: string[];
@@ -128,7 +130,10 @@ export function checkCairnSchema(db: Database.Database, path: string): number {
   return version;
 }
 
-/** Whether the database has a table (an older schema may lack one a newer migration adds). */
+/**
+ * Whether the database has a table (an older schema may lack one a newer migration adds).
+ * @internal Takes or gives a better-sqlite3 handle, whose types stay out of the published declarations (a user need not install @types/better-sqlite3).
+ */
 export function hasTable(db: Database.Database, name: string): boolean {
   return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
 }

@@ -147,6 +147,7 @@ export class StoreSchemaVersionError extends CairnError {
   }
 }
 
+/** @internal Takes or gives a better-sqlite3 handle, whose types stay out of the published declarations (a user need not install @types/better-sqlite3). */
 export interface OpenOptions {
   path: string;
   synchronous: 'full' | 'normal';
@@ -163,6 +164,7 @@ export interface OpenOptions {
  * {@link SCHEMA_VERSION}. Several processes may do this at once: the
  * migrations run in an IMMEDIATE transaction, so one applies them and the
  * others find them applied.
+ * @internal Takes or gives a better-sqlite3 handle, whose types stay out of the published declarations (a user need not install @types/better-sqlite3).
  */
 export function openDatabase(options: OpenOptions): Database.Database {
   const db = new Database(options.path, { timeout: options.busyTimeoutMs, fileMustExist: options.check !== undefined });
