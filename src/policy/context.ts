@@ -7,14 +7,15 @@
 import { parseModelKey } from '../models/resolve.js';
 import { ExecutionPolicyError, InvalidOptionsError } from '../errors/index.js';
 import { createInMemoryLedger, totalsOf } from './ledger.js';
+import { bundledPrice, contextPriceOf } from './prices.js';
 import type {
-  BudgetLedger, BudgetOptions, Ceiling, ChildContextOptions, ExecutionContextOptions, LedgerTotals, ModelPrice, PriceTable,
-  RequireApproval, UsageEstimate, EstimateInput,
+  BudgetLedger, BudgetOptions, Ceiling, ChildContextOptions, EstimateRequest, ExecutionContextOptions, LedgerTotals, ModelPrice,
+  PriceTable, RequireApproval, UsageEstimate,
 } from './types.js';
 
 const CONTEXT = Symbol.for('cairn.execution-context');
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-/** Output tokens an estimate assumes when the run sets no maxOutputTokens. */
+/** Output tokens an estimate assumes when the run sets no maxOutputTokens and the model's output limit is unknown. */
 export const DEFAULT_ESTIMATED_OUTPUT_TOKENS = 1024;
 
 /** The policy a context enforces, with everything it inherited resolved. */
@@ -37,7 +38,10 @@ export interface ExecutionContext {
   readonly parent: ExecutionContext | null;
   readonly policy: ExecutionPolicy;
   readonly ledger: BudgetLedger;
+  /** The root's own `prices` (they override the bundled table). */
   readonly prices: Readonly<PriceTable>;
+  /** Whether models `prices` does not list take the bundled table's price. */
+  readonly bundledPrices: boolean;
   readonly budget: Readonly<BudgetOptions>;
   readonly now: () => number;
   /** A context that narrows this one (a widening option is refused with ExecutionPolicyError `policy_widened`). */
@@ -46,10 +50,10 @@ export interface ExecutionContext {
   allowsTool(name: string): boolean;
   /** The context holds calls of this tool for a verdict. */
   requiresApproval(toolName: string): boolean;
-  /** USD per million tokens of the model, or null when it has no price. */
+  /** USD per million tokens of the model (its own `prices` entry, else the bundled table's), or null when it has no price. */
   priceOf(model: { provider: string; modelId: string }): ModelPrice | null;
-  /** What one call of the model is expected to use. */
-  estimate(input: EstimateInput): UsageEstimate;
+  /** What one call of the model is expected to use: what its admission reserves. */
+  estimate(input: EstimateRequest): UsageEstimate;
   /** The ledger's totals under this context's scope (its children included). */
   accounting(): Promise<LedgerTotals>;
 }
@@ -114,9 +118,35 @@ function checkPrices(prices: unknown): PriceTable {
     positive(`prices["${model}"].input`, price?.input, false);
     positive(`prices["${model}"].output`, price?.output, false);
     if (price?.input === undefined || price.output === undefined) throw new InvalidOptionsError(`prices["${model}"] needs input and output (USD per million tokens).`);
-    out[model] = { input: price.input, output: price.output };
+    const cacheRead = positive(`prices["${model}"].cacheRead`, price.cacheRead, false);
+    const cacheWrite = positive(`prices["${model}"].cacheWrite`, price.cacheWrite, false);
+    const limit = positive(`prices["${model}"].maxOutputTokens`, price.maxOutputTokens, true);
+    if (limit === 0) throw new InvalidOptionsError(`prices["${model}"].maxOutputTokens must be at least 1.`);
+    out[model] = Object.freeze({
+      input: price.input,
+      output: price.output,
+      ...(cacheRead !== undefined ? { cacheRead } : {}),
+      ...(cacheWrite !== undefined ? { cacheWrite } : {}),
+      ...(limit !== undefined ? { maxOutputTokens: limit } : {}),
+    });
   }
   return Object.freeze(out);
+}
+
+/**
+ * The price of a model under a root's tables: its own entry (by
+ * `provider:modelId`, then bare `modelId`), which keeps the bundled output
+ * limit when it sets none, else the bundled entry.
+ */
+function lookUpPrice(prices: PriceTable, bundled: boolean, provider: string, modelId: string): ModelPrice | null {
+  const own = prices[`${provider}:${modelId}`] ?? prices[modelId];
+  const listed = bundled ? bundledPrice(provider, modelId) : undefined;
+  if (own) {
+    // The output limit is a fact of the model, not of its price: an override without one keeps the table's.
+    const limit = own.maxOutputTokens ?? listed?.maxOutputTokens;
+    return limit !== undefined && own.maxOutputTokens === undefined ? { ...own, maxOutputTokens: limit } : own;
+  }
+  return listed ? contextPriceOf(listed) : null;
 }
 
 /** `model` matches an allowlist entry: `provider:modelId`, a bare `modelId`, or `provider:*`. */
@@ -136,6 +166,7 @@ interface Resolved {
   policy: ExecutionPolicy;
   ledger: BudgetLedger;
   prices: PriceTable;
+  bundledPrices: boolean;
   budget: BudgetOptions;
   now: () => number;
 }
@@ -150,6 +181,7 @@ function build(resolved: Resolved): ExecutionContext {
     policy: resolved.policy,
     ledger: resolved.ledger,
     prices: resolved.prices,
+    bundledPrices: resolved.bundledPrices,
     budget: resolved.budget,
     now: resolved.now,
     child(options = {}) {
@@ -170,17 +202,21 @@ function build(resolved: Resolved): ExecutionContext {
       return rule === true || rule.includes(toolName);
     },
     priceOf(model) {
-      return resolved.prices[`${model.provider}:${model.modelId}`] ?? resolved.prices[model.modelId] ?? null;
+      return lookUpPrice(resolved.prices, resolved.bundledPrices, model.provider, model.modelId);
     },
-    estimate(input) {
+    estimate(request) {
+      const { provider, modelId } = splitModel(request.model);
+      const outputLimit = lookUpPrice(resolved.prices, resolved.bundledPrices, provider, modelId)?.maxOutputTokens ?? null;
+      const input = { ...request, requestBytes: request.requestBytes ?? request.requestChars, outputLimit };
       const rule = resolved.budget.estimate;
       if (typeof rule === 'function') {
         const out = rule(input);
         return { inputTokens: Math.max(0, Math.ceil(out.inputTokens)), outputTokens: Math.max(0, Math.ceil(out.outputTokens)) };
       }
+      // Every byte of what is sent as at most one token, and the most the call may write: see docs/policy.md, "Estimates".
       return {
-        inputTokens: rule?.inputTokens ?? Math.ceil(input.requestChars / 4),
-        outputTokens: rule?.outputTokens ?? input.maxOutputTokens ?? DEFAULT_ESTIMATED_OUTPUT_TOKENS,
+        inputTokens: rule?.inputTokens ?? Math.ceil(input.requestBytes),
+        outputTokens: rule?.outputTokens ?? input.maxOutputTokens ?? outputLimit ?? DEFAULT_ESTIMATED_OUTPUT_TOKENS,
       };
     },
     async accounting() {
@@ -195,10 +231,15 @@ function build(resolved: Resolved): ExecutionContext {
  * deadline and a budget (USD and tokens, with prices) for every run given it
  * as `execution`, and for every context made from it with `.child()`.
  *
+ * Prices come from the bundled table (`BUNDLED_PRICES`); `prices` overrides
+ * it per model. Under a USD ceiling, a model with no price is refused before
+ * its call unless `budget.unknownPrice` is `'hold'`.
+ *
  * @example
  * const execution = createExecutionContext({
  *   allowedTools: ['search'],
  *   budget: { usd: 0.5 },
+ *   // Your negotiated price for one model; every other model keeps the bundled one.
  *   prices: { 'openai:gpt-5.2': { input: 1.25, output: 10 } },
  * });
  * await runAgent({ model, prompt, tools, execution });
@@ -220,6 +261,7 @@ export function createExecutionContext(options: ExecutionContextOptions = {}): E
   const clock = options.clock;
   if (clock !== undefined && typeof clock?.now !== 'function') throw new InvalidOptionsError('clock must have now().');
   const approval = checkApproval(options.requireApproval);
+  if (options.bundledPrices !== undefined && typeof options.bundledPrices !== 'boolean') throw new InvalidOptionsError('bundledPrices must be a boolean.');
   return build({
     path: name,
     depth: 0,
@@ -234,6 +276,7 @@ export function createExecutionContext(options: ExecutionContextOptions = {}): E
     }),
     ledger,
     prices: checkPrices(options.prices),
+    bundledPrices: options.bundledPrices ?? true,
     budget,
     now: clock ? () => clock.now() : () => Date.now(),
   });
@@ -244,7 +287,7 @@ const ceilingOf = (b: BudgetOptions) => ({ ...(b.usd !== undefined ? { usd: b.us
 /** The child's policy, or a refusal when any option would widen what the parent allows. */
 function narrow(parent: ExecutionContext, options: ChildContextOptions, index: number): Resolved {
   if (options === null || typeof options !== 'object') throw new InvalidOptionsError('child takes an options object.');
-  for (const key of ['ledger', 'prices', 'clock'] as const) {
+  for (const key of ['ledger', 'prices', 'bundledPrices', 'clock'] as const) {
     if ((options as Record<string, unknown>)[key] !== undefined) throw widened(`${key} belongs to the root context`);
   }
   const p = parent.policy;
@@ -277,7 +320,8 @@ function narrow(parent: ExecutionContext, options: ChildContextOptions, index: n
     const above = [...p.ceilings].reverse().find((c) => c[unit] !== undefined)?.[unit];
     if (own !== undefined && above !== undefined && own > above) throw widened(`budget.${unit} ${own} is more than the ${above} above it`);
   }
-  if (budget.unknownPrice === 'hold' && parent.budget.unknownPrice === 'reject') throw widened("budget.unknownPrice 'hold' where the parent rejects");
+  // Unset means 'reject': a child cannot hold what its parent never opted into holding.
+  if (budget.unknownPrice === 'hold' && (parent.budget.unknownPrice ?? 'reject') === 'reject') throw widened("budget.unknownPrice 'hold' where the parent rejects");
   const path = `${parent.path}/${name}`;
   const ceilings = [...p.ceilings];
   if (budget.usd !== undefined || budget.tokens !== undefined) ceilings.push({ scope: path, ...ceilingOf(budget) });
@@ -295,6 +339,7 @@ function narrow(parent: ExecutionContext, options: ChildContextOptions, index: n
     }),
     ledger: parent.ledger,
     prices: parent.prices,
+    bundledPrices: parent.bundledPrices,
     budget: { ...parent.budget, ...(budget.unknownPrice !== undefined ? { unknownPrice: budget.unknownPrice } : {}) },
     now: parent.now,
   };

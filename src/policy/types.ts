@@ -3,10 +3,20 @@
  * ledger's entries and the ledger contract a shared store implements.
  */
 
-/** USD per million tokens of one model. */
+/** USD per million tokens of one model, and what one call of it can produce. */
 export interface ModelPrice {
   input: number;
   output: number;
+  /** Input tokens read from the provider's prompt cache. @default input */
+  cacheRead?: number;
+  /** Input tokens written to the prompt cache. @default input */
+  cacheWrite?: number;
+  /**
+   * The most output tokens one call of the model can produce: what a call
+   * that sets no maxOutputTokens is reserved at.
+   * @default the bundled table's limit for the model, else DEFAULT_ESTIMATED_OUTPUT_TOKENS
+   */
+  maxOutputTokens?: number;
 }
 
 /** Prices by `provider:modelId` (or by bare `modelId`, which any provider's model of that id takes). */
@@ -18,13 +28,23 @@ export interface UsageEstimate {
   outputTokens: number;
 }
 
-export interface EstimateInput {
+/** What {@link EstimateInput} a caller of `context.estimate` gives; the context adds the rest. */
+export interface EstimateRequest {
   /** `provider:modelId` of the model about to be called. */
   model: string;
-  /** The characters of the request's messages and tools, as JSON. */
+  /** The characters (UTF-16 code units) of the request's messages and tools, as JSON. */
   requestChars: number;
+  /** The UTF-8 bytes of the same JSON. @default requestChars */
+  requestBytes?: number;
   /** The run's maxOutputTokens, when it set one. */
   maxOutputTokens: number | undefined;
+}
+
+/** What an estimate is made from. */
+export interface EstimateInput extends EstimateRequest {
+  requestBytes: number;
+  /** The model's output limit (its price's `maxOutputTokens`), or null when the context knows none. */
+  outputLimit: number | null;
 }
 
 export interface BudgetOptions {
@@ -34,13 +54,16 @@ export interface BudgetOptions {
   tokens?: number;
   /**
    * How a model call is estimated before it is admitted. A function, or fixed
-   * token counts. @default input: the request's characters / 4; output: maxOutputTokens, else 1024
+   * token counts.
+   * @default input: one token per UTF-8 byte of the request's messages and tools as JSON;
+   * output: maxOutputTokens, else the model's output limit, else 1024
    */
   estimate?: Partial<UsageEstimate> | ((input: EstimateInput) => UsageEstimate);
   /**
-   * A model without a price under a USD ceiling: `'hold'` admits it and keeps
-   * its calls held as unknown (the USD ceiling cannot count them; a token
-   * ceiling still does); `'reject'` refuses its calls. @default 'hold'
+   * A model without a price under a USD ceiling: `'reject'` refuses its calls
+   * before they are sent (BudgetError `unpriced_model`); `'hold'` admits them,
+   * held as unknown (the USD ceiling cannot count them; a token ceiling still
+   * does), and the run warns on its stream. @default 'reject'
    */
   unknownPrice?: 'hold' | 'reject';
 }
@@ -62,8 +85,13 @@ export interface ExecutionContextOptions {
   /** Absolute time (ms since epoch, on the run's clock) after which no model call or effect starts. */
   deadline?: number;
   budget?: BudgetOptions;
-  /** USD per million tokens, by model. */
+  /** USD per million tokens, by model: each entry overrides the bundled table's price of its model. */
   prices?: PriceTable;
+  /**
+   * Models `prices` does not list take the bundled table's price
+   * (`BUNDLED_PRICES`, see docs/policy.md). `false`: only `prices` price anything. @default true
+   */
+  bundledPrices?: boolean;
   /**
    * Where the reservations live. @default an in-memory ledger of this context
    * Pass `ops.budgets.ledger(name)` of an ops store to share one ledger between processes.
@@ -74,7 +102,7 @@ export interface ExecutionContextOptions {
 }
 
 /** What a child may set: each only narrows what its parent allows. */
-export type ChildContextOptions = Omit<ExecutionContextOptions, 'ledger' | 'prices' | 'clock' | 'budget'> & {
+export type ChildContextOptions = Omit<ExecutionContextOptions, 'ledger' | 'prices' | 'bundledPrices' | 'clock' | 'budget'> & {
   budget?: Omit<BudgetOptions, 'estimate'>;
 };
 

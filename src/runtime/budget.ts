@@ -10,6 +10,7 @@ import type { AdmitResult, Amounts, LedgerEntry } from '../policy/index.js';
 import type { LanguageModel, ModelRequest, Usage } from '../models/types.js';
 import { modelKey } from '../models/resolve.js';
 import { roundUsd } from '../policy/ledger.js';
+import { usdAt, type PricedUsage } from '../policy/prices.js';
 
 /** Thrown before an attempt the ledger refused: the run stops with `budget-exceeded`. */
 export class BudgetRefusal extends Error {
@@ -18,11 +19,44 @@ export class BudgetRefusal extends Error {
   }
 }
 
-/** USD of some usage at a price, or null without one. */
-export function usdOf(context: ExecutionContext, model: { provider: string; modelId: string }, usage: { inputTokens: number; outputTokens: number }): number | null {
+/** USD of some usage at a price (cached input at its cache prices), or null without one. */
+export function usdOf(context: ExecutionContext, model: { provider: string; modelId: string }, usage: PricedUsage): number | null {
   const price = context.priceOf(model);
-  if (!price) return null;
-  return (usage.inputTokens * price.input + usage.outputTokens * price.output) / 1_000_000;
+  return price ? usdAt(price, usage) : null;
+}
+
+/** A run warning, as the host puts it on the stream and in `result.warnings`. */
+export interface BudgetWarning {
+  type: 'warning';
+  setting: string;
+  message: string;
+}
+
+/** UTF-8 bytes of a string, without Node's Buffer (a lone surrogate counts as the three bytes of its replacement). */
+export function utf8Bytes(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i += 1;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/** The size of what a call sends: its messages and tools as JSON, in characters and in UTF-8 bytes. */
+export function sizeOf(parts: readonly unknown[]): { chars: number; bytes: number } {
+  let chars = 0;
+  let bytes = 0;
+  for (const part of parts) {
+    const json = JSON.stringify(part ?? null);
+    chars += json.length;
+    bytes += utf8Bytes(json);
+  }
+  return { chars, bytes };
 }
 
 /** How much of a failed attempt the provider may have billed: `release` for an answer it does not bill (a 4xx such as 429). */
@@ -54,7 +88,12 @@ export class RunBudget {
      * before the call is sent, and a crash after it cannot lose the hold.
      */
     private readonly persist: (() => Promise<void>) | null = null,
+    /** Puts a warning on the run's stream (an unpriced model held under a USD ceiling). */
+    private readonly warn: ((warning: BudgetWarning) => void) | null = null,
   ) {}
+
+  /** Models this leg already warned about. */
+  private readonly warned = new Set<string>();
 
   /**
    * The reservation made for a step's first attempt by the save that precedes
@@ -65,13 +104,14 @@ export class RunBudget {
   /**
    * Reserves the next call of `step` ahead, while the save that precedes it is
    * being written. Best effort: a refusal reserves nothing, and the call's own
-   * admission then refuses it.
+   * admission then refuses it. `sent` is what the call will send (its
+   * messages and its tools' schemas), measured as {@link sizeOf} does.
    */
-  async reserveAhead(model: LanguageModel, step: number, requestChars: number, maxOutputTokens: number | undefined): Promise<void> {
+  async reserveAhead(model: LanguageModel, step: number, sent: readonly unknown[], maxOutputTokens: number | undefined): Promise<void> {
     if (this.pre?.step === step && this.pre.model === modelKey(model)) return;
     await this.releaseAhead();
     try {
-      const id = await this.reserve(model, step, requestChars, maxOutputTokens, 'ahead');
+      const id = await this.reserve(model, step, sizeOf(sent), maxOutputTokens, 'ahead');
       this.pre = { step, model: modelKey(model), id };
     } catch {
       this.pre = null;
@@ -95,8 +135,7 @@ export class RunBudget {
       return pre.id;
     }
     await this.releaseAhead();
-    const chars = JSON.stringify(request.messages).length + JSON.stringify(request.tools ?? []).length;
-    const id = await this.reserve(model, step, chars, maxOutputTokens, String(++this.count));
+    const id = await this.reserve(model, step, sizeOf([request.messages, request.tools ?? []]), maxOutputTokens, String(++this.count));
     if (this.persist && this.context.ledger.durable !== true) {
       try {
         await this.persist();
@@ -110,13 +149,24 @@ export class RunBudget {
     return id;
   }
 
-  private async reserve(model: LanguageModel, step: number, requestChars: number, maxOutputTokens: number | undefined, tag: string): Promise<string> {
+  private async reserve(
+    model: LanguageModel, step: number, size: { chars: number; bytes: number }, maxOutputTokens: number | undefined, tag: string,
+  ): Promise<string> {
     const key = modelKey(model);
-    const estimate = this.context.estimate({ model: key, requestChars, maxOutputTokens });
+    const estimate = this.context.estimate({ model: key, requestChars: size.chars, requestBytes: size.bytes, maxOutputTokens });
     const usd = usdOf(this.context, model, estimate);
     const ceilings = this.context.policy.ceilings;
-    if (usd === null && this.context.budget.unknownPrice === 'reject' && ceilings.some((c) => c.usd !== undefined)) {
-      throw new BudgetError('unpriced_model', `The execution context has no price for ${key}, and its USD budget rejects unpriced models.`);
+    const usdCeiling = [...ceilings].reverse().find((c) => c.usd !== undefined);
+    if (usd === null && usdCeiling) {
+      // Fails closed: a ceiling that cannot count a call never lets it through unless the context opted into holding it.
+      if ((this.context.budget.unknownPrice ?? 'reject') === 'reject') {
+        throw new BudgetError(
+          'unpriced_model',
+          `The execution context has no price for ${key}, so its USD budget (${usdCeiling.scope}) cannot count the call; `
+          + `price it with the context's prices, or set budget.unknownPrice: 'hold' to let it run uncounted.`,
+        );
+      }
+      this.warnUnpriced(key, usdCeiling.scope);
     }
     const id = `${this.runId}:${step}:${this.legId}:${tag}`;
     const result = await this.context.ledger.admit({
@@ -126,6 +176,18 @@ export class RunBudget {
     if (!result.admitted) throw new BudgetRefusal({ ...result, model: key });
     this.open.add(id);
     return id;
+  }
+
+  /** Once per model and leg: the hold the context opted into is said on the stream. */
+  private warnUnpriced(key: string, scope: string): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.warn?.({
+      type: 'warning',
+      setting: 'execution',
+      message: `The execution context has no price for ${key}: its calls are held as unknown, and the USD budget of ${scope} `
+        + `does not count them (budget.unknownPrice: 'hold'; a token ceiling still does).`,
+    });
   }
 
   /** The attempt answered: its reservation becomes what it used. */

@@ -108,7 +108,7 @@ export class RunHost<T> implements Leg<T> {
     // A run given no context still hands its verifier one: private, with no policy and nothing shared.
     this.execution = opts.execution ?? createExecutionContext({ clock: { now: opts.now } });
     this.budget = opts.execution
-      ? new RunBudget(opts.execution, runId, opts.generateId(), opts.now, opts.raw.session ? () => this.saveHold() : null)
+      ? new RunBudget(opts.execution, runId, opts.generateId(), opts.now, opts.raw.session ? () => this.saveHold() : null, (warning) => this.emit(warning))
       : null;
     for (const id of (stored?.snapshot as unknown as PersistedRun | undefined)?.context?.batch ?? []) this.announcedCalls.add(id);
     const context = (stored?.snapshot as unknown as PersistedRun | undefined)?.context;
@@ -490,8 +490,7 @@ export class RunHost<T> implements Leg<T> {
     if (!(snapshot.matches('starting') || snapshot.matches({ loop: 'checkpointing' }) || this.finalizesNext(context))) return;
     if (context.drainRequested || context.step >= context.maxSteps) return;
     const model = candidatesOf(this.opts.models, (context.models ?? null) as AgentRunModels | null)[0]!;
-    const chars = JSON.stringify(context.messages).length + JSON.stringify(this.opts.parameters).length;
-    await this.budget.reserveAhead(model, context.step, chars, this.opts.settings?.maxOutputTokens);
+    await this.budget.reserveAhead(model, context.step, [context.messages, this.opts.parameters], this.opts.settings?.maxOutputTokens);
   }
 
   /** A loop turn without calls is being saved, and the run asks for its structured answer next (see the run chart's `loop.recordingTurn`). */

@@ -35,7 +35,7 @@ describe('the bundled price table', () => {
     expect(bundledPrice('anthropic', 'claude-opus-4-20250514')).toBe(BUNDLED_PRICES['anthropic:claude-opus-4']);
     expect(bundledPrice('openai', 'gpt-4.1-mini-2025-04-14')).toBe(BUNDLED_PRICES['openai:gpt-4.1-mini']);
     expect(bundledPrice('google', 'models/gemini-2.5-flash')).toBe(BUNDLED_PRICES['google:gemini-2.5-flash']);
-    expect(bundledPrice('openai', 'gpt-4o-2024-05-13')).toEqual({ inputPerMTok: 5, outputPerMTok: 15 });
+    expect(bundledPrice('openai', 'gpt-4o-2024-05-13')).toEqual({ inputPerMTok: 5, outputPerMTok: 15, maxOutputTokens: 4_096 });
   });
 
   it('does not price by loose prefix: an unknown id has no price', () => {

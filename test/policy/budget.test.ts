@@ -68,18 +68,30 @@ describe('admission and settlement', () => {
     expect(model.calls).toHaveLength(0);
   });
 
-  it('keeps a model without a price held as unknown, counted in tokens only', async () => {
-    const execution = createExecutionContext({ budget: { usd: 1, estimate } });
+  // bundledPrices: false leaves the scripted model (which the bundled table prices at 0) without a price.
+  it("with unknownPrice: 'hold', keeps a model without a price held as unknown, counted in tokens only, and warns", async () => {
+    const execution = createExecutionContext({ bundledPrices: false, budget: { usd: 1, estimate, unknownPrice: 'hold' } });
     const result = await runAgent({ model: createMockModel({ responses: [turn('Hi.')] }), prompt: 'Go.', execution });
     expect(result.status).toBe('completed');
     expect(result.accounting).toMatchObject({ spent: { usd: null }, committed: { usd: 0, tokens: 0 }, unknown: { usd: 0, tokens: 1500 } });
+    expect(result.warnings).toEqual([expect.objectContaining({ type: 'warning', setting: 'execution', message: expect.stringContaining('mock:mock-model') })]);
   });
 
-  it("refuses an unpriced model under a USD ceiling with unknownPrice: 'reject', before its call", async () => {
-    const model = createMockModel({ responses: [turn('never')] });
-    const result = await runAgent({ model, prompt: 'Go.', execution: createExecutionContext({ budget: { usd: 1, unknownPrice: 'reject' } }) });
-    expect(result.status === 'failed' && result.error).toMatchObject({ name: 'BudgetError', code: 'unpriced_model' });
-    expect(model.calls).toHaveLength(0);
+  it('refuses an unpriced model under a USD ceiling by default, before its call', async () => {
+    for (const budget of [{ usd: 1 }, { usd: 1, unknownPrice: 'reject' as const }]) {
+      const model = createMockModel({ responses: [turn('never')] });
+      const result = await runAgent({ model, prompt: 'Go.', execution: createExecutionContext({ bundledPrices: false, budget }) });
+      expect(result.status === 'failed' && result.error).toMatchObject({ name: 'BudgetError', code: 'unpriced_model' });
+      expect(model.calls).toHaveLength(0);
+    }
+  });
+
+  it('lets an unpriced model run without a USD ceiling: a token ceiling counts it', async () => {
+    const model = createMockModel({ responses: [turn('Hi.')] });
+    const result = await runAgent({ model, prompt: 'Go.', execution: createExecutionContext({ bundledPrices: false, budget: { tokens: 5000, estimate } }) });
+    expect(result.status).toBe('completed');
+    expect(result.warnings).toEqual([]);
+    expect(result.accounting.unknown.tokens).toBe(1500);
   });
 });
 

@@ -51,18 +51,33 @@ describe('createExecutionContext', () => {
     for (const bad of [
       { allowedTools: 'search' }, { allowedModels: [''] }, { maxDepth: -1 }, { maxDepth: 1.5 }, { deadline: Number.NaN },
       { budget: { usd: -1 } }, { budget: { tokens: 0.5 } }, { budget: { unknownPrice: 'warn' } }, { prices: { m: { input: 1 } } },
-      { ledger: {} }, { name: 'a/b' }, { requireApproval: 'yes' },
+      { prices: { m: { input: 1, output: 2, maxOutputTokens: 0 } } }, { prices: { m: { input: 1, output: 2, cacheRead: -1 } } },
+      { bundledPrices: 'no' }, { ledger: {} }, { name: 'a/b' }, { requireApproval: 'yes' },
     ]) {
       expect(() => createExecutionContext(bad as never), JSON.stringify(bad)).toThrow(InvalidOptionsError);
     }
   });
 
-  it('estimates a call from the request, or as told', () => {
+  it('estimates a call at every byte it sends and the most it may write, or as told', () => {
     const ctx = createExecutionContext();
-    expect(ctx.estimate({ model: 'm', requestChars: 400, maxOutputTokens: undefined })).toEqual({ inputTokens: 100, outputTokens: 1024 });
-    expect(ctx.estimate({ model: 'm', requestChars: 400, maxOutputTokens: 50 })).toEqual({ inputTokens: 100, outputTokens: 50 });
+    // A model the context knows no output limit of: 1024 output tokens, unless the call sets its own limit.
+    expect(ctx.estimate({ model: 'm', requestChars: 400, maxOutputTokens: undefined })).toEqual({ inputTokens: 400, outputTokens: 1024 });
+    expect(ctx.estimate({ model: 'm', requestChars: 400, requestBytes: 600, maxOutputTokens: 50 })).toEqual({ inputTokens: 600, outputTokens: 50 });
+    // A model of the bundled table: its documented output limit.
+    expect(ctx.estimate({ model: 'openai:gpt-4.1', requestChars: 10, maxOutputTokens: undefined })).toEqual({ inputTokens: 10, outputTokens: 32_768 });
+    expect(ctx.estimate({ model: 'anthropic:claude-sonnet-4-5-20250929', requestChars: 10, maxOutputTokens: undefined }).outputTokens).toBe(64_000);
+    expect(ctx.estimate({ model: 'openai:gpt-4.1', requestChars: 10, maxOutputTokens: 500 }).outputTokens).toBe(500);
+    // An override's own limit wins; an override without one keeps the table's.
+    const priced = createExecutionContext({ prices: { 'openai:gpt-4.1': { input: 1, output: 4 }, 'acme:rocket': { input: 1, output: 1, maxOutputTokens: 2000 } } });
+    expect(priced.estimate({ model: 'openai:gpt-4.1', requestChars: 1, maxOutputTokens: undefined }).outputTokens).toBe(32_768);
+    expect(priced.estimate({ model: 'acme:rocket', requestChars: 1, maxOutputTokens: undefined }).outputTokens).toBe(2000);
+    // The function sees the bytes and the limit.
+    const seen: unknown[] = [];
+    createExecutionContext({ budget: { estimate: (input) => (seen.push(input), { inputTokens: 0, outputTokens: 0 }) } })
+      .estimate({ model: 'openai:gpt-4o', requestChars: 3, requestBytes: 5, maxOutputTokens: undefined });
+    expect(seen).toEqual([{ model: 'openai:gpt-4o', requestChars: 3, requestBytes: 5, maxOutputTokens: undefined, outputLimit: 16_384 }]);
     const fixed = createExecutionContext({ budget: { estimate: { outputTokens: 7 } } });
-    expect(fixed.estimate({ model: 'm', requestChars: 8, maxOutputTokens: 50 })).toEqual({ inputTokens: 2, outputTokens: 7 });
+    expect(fixed.estimate({ model: 'm', requestChars: 8, maxOutputTokens: 50 })).toEqual({ inputTokens: 8, outputTokens: 7 });
     const fn = createExecutionContext({ budget: { estimate: () => ({ inputTokens: 1.2, outputTokens: 3 }) } });
     expect(fn.estimate({ model: 'm', requestChars: 8, maxOutputTokens: undefined })).toEqual({ inputTokens: 2, outputTokens: 3 });
   });
@@ -109,6 +124,10 @@ describe('.child(): a child only narrows', () => {
     widening(() => parent.child({ prices: {} } as never));
     widening(() => createExecutionContext({ requireApproval: true }).child({ requireApproval: ['deploy'] }));
     widening(() => createExecutionContext({ budget: { unknownPrice: 'reject' } }).child({ budget: { unknownPrice: 'hold' } }));
+    // Unset is 'reject': holding is the root's choice to make.
+    widening(() => createExecutionContext({ budget: { usd: 1 } }).child({ budget: { unknownPrice: 'hold' } }));
+    widening(() => parent.child({ bundledPrices: false } as never));
+    expect(createExecutionContext({ budget: { unknownPrice: 'hold' } }).child({ budget: { unknownPrice: 'reject' } }).budget.unknownPrice).toBe('reject');
     // A grandchild is held to the child, not to the root.
     widening(() => parent.child({ budget: { usd: 0.5 } }).child({ budget: { usd: 0.75 } }));
   });
