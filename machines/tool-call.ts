@@ -5,138 +5,16 @@
  * runtime provides (`machine.provide`). Every way a call ends is its own final
  * state; `unknownEffect` is a stable state that only a reconciliation leaves.
  */
-import { and, assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
-import type {
-  AdmitOutput, ArgumentsOutput, BeginEffectOutput, CallReceipt, CheckpointInput, ExecuteOutput, GuardOutput, ApprovalOutput,
-  IssueApprovalOutput, PersistReceiptOutput, ProjectOutput, ReceiptWriteInput, RecordResultInput, ToolCallInput, ToolCallOutput,
-  ToolCallContext, ToolCallEmitted, ToolCallEvent,
-} from './types.js';
+import { and, assign, emit, enqueueActions } from 'xstate';
+import { after, callFacts, invalidArguments, toAdmission, toApproval, toEffectIdentity, toolCallSetup, withVerdict } from './tool-call-setup.js';
+import type { ToolCallOutput } from './types.js';
+import { effectIdentityState, executionState, resultReceiptState } from './tool-call-effect.js';
 
-const notProvided = (name: string) => () => {
-  throw new Error(`The ${name} actor was not provided to the tool-call machine.`);
-};
-const actionNotProvided = (name: string) => () => {
-  throw new Error(`The ${name} action was not provided to the tool-call machine.`);
-};
+export { byStepThenCall, receiptKey } from './tool-call-setup.js';
 
 export const TOOL_CALL_MACHINE_VERSION = 2;
 
-/** Effect identity: the root model turn and the provider's call id. */
-export const receiptKey = (modelStep: number, toolCallId: string) => `${modelStep}:${toolCallId}`;
-
-/** The order the run keeps receipts in: by model step, then by call id (never by which call ended first). */
-export function byStepThenCall(a: CallReceipt, b: CallReceipt): number {
-  return a.modelStep - b.modelStep || (a.toolCallId < b.toolCallId ? -1 : a.toolCallId > b.toolCallId ? 1 : 0);
-}
-
-/** The fields every receipt of this call carries. */
-const receiptBase = (c: ToolCallContext, idempotent: boolean) => ({
-  key: receiptKey(c.modelStep, c.toolCallId), toolCallId: c.toolCallId, toolName: c.toolName, modelStep: c.modelStep, idempotent,
-});
-/** The call's approval request with the verdict that answers it recorded (a retry passes the gate with it). */
-const withVerdict = (c: ToolCallContext, verdict: ToolCallContext['verdict'] | undefined) =>
-  (c.approval && verdict ? { ...c.approval, verdict } : c.approval);
-const idempotentOf = (c: ToolCallContext) => c.receipt?.idempotent ?? false;
-const callFacts = (c: ToolCallContext) => ({ toolCallId: c.toolCallId, toolName: c.toolName, args: c.args, modelStep: c.modelStep });
-
-/*
- * Into a stage, passing those with no work for this call (see CallPlan): each
- * list is the transitions of one stage's entry, in order, ending with the
- * stage itself or the next stage's entry.
- */
-const toEffectIdentity = [
-  { guard: and(['opensReceipt', 'durable']), target: '#toolCall.effectIdentity.writingReceipt', actions: ['openReceipt', 'intendEffect'] },
-  { guard: 'opensReceipt', target: '#toolCall.execution', actions: ['openReceipt', 'permitEffect'] },
-  { target: '#toolCall.effectIdentity' },
-] as const;
-const toAdmission = [{ guard: 'admissionHasWork', target: '#toolCall.admission' }, ...toEffectIdentity] as const;
-const toApproval = [{ guard: 'approvalHasWork', target: '#toolCall.approval' }, ...toAdmission] as const;
-/** The same entries, each taken only when `guard` also holds. */
-const after = (guard: string, entries: readonly { guard?: unknown; target: string; actions?: unknown }[]) =>
-  entries.map((t) => ({ ...t, guard: t.guard ? and([guard, t.guard as never]) : guard })) as unknown as typeof toApproval;
-
-const invalidArguments = (message: string) => ({ outcome: 'invalid-arguments' as const, modelOutput: message, isError: true });
-
-export const toolCallMachine = setup({
-  types: {
-    context: {} as ToolCallContext,
-    events: {} as ToolCallEvent,
-    input: {} as ToolCallInput,
-    output: {} as ToolCallOutput,
-    emitted: {} as ToolCallEmitted,
-  },
-  actors: {
-    guardCall: fromPromise<GuardOutput, ToolCallContext>(notProvided('guardCall')),
-    checkArguments: fromPromise<ArgumentsOutput, ToolCallContext>(notProvided('checkArguments')),
-    decideApproval: fromPromise<ApprovalOutput, ToolCallContext>(notProvided('decideApproval')),
-    issueApproval: fromPromise<IssueApprovalOutput, ToolCallContext>(notProvided('issueApproval')),
-    admit: fromPromise<AdmitOutput, ToolCallContext>(notProvided('admit')),
-    beginEffect: fromPromise<BeginEffectOutput, ToolCallContext>(notProvided('beginEffect')),
-    writeReceipt: fromPromise<PersistReceiptOutput, ReceiptWriteInput>(notProvided('writeReceipt')),
-    executeTool: fromPromise<ExecuteOutput, ToolCallContext>(notProvided('executeTool')),
-    recordResult: fromPromise<void, RecordResultInput>(notProvided('recordResult')),
-    projectResult: fromPromise<ProjectOutput, ToolCallContext>(notProvided('projectResult')),
-    checkpoint: fromPromise<void, CheckpointInput>(notProvided('checkpoint')),
-  },
-  actions: {
-    // The fresh `executing` receipt of a call that passes the effect-identity stage without its actor.
-    openReceipt: assign(({ context }) => ({
-      receipt: { ...receiptBase(context, context.plan?.idempotent ?? false), status: 'executing' as const },
-      retried: false,
-    })),
-    refuseArguments: assign(({ context }) =>
-      invalidArguments(context.argumentsChecked?.valid === false ? context.argumentsChecked.message : '')),
-    // What the tool returned (or threw) becomes the receipt.
-    keepResult: assign(({ context, event }) => ({ receipt: receiptOf(context, (event as unknown as { output: ExecuteOutput }).output) })),
-    // Provided by the runtime: the check of the arguments against the tool's JSON Schema, into `argumentsChecked`.
-    checkArgumentsInline: actionNotProvided('checkArgumentsInline'),
-    // Provided by the runtime (the permit is the process's, not the chart's): the receipt write
-    // entered next, made durable by this process, issues the effect's permit; with no store, the permit is issued at once.
-    intendEffect: actionNotProvided('intendEffect'),
-    permitEffect: actionNotProvided('permitEffect'),
-    // Provided by the runtime: the answer to the model is the result as it is (capped), and the receipt completes.
-    projectAsIs: actionNotProvided('projectAsIs'),
-    // An invoked actor rejected: keep what it said as plain data.
-    noteError: assign(({ event, context }) => {
-      const error = (event as { error?: { code?: string; message?: string } }).error;
-      return {
-        outcome: context.outcome ?? ('failed' as const),
-        isError: true,
-        reason: error?.code ?? 'internal',
-        modelOutput: context.modelOutput ?? (error?.message ?? 'Tool call failed.'),
-      };
-    }),
-  },
-  guards: {
-    // A turn cut off by its length limit or refused by a content filter dispatches nothing.
-    dispatchable: ({ context }) => context.finishReason !== 'length' && context.finishReason !== 'content-filter',
-    toolKnown: ({ context }) => context.known,
-    hasApproval: ({ context }) => context.approval !== null,
-    clientRequested: ({ context }) => context.clientRequested,
-    retryAsked: ({ event }) => event.type === 'RECHECK' && event.retry === true,
-    // The settled output of the invoked actor that just finished has this kind.
-    outputIs: ({ event }, params: { kind: string }) => (event as unknown as { output?: { kind?: string } }).output?.kind === params.kind,
-    outcomeIs: ({ context }, params: { outcome: string }) => context.outcome === params.outcome,
-    // The call's plan (see CallPlan) says which stages have work; without a plan every stage does.
-    runsGuardrails: ({ context }) => context.plan?.guardrails ?? true,
-    checksArgumentsInline: ({ context }) => context.plan?.argumentsInline === true,
-    argumentsPassed: ({ context }) => context.argumentsChecked?.valid === true,
-    argumentsRefused: ({ context }) => context.argumentsChecked?.valid === false,
-    approvalHasWork: ({ context }) => !context.plan || context.plan.approval || context.verdict !== null || context.receipt !== null,
-    admissionHasWork: ({ context }) => !context.plan || context.plan.admission || context.deadlineAt !== null,
-    // A first run of a tool that runs here: its `executing` receipt is opened on the way into the stage.
-    opensReceipt: ({ context }) => !!context.plan?.executes && context.receipt === null,
-    durable: ({ context }) => context.plan?.durable ?? true,
-    // The tool returned a result that no validation, projection or onToolResult sees: it is the model's answer as it is.
-    resultIsAnswer: ({ context, event }) =>
-      !!context.plan && !context.plan.projects && (event as unknown as { output?: ExecuteOutput }).output?.kind === 'result',
-    // The tool returned a result, and there is no store to commit it to before its projection.
-    resultNeedsNoCommit: ({ context, event }) =>
-      !!context.plan && !context.plan.durable && (event as unknown as { output?: ExecuteOutput }).output?.kind === 'result',
-    // The run's own step checkpoint (or nothing, with no store) commits this call's answer.
-    runCheckpoints: ({ context }) => !!context.plan && (!context.plan.durable || context.batchSize <= 1),
-  },
-}).createMachine({
+export const toolCallMachine = toolCallSetup.createMachine({
   id: 'toolCall',
   version: String(TOOL_CALL_MACHINE_VERSION),
   // Every field is set from the start (none is added later): V8 keeps an object that grows new fields in a slow
@@ -331,149 +209,14 @@ export const toolCallMachine = setup({
     },
     // 5. Effect identity: [modelStep, toolCallId] and the durable `executing`
     // receipt. Only a receipt written here, in this process, permits the effect.
-    effectIdentity: {
-      initial: 'beginning',
-      states: {
-        beginning: {
-          invoke: {
-            src: 'beginEffect',
-            id: 'beginEffect',
-            input: ({ context }) => context,
-            onDone: [
-              // The `executing` receipt goes into the record; the write that makes it durable issues the permit.
-              {
-                guard: { type: 'outputIs', params: { kind: 'write' } },
-                target: 'writingReceipt',
-                actions: assign(({ event, context }) => ({
-                  receipt: {
-                    ...receiptBase(context, event.output.kind === 'write' && event.output.idempotent),
-                    status: 'executing' as const,
-                  },
-                  retried: false,
-                })),
-              },
-              { guard: { type: 'outputIs', params: { kind: 'replay' } }, target: '#toolCall.resultReceipt.projecting' },
-              {
-                guard: { type: 'outputIs', params: { kind: 'replay-failed' } },
-                target: '#toolCall.checkpoint',
-                actions: assign(({ event }) => ({
-                  outcome: 'failed' as const,
-                  modelOutput: event.output.kind === 'replay-failed' ? event.output.message : '',
-                  isError: true,
-                })),
-              },
-              {
-                guard: { type: 'outputIs', params: { kind: 'client-result' } },
-                target: '#toolCall.resultReceipt.recording',
-                actions: assign(({ context }) => ({
-                  receipt: {
-                    ...receiptBase(context, false),
-                    status: 'executed' as const,
-                    rawResult: context.clientResult!.output,
-                    isError: context.clientResult!.isError,
-                    client: true,
-                  },
-                })),
-              },
-              { guard: and([{ type: 'outputIs', params: { kind: 'await-client' } }, 'clientRequested']), target: 'awaitingClientResult' },
-              {
-                guard: { type: 'outputIs', params: { kind: 'await-client' } },
-                target: 'awaitingClientResult',
-                actions: [assign({ clientRequested: true }), emit(({ context }) => ({ type: 'client-call-request' as const, call: callFacts(context) }))],
-              },
-              { target: '#toolCall.unknownEffect' },
-            ],
-            onError: { target: '#toolCall.failed', actions: 'noteError' },
-          },
-        },
-        // The `executing` receipt is made durable before the effect. Restored here, the
-        // write was not made by this process: it permits nothing and the call decides again.
-        writingReceipt: {
-          invoke: {
-            src: 'writeReceipt',
-            id: 'writeReceipt',
-            input: ({ context }) => ({ modelStep: context.modelStep, toolCallId: context.toolCallId }),
-            onDone: [
-              { guard: { type: 'outputIs', params: { kind: 'restarted' } }, target: 'beginning' },
-              { target: '#toolCall.execution' },
-            ],
-            // The executing receipt could not be written: the tool never ran.
-            onError: { target: '#toolCall.failed', actions: 'noteError' },
-          },
-        },
-        awaitingClientResult: {
-          tags: ['suspended', 'awaiting-client'],
-          on: {
-            RECHECK: {
-              target: 'beginning',
-              actions: assign(({ event, context }) => ({
-                clientResult: event.clientResult ?? context.clientResult,
-              })),
-            },
-          },
-        },
-      },
-    },
+    effectIdentity: effectIdentityState,
     // 6. Execution. Guarded by the permit: a restart of this invocation after a
     // restore finds none and re-decides from the receipt.
-    execution: {
-      tags: ['effect'],
-      invoke: {
-        src: 'executeTool',
-        id: 'executeTool',
-        input: ({ context }) => context,
-        onDone: [
-          { guard: { type: 'outputIs', params: { kind: 'replay' } }, target: 'resultReceipt.projecting' },
-          { guard: { type: 'outputIs', params: { kind: 'unknown' } }, target: 'unknownEffect' },
-          // What the tool returned (or threw) becomes the receipt, committed next (or by the
-          // checkpoint, when nothing runs between the two; or by nothing, with no store).
-          { guard: and(['resultIsAnswer', 'runCheckpoints']), target: 'completed', actions: ['keepResult', 'projectAsIs'] },
-          { guard: 'resultIsAnswer', target: 'checkpoint', actions: ['keepResult', 'projectAsIs'] },
-          { guard: 'resultNeedsNoCommit', target: 'resultReceipt.projecting', actions: 'keepResult' },
-          { target: 'resultReceipt.recording', actions: 'keepResult' },
-        ],
-        onError: { target: 'unknownEffect', actions: 'noteError' },
-      },
-    },
+    execution: executionState,
     // 7. The raw result (or the error the tool threw) is committed before
     // validation, projection and onToolResult decide what the model sees
     // (for a tool with none of them, the checkpoint commits it).
-    resultReceipt: {
-      initial: 'recording',
-      states: {
-        recording: {
-          invoke: {
-            src: 'recordResult',
-            id: 'recordResult',
-            input: ({ context }) => ({
-              modelStep: context.modelStep,
-              toolCallId: context.toolCallId,
-              toolName: context.toolName,
-              receipt: context.receipt && { status: context.receipt.status, error: context.receipt.error },
-            }),
-            onDone: { target: 'projecting' },
-            onError: { target: '#toolCall.failed', actions: 'noteError' },
-          },
-        },
-        projecting: {
-          invoke: {
-            src: 'projectResult',
-            id: 'projectResult',
-            input: ({ context }) => context,
-            onDone: {
-              target: '#toolCall.checkpoint',
-              actions: assign(({ event, context }) => ({
-                outcome: event.output.outcome,
-                modelOutput: event.output.modelOutput,
-                isError: event.output.isError,
-                receipt: event.output.receipt ?? context.receipt,
-              })),
-            },
-            onError: { target: '#toolCall.failed', actions: 'noteError' },
-          },
-        },
-      },
-    },
+    resultReceipt: resultReceiptState,
     // 8. Checkpoint: the run's record holds the answer before the run goes on
     // from it (for the batch's last open call, the run's step checkpoint does).
     checkpoint: {
@@ -549,12 +292,3 @@ export const toolCallMachine = setup({
     approval: context.approval,
   }),
 });
-
-/** The receipt of what the tool did: its result, the error it threw, or why its result cannot be kept. */
-function receiptOf(c: ToolCallContext, output: ExecuteOutput): CallReceipt | null {
-  const base = receiptBase(c, idempotentOf(c));
-  if (output.kind === 'result') return { ...base, status: 'executed', rawResult: output.value };
-  if (output.kind === 'threw') return { ...base, status: 'failed', error: output.error };
-  if (output.kind === 'unstorable') return { ...base, status: 'unstorable', error: output.error };
-  return c.receipt;
-}

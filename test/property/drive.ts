@@ -83,7 +83,11 @@ interface Runtime {
 
 /** A root context with a ceiling no scenario reaches: the property checks the ledger's bookkeeping, not refusals. */
 const budgetContext = (scenario: Scenario) => (scenario.budget
-  ? createExecutionContext({ prices: { 'mock:mock-model': { input: 1, output: 2 } }, budget: { usd: 1000, tokens: 100_000_000 } })
+  ? createExecutionContext({
+    // Every model a scenario calls is priced: an unpriced one under a USD ceiling is refused before its call.
+    prices: { 'mock:mock-model': { input: 1, output: 2 }, 'wire:scripted': { input: 1, output: 2 }, 'mock:fallback': { input: 1, output: 2 } },
+    budget: { usd: 1000, tokens: 100_000_000 },
+  })
   : undefined);
 
 type Action =

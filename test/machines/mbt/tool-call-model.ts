@@ -20,7 +20,7 @@ export type CallPath = StatePath<CallSnapshot, ModelEvent>;
 const done = (id: string, output?: Record<string, unknown>): ModelEvent => ({ type: `xstate.done.actor.${id}`, output: output as never });
 const error = (id: string, code: string): ModelEvent => ({ type: `xstate.error.actor.${id}`, error: { name: 'Error', code, message: `${id} failed` } });
 
-/** The receipt of the call under test as the runtime writes it (see machines/tool-call.ts receiptBase). */
+/** The receipt of the call under test as the runtime writes it (see receiptBase in machines/tool-call-setup.ts). */
 const receiptFields = { key: '0:c1', toolCallId: 'c1', toolName: 'target', modelStep: 0, idempotent: false };
 /** The operator's recorded outcome for an interrupted call: what it returned, or the error it met. */
 export const RECONCILED = {
