@@ -10,52 +10,32 @@ import {
   AgentRunLeaseError, PersistenceError, RevisionConflictError, serializeError, type SerializedError,
 } from '../errors/index.js';
 import { runMachine, toolCallMachine } from '../../machines/index.js';
-import type { CallAnswer, RunContext, RunInput, RunPlan, ToolCallEmitted } from '../../machines/index.js';
+import type { CallAnswer, RunContext, RunInput, RunPlan } from '../../machines/index.js';
 import { toJson } from '../agent/json.js';
-import { envelopeFields, receiptCountOf } from '../agent/envelope.js';
 import { resultBase } from '../agent/result.js';
 import type { NormalizedOptions } from '../agent/options.js';
-import type { AgentEvent, AgentResult, AgentRunEnvelope, AgentWarning, JsonValue, Lease, Message, StopReason } from '../agent/types.js';
+import type { AgentEvent, AgentResult, AgentRunEnvelope, AgentRunModels, AgentWarning, Lease, Message } from '../agent/types.js';
 import { bindLeg, type Leg } from './host-state.js';
 import { Permits } from './permits.js';
 import { planOf, replan } from './plan.js';
-import { envelopeOf, pendingOf, unknownEffectsOf, type PersistedRun } from './record.js';
+import { envelopeOf, type PersistedRun } from './record.js';
+import { watchCalls } from './call-events.js';
+import { accountingOf, resultOfSnapshot } from './host-result.js';
+import { ledgerCheckpointOf, persistedOf, recordPrint, sameRecord } from './host-record.js';
 import { runActors } from './run-actors.js';
 import { SaveQueue } from './save-queue.js';
 import { keepLease } from './lease-keeper.js';
 import { plantedBugsIn } from './test-switches.js';
 import { toolCallLogic } from './tool-actors.js';
 import { createExecutionContext, type ExecutionContext } from '../policy/index.js';
-import { RunBudget, usdOf } from './budget.js';
-import { roundAmounts, roundUsd } from '../policy/ledger.js';
+import { RunBudget } from './budget.js';
 import { candidatesOf } from './model-call.js';
-import { parseModelKey } from '../models/resolve.js';
 import { batchViolation } from './run-actors.js';
-import type { Accounting, AgentRunModels } from '../agent/types.js';
 
 type RunSnapshot = SnapshotFrom<typeof runMachine>;
 type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
 
 export const DEFAULT_LEASE_TTL_MS = 30_000;
-
-/**
- * A record's print without its history (the transcript and the ended receipts, counted), its revision or its time:
- * two records with one print and the same transcript and receipts lists hold the same run.
- */
-function recordPrint(envelope: AgentRunEnvelope): string {
-  const snapshot = envelope.snapshot as unknown as PersistedRun;
-  const context = snapshot.context;
-  return JSON.stringify(envelopeFields(envelope, {
-    revision: 0, updatedAt: 0, saves: undefined, receipts: receiptCountOf(envelope),
-    snapshot: { ...snapshot, context: { ...context, messages: context.messages.length, receipts: context.receipts.length } },
-  }));
-}
-
-/** Whether `envelope` holds the restored record: the same lists (never edited in place, so identity settles them) and print. */
-function sameRecord(envelope: AgentRunEnvelope, restored: { print: string; messages: unknown; receipts: unknown }): boolean {
-  const context = (envelope.snapshot as unknown as PersistedRun).context;
-  return context.messages === restored.messages && context.receipts === restored.receipts && recordPrint(envelope) === restored.print;
-}
 
 /** The run machine with every actor provided, once per process: each actor finds its leg through its actor system. */
 const runLogic = runMachine.provide({ actors: { toolCall: toolCallLogic, ...runActors } });
@@ -150,7 +130,7 @@ export class RunHost<T> implements Leg<T> {
   start(input: RunInput): Promise<AgentResult<T>> {
     this.actor = createActor(runLogic, { input: { ...input, plan: this.plan } });
     bindLeg(this.actor.system, this as unknown as Leg);
-    this.watchCalls();
+    watchCalls(this.actor, this.announcedCalls, this.reportedCalls, (event) => this.emit(event as AgentEvent<T>));
     return this.drive(() => this.actor.start());
   }
 
@@ -177,7 +157,7 @@ export class RunHost<T> implements Leg<T> {
     context.messages = messages;
     context.receipts = receipts;
     bindLeg(this.actor.system, this as unknown as Leg);
-    this.watchCalls();
+    watchCalls(this.actor, this.announcedCalls, this.reportedCalls, (event) => this.emit(event as AgentEvent<T>));
     return this.drive(() => {
       this.actor.start();
       this.actor.send({ type: 'RESTORED' });
@@ -188,53 +168,6 @@ export class RunHost<T> implements Leg<T> {
       const violation = batchViolation(this as unknown as Leg, open.filter((c) => c.receipt === null || c.receipt.status === 'executing'));
       if (violation) this.actor.send({ type: 'POLICY_VIOLATION', error: violation });
       else this.actor.send({ type: 'RESUME', answers: answers(this.openCalls()) });
-    });
-  }
-
-  /**
-   * Every call is announced once when the run dispatches it (a restored leg
-   * does not announce its open calls again), and reported once when it ends,
-   * whichever of its final states it reached. The run's own snapshots say
-   * which calls its batch holds; each call's actor is then watched by a
-   * subscription of its own, so no inspector sees every actor's every event.
-   */
-  private watchCalls(): void {
-    const watched = new Set<string>();
-    this.actor.subscribe({
-      next: (snapshot) => {
-        for (const id of snapshot.context.batch) {
-          if (watched.has(id)) continue;
-          const child = snapshot.children[id as keyof typeof snapshot.children] as Actor<typeof toolCallMachine> | undefined;
-          if (!child) continue;
-          watched.add(id);
-          if (!this.announcedCalls.has(id)) {
-            this.announcedCalls.add(id);
-            const c = child.getSnapshot().context;
-            this.emit({ type: 'tool-call-start', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName, args: c.args as JsonValue });
-          }
-          // What a call announces comes from its transitions (an approval request, a client call, a warning).
-          child.on('*', (event) => this.emit(event as ToolCallEmitted as AgentEvent<T>));
-          // A call that already ended completes the observer at once, inside subscribe.
-          child.subscribe({ complete: () => this.reportEnd(id, child.getSnapshot()), error: () => undefined });
-        }
-      },
-      // The run's failures are handled where the leg waits for rest.
-      error: () => undefined,
-    });
-  }
-
-  private reportEnd(id: string, snapshot: CallSnapshot): void {
-    if (snapshot.status !== 'done' || this.reportedCalls.has(id)) return;
-    this.reportedCalls.add(id);
-    const out = snapshot.output!;
-    this.emit({
-      type: 'tool-call-end',
-      step: out.modelStep,
-      toolCallId: out.toolCallId,
-      toolName: out.toolName,
-      output: out.modelOutput as JsonValue,
-      isError: out.isError,
-      ...(out.outcome !== null && out.outcome !== 'unknown-effect' ? { outcome: out.outcome } : {}),
     });
   }
 
@@ -337,7 +270,7 @@ export class RunHost<T> implements Leg<T> {
     const result = this.resultOf(snapshot);
     if (this.budget) {
       await this.budget.close();
-      result.accounting = await this.accounting(snapshot.context);
+      result.accounting = await accountingOf(this.resultBase(snapshot.context).accounting, this.opts.execution, snapshot.context.usageByModel);
     }
     if (snapshot.status === 'done' && this.opts.raw.session && !this.storeFailure) {
       // Completion is reported only after the terminal write succeeded.
@@ -350,25 +283,6 @@ export class RunHost<T> implements Leg<T> {
     return result;
   }
 
-  /** The run's usage (in USD when every model that answered has a price) and its ledger's totals under its context. */
-  private async accounting(context: RunContext): Promise<Accounting> {
-    const base = this.resultBase(context).accounting;
-    const execution = this.opts.execution;
-    if (!execution) return base;
-    let usd: number | null = 0;
-    for (const [key, usage] of Object.entries(context.usageByModel ?? {})) {
-      const price = usdOf(execution, parseModelKey(key), usage);
-      usd = price === null || usd === null ? null : usd + price;
-    }
-    const totals = await execution.accounting();
-    return {
-      spent: { ...base.spent, usd: usd === null ? null : roundUsd(usd) },
-      reserved: roundAmounts(totals.reserved),
-      committed: roundAmounts(totals.committed),
-      unknown: roundAmounts(totals.unknown),
-    };
-  }
-
   private failedResult(error: SerializedError): AgentResult<T> {
     const base = this.resultBase(this.actor.getSnapshot().context);
     return { ...base, status: 'failed', error };
@@ -379,33 +293,7 @@ export class RunHost<T> implements Leg<T> {
   }
 
   resultOf(snapshot: RunSnapshot): AgentResult<T> {
-    const context = snapshot.context;
-    const base = this.resultBase(context);
-    if (snapshot.matches('completed')) return { ...base, status: 'completed', output: context.candidate!.output as T };
-    if (snapshot.matches('failed')) {
-      const { retry, ...error } = context.error ?? { name: 'Error', code: 'internal', message: 'The run failed.' };
-      // The machine keeps errors as plain data; serialized again, a code outside Cairn's list reads `internal`.
-      return { ...base, status: 'failed', error: serializeError(error), ...(retry ? { retry } : {}) };
-    }
-    if (snapshot.matches('stopped')) {
-      return {
-        ...base,
-        status: 'stopped',
-        reason: (context.stopReason ?? 'aborted') as StopReason,
-        ...(context.stopDetails !== null ? { stopDetails: context.stopDetails as JsonValue } : {}),
-      };
-    }
-    if (snapshot.matches('drained')) return { ...base, status: 'stopped', reason: 'drained' };
-    if (snapshot.matches('reconciling')) {
-      return {
-        ...base,
-        status: 'stopped',
-        reason: 'tool-reconciliation-required',
-        unknownEffects: unknownEffectsOf(this.persisted()),
-      };
-    }
-    const pending = pendingOf(this.persisted());
-    return { ...base, status: 'suspended', pendingApprovals: pending.approvals, pendingClientCalls: pending.clientCalls };
+    return resultOfSnapshot<T>(snapshot, this.resultBase(snapshot.context), () => this.persisted());
   }
 
   /**
@@ -416,15 +304,7 @@ export class RunHost<T> implements Leg<T> {
    * handed over as they are: a save copies what changed, not the history.
    */
   private persisted(): PersistedRun {
-    const snapshot = this.actor.getSnapshot();
-    const { messages, receipts } = snapshot.context;
-    const rest = this.actor.logic.getPersistedSnapshot(
-      { ...snapshot, context: { ...snapshot.context, messages: [], receipts: [] } } as typeof snapshot,
-    );
-    const copy = toJson<PersistedRun>(rest);
-    copy.context.messages = messages;
-    copy.context.receipts = receipts;
-    return copy;
+    return persistedOf(this.actor);
   }
 
   /** The envelope of the run as its actor holds it now, saved as the next revision. */
@@ -501,13 +381,8 @@ export class RunHost<T> implements Leg<T> {
     return !['content-filter', 'refusal', 'length'].includes(turn.finishReason);
   }
 
-  /** What a save records of the ledger: all of it under a root context, the run's scope under a child. */
-  private async ledgerCheckpoint(): Promise<AgentRunEnvelope['ledger']> {
-    const execution = this.opts.execution;
-    if (!execution) return undefined;
-    const subtree = execution.parent !== null;
-    const entries = await execution.ledger.entries(subtree ? execution.path : undefined);
-    return { name: execution.ledger.name, scope: execution.path, subtree, entries: toJson(entries) };
+  private ledgerCheckpoint(): Promise<AgentRunEnvelope['ledger']> {
+    return ledgerCheckpointOf(this.opts.execution);
   }
 
   private async writeTerminal(result: AgentResult<T>): Promise<void> {

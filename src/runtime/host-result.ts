@@ -1,0 +1,62 @@
+/**
+ * What a leg returns: its result, read from the run actor's snapshot, and its
+ * accounting under the execution context.
+ */
+import type { SnapshotFrom } from 'xstate';
+import { serializeError } from '../errors/index.js';
+import type { runMachine } from '../../machines/index.js';
+import type { Accounting, AgentResult, JsonValue, StopReason } from '../agent/types.js';
+import { parseModelKey } from '../models/resolve.js';
+import type { ExecutionContext } from '../policy/index.js';
+import { roundAmounts, roundUsd } from '../policy/ledger.js';
+import { usdOf } from './budget.js';
+import { pendingOf, unknownEffectsOf, type PersistedRun } from './record.js';
+
+type RunSnapshot = SnapshotFrom<typeof runMachine>;
+type ResultBase = Omit<Extract<AgentResult<unknown>, { status: 'completed' }>, 'status' | 'output'>;
+
+/** The result of a run at rest in `snapshot`; `persisted` gives its record when the result lists waiting or unknown calls. */
+export function resultOfSnapshot<T>(snapshot: RunSnapshot, base: ResultBase, persisted: () => PersistedRun): AgentResult<T> {
+  const context = snapshot.context;
+  if (snapshot.matches('completed')) return { ...base, status: 'completed', output: context.candidate!.output as T };
+  if (snapshot.matches('failed')) {
+    const { retry, ...error } = context.error ?? { name: 'Error', code: 'internal', message: 'The run failed.' };
+    // The machine keeps errors as plain data; serialized again, a code outside Cairn's list reads `internal`.
+    return { ...base, status: 'failed', error: serializeError(error), ...(retry ? { retry } : {}) };
+  }
+  if (snapshot.matches('stopped')) {
+    return {
+      ...base,
+      status: 'stopped',
+      reason: (context.stopReason ?? 'aborted') as StopReason,
+      ...(context.stopDetails !== null ? { stopDetails: context.stopDetails as JsonValue } : {}),
+    };
+  }
+  if (snapshot.matches('drained')) return { ...base, status: 'stopped', reason: 'drained' };
+  if (snapshot.matches('reconciling')) {
+    return { ...base, status: 'stopped', reason: 'tool-reconciliation-required', unknownEffects: unknownEffectsOf(persisted()) };
+  }
+  const pending = pendingOf(persisted());
+  return { ...base, status: 'suspended', pendingApprovals: pending.approvals, pendingClientCalls: pending.clientCalls };
+}
+
+/** The run's usage (in USD when every model that answered has a price) and its ledger's totals under its context. */
+export async function accountingOf(
+  base: Accounting,
+  execution: ExecutionContext | null | undefined,
+  usageByModel: Record<string, Parameters<typeof usdOf>[2]> | undefined,
+): Promise<Accounting> {
+  if (!execution) return base;
+  let usd: number | null = 0;
+  for (const [key, usage] of Object.entries(usageByModel ?? {})) {
+    const price = usdOf(execution, parseModelKey(key), usage);
+    usd = price === null || usd === null ? null : usd + price;
+  }
+  const totals = await execution.accounting();
+  return {
+    spent: { ...base.spent, usd: usd === null ? null : roundUsd(usd) },
+    reserved: roundAmounts(totals.reserved),
+    committed: roundAmounts(totals.committed),
+    unknown: roundAmounts(totals.unknown),
+  };
+}
