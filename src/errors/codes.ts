@@ -1,0 +1,63 @@
+/**
+ * The closed list of Cairn's error codes. docs/errors.md documents each one
+ * (a test checks that it does).
+ */
+/**
+ * Every code a Cairn error, or the `error` of a result, a receipt or an event,
+ * can carry: the closed union {@link CairnErrorCode} is derived from this list,
+ * so the two cannot drift apart. docs/errors.md says what each one means and
+ * whose move it is.
+ */
+export const CAIRN_ERROR_CODES = [
+  'revision_conflict',
+  'checkpoint_version_unsupported',
+  'binding_changed',
+  'run_not_found',
+  'scope_mismatch',
+  'run_busy',
+  'lease_held',
+  'lease_lost',
+  'record_corrupt',
+  'record_version_unsupported',
+  'persistence_failed',
+  'model_call_failed',
+  'api_call_failed',
+  'api_key_missing',
+  'api_key_invalid',
+  'invalid_response',
+  'mock_model_unexpected_call',
+  'tool_not_allowed',
+  'model_not_allowed',
+  'policy_widened',
+  'max_depth_exceeded',
+  'execution_context_mismatch',
+  'deadline_exceeded',
+  'invalid_options',
+  'invalid_envelope',
+  'tool_context_invalid',
+  'result_too_large',
+  'result_unstorable',
+  'budget_exceeded',
+  'unpriced_model',
+  'budget_admission_conflict',
+  'breaker_open',
+  'skill_access_denied',
+  'unknown_effect',
+  'reconciled_error',
+  'tool_failed',
+  'callback_failed',
+  'journal_conflict',
+  'journal_cursor_invalid',
+  'journal_stream_not_found',
+  'injected_fault',
+  'internal',
+] as const;
+
+export type CairnErrorCode = (typeof CAIRN_ERROR_CODES)[number];
+
+const CODES: ReadonlySet<string> = new Set(CAIRN_ERROR_CODES);
+
+/** True when `value` is one of {@link CAIRN_ERROR_CODES}. */
+export function isCairnErrorCode(value: unknown): value is CairnErrorCode {
+  return typeof value === 'string' && CODES.has(value);
+}
