@@ -8,7 +8,14 @@
 import { describe, expect, it } from 'vitest';
 import { createInMemoryAgentRunStore, type AgentTools } from 'cairn/agent';
 import { exitCodeFor, resumeHeadless, runHeadless } from 'cairn/headless';
+import type { LanguageModel } from 'cairn/models';
 import { createMockModel, type MockTurn } from 'cairn/testing';
+
+/** A scripted model that reports as `provider:modelId`, so the price table sees a provider's model. */
+const reportingAs = (provider: string, modelId: string, turns: MockTurn[]): LanguageModel => {
+  const inner = createMockModel({ strict: false, responses: turns });
+  return { specificationVersion: 'cairn-model-1', provider, modelId, doGenerate: (request) => inner.doGenerate(request) };
+};
 
 const byToolResults = (turns: MockTurn[]) => createMockModel({
   strict: false,
@@ -57,5 +64,46 @@ describe('the headless budget on the ledger', () => {
       execution: (await import('cairn/policy')).createExecutionContext(),
     });
     expect(report).toMatchObject({ outcome: 'failed', error: { code: 'invalid_options' } });
+  });
+
+  const noop: AgentTools = { noop: { parameters: { type: 'object' }, execute: () => 'ok' } };
+  const callsNoop = (usage: MockTurn['usage']): MockTurn => ({ toolCalls: [{ toolName: 'noop', args: {} }], usage });
+
+  it('prices every model of the run from the bundled table, fallbacks included, as the report does', async () => {
+    const store = createInMemoryAgentRunStore();
+    const usage = { inputTokens: 10_000, outputTokens: 1000 };
+    const report = await runHeadless({
+      model: reportingAs('openai', 'gpt-4.1', [callsNoop(usage), { error: { status: 503 } }]),
+      fallbackModels: [reportingAs('anthropic', 'claude-haiku-4-5', [{ text: 'done', usage }])],
+      tools: noop, maxRetries: 0, prompt: 'x', store, runId: 'f', budget: { usd: 1 },
+    });
+    expect(report.outcome).toBe('completed');
+    // GPT-4.1 at $2 in, $8 out ($0.028), then Haiku 4.5 at $1 in, $5 out ($0.015): before, the ledger held the fallback unpriced.
+    expect(report.cost).toEqual({ usd: 0.043, complete: true });
+    const entries = (await store.load('f'))!.ledger!.entries;
+    expect(entries.filter((e) => e.status === 'committed').map((e) => [e.model, e.usd])).toEqual([
+      ['openai:gpt-4.1', 0.028], ['anthropic:claude-haiku-4-5', 0.015],
+    ]);
+    expect(report.warnings.map((w) => w.code)).toEqual(['fallbackModels']);
+  });
+
+  it('a fallback without a price is held uncounted in USD, with the engine\'s warning in the report', async () => {
+    const report = await runHeadless({
+      model: reportingAs('openai', 'gpt-4.1', [{ error: { status: 503 } }]),
+      fallbackModels: [reportingAs('acme', 'rocket-1', [{ text: 'done', usage: { inputTokens: 10, outputTokens: 5 } }])],
+      maxRetries: 0, prompt: 'x', store: createInMemoryAgentRunStore(), budget: { usd: 1 },
+    });
+    expect(report.outcome).toBe('completed');
+    expect(report.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'execution', message: expect.stringContaining('acme:rocket-1') })]));
+  });
+
+  it('a leg whose model has no price runs under no USD ceiling: it warns once, and its tokens still count', async () => {
+    const model = () => reportingAs('acme', 'rocket-1', [callsNoop({ inputTokens: 60, outputTokens: 0 }), { text: 'done', usage: { inputTokens: 60, outputTokens: 0 } }]);
+    const ran = await runHeadless({ model: model(), tools: noop, prompt: 'x', store: createInMemoryAgentRunStore(), budget: { usd: 0.000001 } });
+    expect(ran.outcome).toBe('completed');
+    expect(ran.warnings.map((w) => w.code)).toEqual(['unpriced-model']);
+    // An unpriced call's usage is held as unknown (tokens, no USD): the second call no longer fits 50 tokens.
+    const limited = await runHeadless({ model: model(), tools: noop, prompt: 'x', store: createInMemoryAgentRunStore(), budget: { usd: 0.000001, tokens: 50 } });
+    expect(limited).toMatchObject({ outcome: 'limit', error: { code: 'budget_exceeded' }, stopDetails: { held: { tokens: 60 }, ceiling: { tokens: 50 } } });
   });
 });
