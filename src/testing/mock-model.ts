@@ -3,84 +3,12 @@
  * next response of a script, records what it was asked, and can assert that
  * the whole script was used. Tests drive the engine with it, without I/O.
  */
-import { frozenJsonCopy, toJson, type JsonValue } from '../agent/json.js';
+import { frozenJsonCopy, toJson } from '../agent/json.js';
 import { CairnError, InvalidOptionsError, ModelCallError } from '../errors/index.js';
-import type {
-  FinishReason, LanguageModel, ModelRequest, ModelResponse, ModelStreamPart, ModelToolCall, ReasoningPart, Usage,
-} from '../models/types.js';
+import type { FinishReason, ModelRequest, ModelResponse, ModelStreamPart, ModelToolCall, ReasoningPart, Usage } from '../models/types.js';
+import type { MockLanguageModel, MockModelOptions, MockResponse, MockStatusError, MockTurn, RecordedModelRequest } from './mock-types.js';
 
-/** A tool call the scripted model makes. */
-export interface MockToolCall {
-  toolName: string;
-  /** @default {} */
-  args?: JsonValue;
-  /** @default generated, see {@link MockModelOptions.generateToolCallId} */
-  toolCallId?: string;
-}
-
-/** A provider-style failure: turned into a {@link ModelCallError} with this `statusCode`. */
-export interface MockStatusError {
-  status: number;
-  message?: string;
-  /** The wait the "provider" asks for, as a real adapter reads it from retry-after: the engine's retry honours it. */
-  retryAfterMs?: number;
-}
-
-/** One scripted model turn. Every field is optional: `{}` answers with empty text. */
-export interface MockTurn {
-  /** The answer's text. @default chunks joined, or '' */
-  text?: string;
-  toolCalls?: MockToolCall[];
-  /** @default 'tool-calls' when `toolCalls` is non-empty, else 'stop' */
-  finishReason?: FinishReason;
-  /** Overrides part or all of the estimated usage (about 4 characters a token). */
-  usage?: Partial<Usage>;
-  /**
-   * Makes the call reject. A plain `{ status, message? }` becomes a {@link ModelCallError}
-   * (retryable for 408, 409, 429 and 5xx); anything else, an `Error` included, is thrown as it is.
-   */
-  error?: MockStatusError | unknown;
-  /** How `doStream` splits the text into `text-delta` parts; must join to `text`. @default pieces of 8 characters */
-  chunks?: string[];
-  /** Reasoning parts the turn returns (streamed before its text), with any provider metadata, as a reasoning model would. */
-  reasoning?: ReasoningPart[];
-  /** Milliseconds to wait before answering; an abort of `request.signal` ends the wait. @default 0 */
-  delayMs?: number;
-  /** `doStream` yields `afterChunks` text deltas, then throws `error`: a stream that broke off. `doGenerate` rejects with it. */
-  streamError?: { afterChunks: number; error: MockStatusError | unknown };
-}
-
-/** A scripted turn, or a function that computes it from the request. */
-export type MockResponse = MockTurn | ((request: ModelRequest) => MockTurn | Promise<MockTurn>);
-
-export interface MockModelOptions {
-  /** The script: call N is answered by `responses[N - 1]`. */
-  responses: MockResponse[];
-  /** @default 'mock-model' */
-  modelId?: string;
-  /** `true`: a call after the last response rejects. `false`: the last response answers again. @default true */
-  strict?: boolean;
-  /**
-   * Ids for scripted tool calls that have none. `stepIndex` is the zero-based call number of this
-   * mock, `callIndex` the call's position in the turn.
-   * @default (stepIndex, callIndex) => `tool_${callIndex}`
-   */
-  generateToolCallId?: (stepIndex: number, callIndex: number) => string;
-}
-
-/** A request as the mock recorded it: a JSON copy, without the signal. */
-export type RecordedModelRequest = Omit<ModelRequest, 'signal'>;
-
-export interface MockLanguageModel extends LanguageModel {
-  readonly provider: 'mock';
-  doStream(request: ModelRequest): AsyncIterable<ModelStreamPart>;
-  /** Every request made so far, in call order, unexpected calls included. */
-  readonly calls: readonly RecordedModelRequest[];
-  /** How many scripted responses no call has used yet. */
-  remaining(): number;
-  /** Throws a `CairnError` with code `'invalid_options'` that lists the responses no call used. */
-  assertAllUsed(): void;
-}
+export type * from './mock-types.js';
 
 const FINISH_REASONS: readonly FinishReason[] = ['stop', 'tool-calls', 'length', 'content-filter', 'refusal', 'error', 'other'];
 const DEFAULT_CHUNK_LENGTH = 8;
@@ -143,15 +71,13 @@ export function createMockModel(options: MockModelOptions): MockLanguageModel {
     const toolCalls: ModelToolCall[] = (turn.toolCalls ?? []).map((call, index) => ({
       toolCallId: call.toolCallId ?? generateToolCallId(claimed.callNumber - 1, index),
       toolName: call.toolName,
-      args: call.args === undefined ? {} : toJson(call.args),
-    }));
+      args: call.args === undefined ? {} : toJson(call.args) }));
     const response: ModelResponse = {
       text,
       toolCalls,
       finishReason: turn.finishReason ?? (toolCalls.length > 0 ? 'tool-calls' : 'stop'),
       usage: usageFor(claimed.inputChars, text, toolCalls, turn.usage),
-      ...(turn.reasoning ? { reasoning: toJson<ReasoningPart[]>(turn.reasoning) } : {}),
-    };
+      ...(turn.reasoning ? { reasoning: toJson<ReasoningPart[]>(turn.reasoning) } : {}) };
     return { response, chunks: turn.chunks ? [...turn.chunks] : splitText(text), streamError: turn.streamError };
   }
 
@@ -206,8 +132,7 @@ export function createMockModel(options: MockModelOptions): MockLanguageModel {
         `Mock model "${modelId}": ${unused.length} scripted response(s) were never used: ${unused.join('; ')}.`,
         { fault: 'user' },
       );
-    },
-  };
+    } };
 }
 
 interface Claim {
@@ -245,8 +170,7 @@ function checkOptions(options: MockModelOptions): Required<MockModelOptions> {
     responses: options.responses,
     modelId: options.modelId ?? 'mock-model',
     strict,
-    generateToolCallId: options.generateToolCallId ?? ((_stepIndex, callIndex) => `tool_${callIndex}`),
-  };
+    generateToolCallId: options.generateToolCallId ?? ((_stepIndex, callIndex) => `tool_${callIndex}`) };
 }
 
 /** Every field a scripted turn may have: any other is a typo. */
@@ -354,8 +278,7 @@ function recordRequest(request: ModelRequest, conversation: Conversation): Recor
     get: () => (messages ??= copies.slice(0, length) as RecordedModelRequest['messages']),
     set: (value: RecordedModelRequest['messages']) => {
       messages = value;
-    },
-  });
+    } });
   return recorded;
 }
 
@@ -375,8 +298,7 @@ function toThrowable(error: unknown, modelId: string): unknown {
   // A fresh error each time: a repeated (non-strict) turn must not rethrow one shared instance.
   const thrown = new ModelCallError(error.message ?? `Mock model "${modelId}": scripted failure with status ${error.status}.`, {
     statusCode: error.status,
-    isRetryable: isRetryableStatus(error.status),
-  });
+    isRetryable: isRetryableStatus(error.status) });
   return error.retryAfterMs === undefined ? thrown : Object.assign(thrown, { retryAfterMs: error.retryAfterMs });
 }
 
