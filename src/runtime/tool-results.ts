@@ -5,6 +5,7 @@
  */
 import { serializeError, ToolResultError, type SerializedError } from '../errors/index.js';
 import type { JsonValue } from '../agent/json.js';
+import { jsonWithin, OVER_LIMIT } from './bounded-json.js';
 
 export type StoredOutcome =
   | { kind: 'result'; value: JsonValue }
@@ -16,25 +17,26 @@ const firstLine = (text: string) => text.split('\n')[0]!.trim().replace(/\.$/, '
  * The raw result as plain JSON, or why it cannot be stored: it is not JSON (a
  * cycle, a BigInt, a function, a toJSON or getter that throws) or its JSON is
  * over `maxBytes`. `undefined` is stored as null, as before.
+ *
+ * The size is checked as the JSON is written (see bounded-json.ts): a result
+ * over the limit is refused before any copy of it is made, so a run holds
+ * only what the tool returned, and a stored result's copy is at most
+ * `maxBytes` of JSON.
  */
 export function storableResult(value: unknown, maxBytes: number, toolCallId: string): StoredOutcome {
   if (value === undefined) return { kind: 'result', value: null };
   const unstorable = (code: 'result_too_large' | 'result_unstorable', message: string): StoredOutcome =>
     ({ kind: 'unstorable', error: serializeError(new ToolResultError(code, message, toolCallId)) });
-  let text: string | undefined;
+  let text: ReturnType<typeof jsonWithin>;
   try {
-    text = JSON.stringify(value);
+    text = jsonWithin(value, maxBytes);
   } catch (error) {
     return unstorable('result_unstorable', `it is not JSON (${firstLine(serializeError(error).message)})`);
   }
-  if (text === undefined) return unstorable('result_unstorable', `it is not JSON (a ${typeof value})`);
-  // Length in UTF-16 units is at most the byte length, so a short text needs no count.
-  if (text.length * 3 > maxBytes) {
-    const bytes = Buffer.byteLength(text, 'utf8');
-    if (bytes > maxBytes) {
-      return unstorable('result_too_large', `its JSON is ${bytes} bytes, over the receipt's limit of ${maxBytes} bytes (maxReceiptBytes)`);
-    }
+  if (text === OVER_LIMIT) {
+    return unstorable('result_too_large', `its JSON is over the receipt's limit of ${maxBytes} bytes (maxReceiptBytes)`);
   }
+  if (text === undefined) return unstorable('result_unstorable', `it is not JSON (a ${typeof value})`);
   return { kind: 'result', value: JSON.parse(text) as JsonValue };
 }
 
