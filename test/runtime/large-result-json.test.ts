@@ -1,5 +1,5 @@
 /**
- * The bounded JSON writer that checks a tool result's size: under the limit
+ * The bounded JSON writing that checks a tool result's size: under the limit
  * it writes exactly what JSON.stringify writes (calling the same getters and
  * toJSON methods, throwing the same errors), and it says "over the limit"
  * exactly when JSON.stringify's text would be more than that many UTF-8 bytes.
@@ -44,6 +44,18 @@ describe('jsonWithin', () => {
       if (bytes !== undefined && bytes > limit) expect(bounded).toBe(OVER_LIMIT);
       else expect(bounded).toBe(JSON.stringify(value));
     }), { numRuns: 1000 });
+  });
+
+  it('takes a text of exactly the limit, and refuses it one byte under', () => {
+    fc.assert(fc.property(anything, (value) => {
+      const bytes = bytesOf(value);
+      if (bytes === undefined) return;
+      expect(jsonWithin(value, bytes)).toBe(JSON.stringify(value));
+      expect(jsonWithin(value, bytes - 1)).toBe(OVER_LIMIT);
+    }), { numRuns: 1000 });
+    // Members left out cost nothing, however many there are.
+    const sparse = { ...Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, undefined])), text: 'abc' };
+    expect(jsonWithin(sparse, 14)).toBe('{"text":"abc"}');
   });
 
   it('throws what JSON.stringify throws: a cycle, a BigInt, a getter or toJSON that throws', () => {
