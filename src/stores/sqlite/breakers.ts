@@ -12,6 +12,7 @@ interface BreakerRow {
   cooldown_until: number | null;
 }
 
+/** @internal Takes or gives a better-sqlite3 handle, whose types stay out of the published declarations (a user need not install @types/better-sqlite3). */
 export function createBreakerStore(db: Database.Database, clock: { now(): number }): BreakerStore {
   const statements = {
     get: db.prepare<[string], BreakerRow>('SELECT failures, cooldown_until FROM cairn_breakers WHERE key = ?'),

@@ -31,6 +31,7 @@ export interface SqliteBudgetOptions {
   missing: boolean;
 }
 
+/** @internal Takes or gives a better-sqlite3 handle, whose types stay out of the published declarations (a user need not install @types/better-sqlite3). */
 export function createSqliteBudgets(db: Database.Database, options: SqliteBudgetOptions): BudgetStore {
   const refuse = (what: string) => new CairnTypeError('invalid_options', `The ops store was opened read-only: it cannot ${what} a budget ledger.`);
   if (options.missing) {

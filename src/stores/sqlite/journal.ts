@@ -39,6 +39,7 @@ export interface SqliteJournalOptions {
   readonly: boolean;
 }
 
+/** @internal Takes or gives a better-sqlite3 handle, whose types stay out of the published declarations (a user need not install @types/better-sqlite3). */
 export function createSqliteJournal(db: Database.Database, options: SqliteJournalOptions): AgentStreamJournal {
   const { clock, retentionMs } = options;
   const statements = {

@@ -23,6 +23,7 @@ interface LeaseRow {
   drain: number;
 }
 
+/** @internal Takes or gives a better-sqlite3 handle, whose types stay out of the published declarations (a user need not install @types/better-sqlite3). */
 export function createLeaseProvider(db: Database.Database, clock: { now(): number }): LeaseProvider {
   const statements = {
     get: db.prepare<[string], LeaseRow>('SELECT lease_key, owner, token, expires_at, drain FROM cairn_leases WHERE lease_key = ?'),
