@@ -9,13 +9,14 @@
  *
  * Then issue 16's sections: resuming a suspended run (bench/resume.ts), the
  * log bytes a step writes (bench/wal.ts), many runs from several processes
- * (bench/concurrent.ts) and the memory of 100 runs at once (bench/memory.ts).
+ * (bench/concurrent.ts) and the memory of 100 runs at once (bench/memory.ts);
+ * then the cost of tracing a run (bench/tracing.ts).
  *
  *   npm run bench                        every section
  *   npm run bench -- --engine            the engine section alone (or CAIRN_BENCH=engine)
  *   npm run bench -- --durable           the durable tool loop on each store alone (or CAIRN_BENCH=durable)
  *   npm run bench -- --engine --profile  CPU profiles of the engine loop instead (or CAIRN_BENCH=profile)
- *   npm run bench -- --resume --wal --concurrent --memory
+ *   npm run bench -- --resume --wal --concurrent --memory --tracing
  *                                        those sections alone, any of them (or CAIRN_BENCH=resume,wal,...)
  */
 import { randomBytes } from 'node:crypto';
@@ -28,6 +29,7 @@ import { type AgentRunEnvelope, type AgentRunStore } from 'cairn/agent';
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createPostgresOpsStore } from 'cairn/ops/postgres';
 import { toolLoop, type LoopModel } from './tool-loop.js';
+import { measureTracing, printTracing } from './tracing.js';
 import { measureEngine, printEngine, profileEngine } from './engine.js';
 import { measureResume, printResume } from './resume.js';
 import { measureWal, printWal } from './wal.js';
@@ -350,6 +352,7 @@ const SECTIONS = {
   wal: async () => printWal(await measureWal()),
   concurrent: async () => printConcurrent(await measureConcurrent()),
   memory: async () => printMemory(await measureMemory()),
+  tracing: async () => printTracing(await measureTracing()),
 } as const;
 type SectionName = keyof typeof SECTIONS;
 

@@ -3,7 +3,7 @@
  * each calling one tool, then a final answer. Without a store the run has no
  * session (the engine alone).
  */
-import { runAgent, type AgentRunStore } from 'cairn/agent';
+import { runAgent, type AgentOptions, type AgentRunStore } from 'cairn/agent';
 import type { LanguageModel, ModelRequest, ModelResponse } from 'cairn/models';
 import { createMockModel, type MockTurn } from 'cairn/testing';
 
@@ -50,12 +50,13 @@ function bareModel(steps: number): LanguageModel {
 /** Which scripted model answers: the bare one (the engine alone) or createMockModel (as the tests run it). */
 export type LoopModel = 'bare' | 'mock';
 
-export function toolLoop(store: AgentRunStore | null, runId: string, steps: number, model: LoopModel = 'mock') {
+export function toolLoop(store: AgentRunStore | null, runId: string, steps: number, model: LoopModel = 'mock', extra: Partial<AgentOptions> = {}) {
   return runAgent({
     model: model === 'bare' ? bareModel(steps) : createMockModel({ strict: false, responses: [(request) => nextTurn(request.messages, steps)] }),
     prompt: 'Loop.',
     maxSteps: steps + 2,
     ...(store ? { session: { store, runId, scope: 'bench' } } : {}),
     tools: { step: { parameters: { type: 'object' }, execute: (args: { n: number }) => ({ ok: true, n: args.n, pad: PAD }) } },
+    ...extra,
   });
 }

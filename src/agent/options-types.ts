@@ -7,6 +7,7 @@ import type { BreakerStore } from '../models/breaker-store.js';
 import type { BreakerSettings } from '../models/breaker.js';
 import type { ExecutionContext } from '../policy/index.js';
 import type { AgentRunStore, LeaseProvider } from '../stores/types.js';
+import type { TracingOptions } from '../tracing/otel.js';
 import type { JsonValue } from './json.js';
 import type { VerifyVerdict } from './record-types.js';
 import type { AgentTools, StandardSchemaV1, ToolCallGuardDecision, ToolCallGuardInput, ToolResultGuardInput } from './tool-types.js';
@@ -171,6 +172,11 @@ export interface AgentOptions<T = string> {
   execution?: ExecutionContext;
   /** Hold the run across processes: claimed before the run is read, renewed while it works, released at the end. */
   lease?: LeaseOptions;
+  /**
+   * OpenTelemetry spans of the run (docs/tracing.md): on by default when `@opentelemetry/api` is installed and an SDK
+   * is registered, a no-op otherwise. `false` turns them off for this run.
+   */
+  tracing?: TracingOptions | false;
   /**
    * Most characters of one tool result's text (a string as it is, any other
    * value as JSON) that enter the model's history; beyond it the text is cut

@@ -11,6 +11,7 @@ import type { LanguageModel, ModelSettings, ProviderOptions, ToolChoice } from '
 import { toolParameters, type ToolParameters } from './arguments.js';
 import { digestOf } from './digest.js';
 import { check, isStandardSchema, wireSchema } from './schema.js';
+import { checkTracing } from '../tracing/leg-tracer.js';
 import { isExecutionContext, type ExecutionContext } from '../policy/index.js';
 import type {
   AgentOptions, AgentRunBinding, AgentTool, JsonValue, Message, ResumeOptions,
@@ -76,6 +77,7 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
   if (options === null || typeof options !== 'object') throw new InvalidOptionsError('Options must be an object.');
   const models = checkModels(options);
   const model = models[0]!;
+  checkTracing(options.tracing);
   for (const legacy of ['verifyStep', 'doneWhen', 'falseFinishGuard']) {
     if ((options as unknown as Record<string, unknown>)[legacy] !== undefined) {
       throw new InvalidOptionsError(`${legacy} is a legacy completion hook the native engine does not run; use verify instead.`);

@@ -266,6 +266,11 @@ export interface AgentRunEnvelope {
    * written by an older Cairn). The engine never writes it; a save ignores it.
    */
   saves?: AgentRunSaves;
+  /**
+   * The span context of the run span of the leg that made this save, when that leg was traced
+   * (docs/tracing.md): the next leg links its run span to it. Ids only; absent when no leg was traced.
+   */
+  trace?: { traceId: string; spanId: string };
   createdAt: number;
   updatedAt: number;
 }

@@ -9,6 +9,7 @@
 import type { Actor, SnapshotFrom } from 'xstate';
 import type { runMachine, toolCallMachine, ToolCallEmitted } from '../../machines/index.js';
 import type { AgentEvent, JsonValue } from '../agent/types.js';
+import type { CallFacts, LegTracer } from '../tracing/leg-tracer.js';
 
 type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
 
@@ -22,12 +23,14 @@ export function watchCalls(
   announced: Set<string>,
   reported: Set<string>,
   emit: (event: AgentEvent<unknown>) => void,
+  tracer: LegTracer | null = null,
 ): void {
   const watched = new Set<string>();
   const reportEnd = (id: string, snapshot: CallSnapshot) => {
     if (snapshot.status !== 'done' || reported.has(id)) return;
     reported.add(id);
     const out = snapshot.output!;
+    tracer?.callEnded(out.modelStep, out.toolCallId, callFacts(snapshot));
     emit({
       type: 'tool-call-end',
       step: out.modelStep,
@@ -59,4 +62,23 @@ export function watchCalls(
     // The run's failures are handled where the leg waits for rest.
     error: () => undefined,
   });
+}
+
+/** Where a call stands, for its span: its state (`approval.waiting`, `completed`, ...) and its receipt's status. */
+export function callFacts(snapshot: CallSnapshot): CallFacts & { step: number; toolCallId: string } {
+  return {
+    step: snapshot.context.modelStep,
+    toolCallId: snapshot.context.toolCallId,
+    stage: stateName(snapshot.value),
+    receipt: (snapshot.output?.receipt ?? snapshot.context.receipt)?.status ?? 'none',
+  };
+}
+
+function stateName(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object') {
+    const [key, inner] = Object.entries(value)[0] ?? [];
+    return key === undefined ? '' : inner === undefined ? key : `${key}.${stateName(inner)}`;
+  }
+  return String(value);
 }

@@ -9,6 +9,7 @@
  * as input and hands its result back as output. The permits are the one piece
  * of state of the process: see {@link Permits}.
  */
+import type { LegTracer } from '../tracing/leg-tracer.js';
 import { fromPromise, type ActorSystem } from 'xstate';
 
 type AnyActorSystem = ActorSystem<any>;
@@ -33,6 +34,8 @@ export interface Leg<T = unknown> {
   readonly execution: ExecutionContext;
   /** Budget admission of the model attempts; null when the caller gave no execution context. */
   readonly budget: RunBudget | null;
+  /** The leg's spans; null when tracing is off or has no SDK behind it (docs/tracing.md). */
+  readonly tracer: LegTracer | null;
   emit(event: AgentEvent<T>): void;
   /** Durable save of the record as the run actor holds it now; rejects (and fails the run) when the store does. */
   save(): Promise<void>;

@@ -19,7 +19,8 @@ import { bindLeg, type Leg } from './host-state.js';
 import { Permits } from './permits.js';
 import { planOf, replan } from './plan.js';
 import { envelopeOf, type PersistedRun } from './record.js';
-import { watchCalls } from './call-events.js';
+import { callFacts, watchCalls } from './call-events.js';
+import { LegTracer } from '../tracing/leg-tracer.js';
 import { accountingOf, resultOfSnapshot } from './host-result.js';
 import { ledgerCheckpointOf, persistedOf, recordPrint, sameRecord } from './host-record.js';
 import { runActors } from './run-actors.js';
@@ -47,6 +48,7 @@ export class RunHost<T> implements Leg<T> {
   readonly bugs;
   readonly execution: ExecutionContext;
   readonly budget: RunBudget | null;
+  readonly tracer: LegTracer | null;
   private revision: number;
   private readonly createdAt: number;
   private readonly queue = new SaveQueue(() => this.write());
@@ -85,6 +87,7 @@ export class RunHost<T> implements Leg<T> {
     this.lastCommitted = stored ? (stored.snapshot as unknown as PersistedRun) : null;
     this.createdAt = stored?.createdAt ?? opts.now();
     this.plan = planOf(opts as NormalizedOptions<unknown>);
+    this.tracer = LegTracer.start(opts.raw.tracing, runId, stored);
     // A run given no context still hands its verifier one: private, with no policy and nothing shared.
     this.execution = opts.execution ?? createExecutionContext({ clock: { now: opts.now } });
     this.budget = opts.execution
@@ -99,6 +102,7 @@ export class RunHost<T> implements Leg<T> {
 
   emit(event: AgentEvent<T>): void {
     if (event.type === 'warning') this.warnings.push(event);
+    this.tracer?.event(event as AgentEvent<unknown>);
     this.sink(event);
   }
 
@@ -130,7 +134,7 @@ export class RunHost<T> implements Leg<T> {
   start(input: RunInput): Promise<AgentResult<T>> {
     this.actor = createActor(runLogic, { input: { ...input, plan: this.plan } });
     bindLeg(this.actor.system, this as unknown as Leg);
-    watchCalls(this.actor, this.announcedCalls, this.reportedCalls, (event) => this.emit(event as AgentEvent<T>));
+    watchCalls(this.actor, this.announcedCalls, this.reportedCalls, (event) => this.emit(event as AgentEvent<T>), this.tracer);
     return this.drive(() => this.actor.start());
   }
 
@@ -157,7 +161,7 @@ export class RunHost<T> implements Leg<T> {
     context.messages = messages;
     context.receipts = receipts;
     bindLeg(this.actor.system, this as unknown as Leg);
-    watchCalls(this.actor, this.announcedCalls, this.reportedCalls, (event) => this.emit(event as AgentEvent<T>));
+    watchCalls(this.actor, this.announcedCalls, this.reportedCalls, (event) => this.emit(event as AgentEvent<T>), this.tracer);
     return this.drive(() => {
       this.actor.start();
       this.actor.send({ type: 'RESTORED' });
@@ -231,6 +235,7 @@ export class RunHost<T> implements Leg<T> {
       await this.untilRest();
     }
     const result = await this.finish();
+    this.tracer?.end(result as AgentResult<unknown>, () => new Map([...this.openCalls()].map(([id, call]) => [id, callFacts(call)])));
     this.closed = true;
     this.actor.stop();
     return result;
@@ -402,7 +407,13 @@ export class RunHost<T> implements Leg<T> {
 
   private async commit(envelope: AgentRunEnvelope): Promise<void> {
     try {
-      await this.opts.raw.session!.store.save(envelope, this.lease ? { lease: this.lease } : undefined);
+      const store = this.opts.raw.session!.store;
+      const options = this.lease ? { lease: this.lease } : undefined;
+      if (this.tracer) {
+        // The next leg links its run span to this one's (docs/tracing.md).
+        envelope.trace = this.tracer.trace();
+        await this.tracer.save(envelope, () => store.save(envelope, options));
+      } else await store.save(envelope, options);
       this.revision = envelope.revision;
       if (envelope.status !== 'completed' && envelope.status !== 'failed' && envelope.status !== 'stopped') {
         this.lastCommitted = envelope.snapshot as unknown as PersistedRun;

@@ -116,6 +116,7 @@ saveCheckpoint: legActor<void, { at: string }>((host) => host.save()),
     if (host.signal.aborted) return { kind: 'aborted' };
     const combined = effectSignal(host, signal, deadlineAt);
     host.emit({ type: 'step-start', step, phase });
+    const span = host.tracer?.modelCall(step, phase);
     let response: ModelResponse;
     let answered: string;
     let models: Json | undefined;
@@ -125,6 +126,7 @@ saveCheckpoint: legActor<void, { at: string }>((host) => host.save()),
       answered = modelKey(call.model);
       models = call.models as unknown as Json | undefined;
     } catch (error) {
+      span?.failed(error);
       if (deadlinePassed(host, deadlineAt)) return { kind: 'deadline', error: deadlineError() };
       if (host.signal.aborted) return { kind: 'aborted' };
       // The ledger refused the attempt: the run stops and says what was spent, held and asked for.
@@ -135,6 +137,7 @@ saveCheckpoint: legActor<void, { at: string }>((host) => host.save()),
       // Plain, redacted data: it goes into the snapshot.
       throw { ...serializeError(original, 'model_call_failed'), ...(cause ? { retry: { cause, phase } } : {}) };
     }
+    span?.answered(answered, response);
     if (response.finishReason === 'error') {
       throw serializeError(new ModelCallError('The model ended its turn with an error.'));
     }

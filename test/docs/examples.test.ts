@@ -30,8 +30,11 @@ const PUBLIC_SUBPATHS = [
   'cairn/models', 'cairn/openai', 'cairn/anthropic', 'cairn/google', 'cairn/openai-compatible', 'cairn/embed', 'cairn/stores', 'cairn/ui', 'cairn/react',
   'cairn/policy',
 ];
-/** The AI SDK provider the AI SDK example is about, and XState, which a host that embeds a run writes its machine with. */
-const THIRD_PARTY = ['@ai-sdk/openai', 'xstate'];
+/**
+ * The AI SDK provider the AI SDK example is about, XState, which a host that embeds a run writes its machine with,
+ * and the OpenTelemetry API and SDK the tracing example registers.
+ */
+const THIRD_PARTY = ['@ai-sdk/openai', 'xstate', '@opentelemetry/api', '@opentelemetry/sdk-trace-base'];
 /**
  * Examples that end with a non-zero `process.exitCode` on purpose (the spec's
  * doctor example exits 8, as a shell script would see it).
