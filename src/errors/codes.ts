@@ -49,6 +49,11 @@ export const CAIRN_ERROR_CODES = [
   'journal_conflict',
   'journal_cursor_invalid',
   'journal_stream_not_found',
+  'memory_scope_invalid',
+  'memory_record_invalid',
+  'memory_llm_invalid',
+  'memory_extraction_partial',
+  'chat_record_invalid',
   'injected_fault',
   'internal',
 ] as const;

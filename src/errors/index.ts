@@ -12,20 +12,31 @@ export { CairnError, CairnTypeError, type CairnErrorFields, type CairnTypeErrorK
 export * from './codes.js';
 export * from './serialize.js';
 
-/** A save whose revision is not the stored revision plus one. */
+/**
+ * A save whose revision is not the stored revision plus one (`subsystem: 'run'`), or a
+ * conditional chat write at a revision that is not the stored one (`subsystem: 'chat'`;
+ * `runId` then holds the chat id, also in `chatId`).
+ */
 export class RevisionConflictError extends CairnError {
-  readonly subsystem = 'run' as const;
+  readonly subsystem: 'run' | 'chat';
+  /** The chat whose write conflicted, for `subsystem: 'chat'`. */
+  readonly chatId?: string;
   constructor(
     readonly runId: string,
     readonly expectedRevision: number,
     readonly storedRevision: number | null,
+    subsystem: 'run' | 'chat' = 'run',
   ) {
     super(
       'revision_conflict',
-      `Run ${runId}: save expected stored revision ${expectedRevision}, found ${storedRevision ?? 'none'}.`,
+      subsystem === 'chat'
+        ? `Chat ${runId}: write expected revision ${expectedRevision}, found ${storedRevision ?? 'none'}.`
+        : `Run ${runId}: save expected stored revision ${expectedRevision}, found ${storedRevision ?? 'none'}.`,
       { fault: 'dependency' },
     );
     this.name = 'RevisionConflictError';
+    this.subsystem = subsystem;
+    if (subsystem === 'chat') this.chatId = runId;
   }
 }
 
