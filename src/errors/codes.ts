@@ -19,6 +19,7 @@ export const CAIRN_ERROR_CODES = [
   'lease_lost',
   'record_corrupt',
   'record_version_unsupported',
+  'unsupported_store',
   'persistence_failed',
   'model_call_failed',
   'api_call_failed',

@@ -102,6 +102,24 @@ export class StoredRecordError extends CairnError {
   }
 }
 
+/**
+ * A store was asked for a part of the contract its backend does not offer
+ * (for instance a Redis store configured for `checkpointVersion: 3`). Thrown
+ * when the store is configured, before anything is read or written.
+ */
+export class UnsupportedStoreError extends CairnError {
+  constructor(
+    /** The store's backend, e.g. `'redis'`. */
+    readonly backend: string,
+    /** What it does not offer, e.g. `'agent-run-v3'`. */
+    readonly feature: string,
+    message: string,
+  ) {
+    super('unsupported_store', message, { fault: 'user' });
+    this.name = 'UnsupportedStoreError';
+  }
+}
+
 /** A durable write failed; the run cannot go on from this process. */
 export class PersistenceError extends CairnError {
   constructor(message: string, cause?: unknown) {
