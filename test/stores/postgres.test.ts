@@ -392,8 +392,8 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
     const tables = await env.sql<{ table_name: string }>(
       'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [fresh]);
     expect(tables.map((r) => r.table_name)).toEqual([
-      'cairn_breakers', 'cairn_budget_entries', 'cairn_budget_ledgers', 'cairn_journal_frames', 'cairn_journal_streams', 'cairn_leases',
-      'cairn_ops_schema', 'cairn_run_messages', 'cairn_run_receipts', 'cairn_runs',
+      'cairn_breakers', 'cairn_budget_entries', 'cairn_budget_ledgers', 'cairn_chats', 'cairn_journal_frames', 'cairn_journal_streams',
+      'cairn_leases', 'cairn_memories', 'cairn_ops_schema', 'cairn_run_messages', 'cairn_run_receipts', 'cairn_runs',
     ]);
     const [envelope] = await envelopesOfRun('setup-1');
     await stores[3]!.agentRuns.save(envelope!);

@@ -164,6 +164,37 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
     "CREATE INDEX cairn_runs_at_rest_by_scope ON cairn_runs (scope, updated_at DESC, run_id DESC) WHERE status <> 'running'",
     "CREATE INDEX cairn_runs_running ON cairn_runs (scope) WHERE status = 'running'",
   ],
+  // 7: memories (one row per record, unique per scope and content hash, with
+  // the operation id an extraction stamped on it) and chat projections (one
+  // row per chat: its revision, and its record as JSON text, NULL for a
+  // deleted chat's tombstone).
+  [
+    `CREATE TABLE cairn_memories (
+  id           text PRIMARY KEY,
+  scope_key    text NOT NULL,
+  user_id      text,
+  agent_id     text,
+  chat_id      text,
+  hash         text NOT NULL,
+  text         text NOT NULL,
+  metadata     text NOT NULL,
+  operation_id text,
+  embedding    text,
+  expires_at   double precision,
+  created_at   double precision NOT NULL,
+  updated_at   double precision NOT NULL,
+  UNIQUE (scope_key, hash)
+)`,
+    'CREATE INDEX cairn_memories_by_user ON cairn_memories (user_id, created_at)',
+    'CREATE INDEX cairn_memories_by_agent ON cairn_memories (agent_id, created_at)',
+    'CREATE INDEX cairn_memories_by_chat ON cairn_memories (chat_id, created_at)',
+    'CREATE INDEX cairn_memories_by_operation ON cairn_memories (operation_id) WHERE operation_id IS NOT NULL',
+    `CREATE TABLE cairn_chats (
+  chat_id  text    PRIMARY KEY,
+  revision integer NOT NULL,
+  record   text
+)`,
+  ],
 ];
 
 /** The schema version this code writes and reads. */

@@ -114,6 +114,37 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
     "CREATE INDEX cairn_runs_at_rest_by_scope ON cairn_runs (scope, updated_at DESC, run_id DESC) WHERE status <> 'running'",
     "CREATE INDEX cairn_runs_running ON cairn_runs (scope) WHERE status = 'running'",
   ],
+  // 6: memories (one row per record, unique per scope and content hash, with
+  // the operation id an extraction stamped on it) and chat projections (one
+  // row per chat: its revision, and its record as JSON text, NULL for a
+  // deleted chat's tombstone).
+  [
+    `CREATE TABLE cairn_memories (
+  id           TEXT PRIMARY KEY,
+  scope_key    TEXT NOT NULL,
+  user_id      TEXT,
+  agent_id     TEXT,
+  chat_id      TEXT,
+  hash         TEXT NOT NULL,
+  text         TEXT NOT NULL,
+  metadata     TEXT NOT NULL,
+  operation_id TEXT,
+  embedding    TEXT,
+  expires_at   REAL,
+  created_at   REAL NOT NULL,
+  updated_at   REAL NOT NULL,
+  UNIQUE (scope_key, hash)
+)`,
+    'CREATE INDEX cairn_memories_by_user ON cairn_memories (user_id, created_at)',
+    'CREATE INDEX cairn_memories_by_agent ON cairn_memories (agent_id, created_at)',
+    'CREATE INDEX cairn_memories_by_chat ON cairn_memories (chat_id, created_at)',
+    'CREATE INDEX cairn_memories_by_operation ON cairn_memories (operation_id) WHERE operation_id IS NOT NULL',
+    `CREATE TABLE cairn_chats (
+  chat_id  TEXT    PRIMARY KEY,
+  revision INTEGER NOT NULL,
+  record   TEXT
+)`,
+  ],
 ];
 
 /** The schema version this code writes: the number of migrations it knows. */
