@@ -1,11 +1,12 @@
 /**
  * The memory store in the PostgreSQL ops schema (`cairn_memories`, created by
- * the ops store's `setup()`). A write locks its scope (a transaction-scoped
- * advisory lock) before it reads, so concurrent writers on any machine never
- * store one text twice in a scope.
+ * the ops store's `setup()`), reached as `ops.memories`. A write locks the
+ * record's exact scope (a transaction-scoped advisory lock) before it reads,
+ * so concurrent writers on any machine never store one text twice in a scope
+ * (the unique index on scope and hash is the backstop).
  */
 import type { PoolClient } from 'pg';
-import { Db, quoteSchema, type PostgresConnection } from '../stores/postgres/sql.js';
+import { quoteSchema, type Db } from '../stores/postgres/sql.js';
 import {
   checkAdd, checkIdInput, checkList, checkSearch, checkSweep, checkUpdate, decideAdd, decideUpdate,
 } from './records.js';
@@ -14,33 +15,14 @@ import { memoryScopeKey, memoryScopeMatches } from './scope.js';
 import { rankMemories } from './search.js';
 import type { MemoryRecord, MemoryScope, MemoryStore } from './types.js';
 
-export interface PostgresMemoryStoreOptions {
-  /** The schema of the ops store whose `setup()` created the tables. @default 'public' */
-  schema?: string;
-}
-
-/** A MemoryStore on PostgreSQL, with the pool it owns. */
-export interface PostgresMemoryStore extends MemoryStore {
-  /** Ends the pool if the store created it (from a connection string); a pool you passed stays open. */
-  close(): Promise<void>;
-}
-
 /**
- * The memory store in the schema of a PostgreSQL ops store: pass it as
- * `memory.seams.store`. Run the ops store's `setup()` first; pass the same
- * `{ pool }` to share connections with it.
- *
- * @example
- * ```ts
- * const ops = createPostgresOpsStore({ pool });
- * await ops.setup();
- * const memories = createPostgresMemoryStore({ pool });
- * ```
+ * The memory store of a PostgreSQL ops store (`ops.memories`), on the ops
+ * store's pool and schema.
+ * @internal Takes the ops store's connection, whose pg types stay out of the published declarations.
  */
-export function createPostgresMemoryStore(connection: PostgresConnection, options: PostgresMemoryStoreOptions = {}): PostgresMemoryStore {
-  const schema = options.schema ?? 'public';
+export function createPostgresMemoryStore(db: Db): MemoryStore {
+  const schema = db.schema;
   const table = `${quoteSchema(schema)}.cairn_memories`;
-  const db = Db.open(connection, schema);
   const insert = `INSERT INTO ${table} (${MEMORY_COLUMNS.join(', ')}) VALUES (${MEMORY_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`;
   const replace = `UPDATE ${table} SET ${MEMORY_COLUMNS.slice(1).map((c, i) => `${c} = $${i + 1}`).join(', ')} WHERE id = $${MEMORY_COLUMNS.length}`;
   const param = (i: number) => `$${i}`;
@@ -76,16 +58,15 @@ export function createPostgresMemoryStore(connection: PostgresConnection, option
     },
     async update(input) {
       const update = checkUpdate(input);
-      // The target's exact scope is known only once it is read: lock the update's scope, then the target's.
-      return write('Updating a memory', update.scope, async (client) => {
-        const row = await one(client, `SELECT * FROM ${table} WHERE id = $1 FOR UPDATE`, [update.id]);
+      // A record's scope never changes: read it to learn which scope to lock, then read it again under the lock.
+      const [found] = await db.query<MemoryRow>('Updating a memory', `SELECT * FROM ${table} WHERE id = $1`, [update.id]);
+      const seen = found && fromRow(found);
+      if (!seen || !memoryScopeMatches(update.scope, seen.scope)) return undefined;
+      return write('Updating a memory', seen.scope, async (client) => {
+        const row = await one(client, `SELECT * FROM ${table} WHERE id = $1`, [update.id]);
         const target = row && fromRow(row);
-        if (!target || !memoryScopeMatches(update.scope, target.scope)) return undefined;
-        const key = memoryScopeKey(target.scope);
-        if (key !== memoryScopeKey(update.scope)) {
-          await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`cairn_memories:${schema}:${key}`]);
-        }
-        const other = await one(client, `SELECT * FROM ${table} WHERE scope_key = $1 AND hash = $2`, [key, update.hash]);
+        if (!target) return undefined;
+        const other = await one(client, `SELECT * FROM ${table} WHERE scope_key = $1 AND hash = $2`, [memoryScopeKey(target.scope), update.hash]);
         const decision = decideUpdate(update, target, other && fromRow(other));
         if (decision.kind === 'fold') await client.query(`DELETE FROM ${table} WHERE id = $1`, [decision.deleteId]);
         await replaceRow(client, decision.record);
@@ -121,6 +102,5 @@ export function createPostgresMemoryStore(connection: PostgresConnection, option
         [...where.values, now], true);
       return rows.length;
     },
-    close: () => db.close(),
   };
 }

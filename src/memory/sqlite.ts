@@ -1,12 +1,11 @@
 /**
  * The memory store in the SQLite ops file (`cairn_memories`, created by the
- * ops store's migrations): the same file and connection as the runs. Each
- * write is one IMMEDIATE transaction, so processes sharing the file never
- * write the same text twice into one scope.
+ * ops store's migrations): the same file and connection as the runs, reached
+ * as `ops.memories`. Each write is one IMMEDIATE transaction, so processes
+ * sharing the file never write the same text twice into one scope.
  */
 import type Database from 'better-sqlite3';
 import { CairnTypeError } from '../errors/index.js';
-import { connectionOf, type SqliteOpsStore } from '../stores/sqlite/index.js';
 import {
   checkAdd, checkIdInput, checkList, checkSearch, checkSweep, checkUpdate, decideAdd, decideUpdate,
 } from './records.js';
@@ -18,22 +17,23 @@ import type { MemoryRecord, MemoryScope, MemoryStore } from './types.js';
 const INSERT = `INSERT INTO cairn_memories (${MEMORY_COLUMNS.join(', ')}) VALUES (${MEMORY_COLUMNS.map(() => '?').join(', ')})`;
 const REPLACE = `UPDATE cairn_memories SET ${MEMORY_COLUMNS.slice(1).map((c) => `${c} = ?`).join(', ')} WHERE id = ?`;
 
-/**
- * The memory store of a SQLite ops store: pass it as `memory.seams.store`.
- * It shares the ops store's connection; close the ops store to close it.
- *
- * @example
- * ```ts
- * const ops = createSqliteOpsStore({ path: './ops.sqlite' });
- * const memories = createSqliteMemoryStore(ops);
- * ```
- */
-export function createSqliteMemoryStore(ops: SqliteOpsStore): MemoryStore {
-  const db = connectionOf(ops);
+export interface SqliteMemoryOptions {
+  /** A read-only connection: records are read, writes are refused. */
+  readonly: boolean;
+  /** The file has no memory table (a read-only store older than its migration): every scope is empty. */
+  missing: boolean;
+}
+
+/** @internal Takes a better-sqlite3 handle, whose types stay out of the published declarations (a user need not install @types/better-sqlite3). */
+export function createSqliteMemoryStore(db: Database.Database, options: SqliteMemoryOptions): MemoryStore {
   let prepared: ReturnType<typeof prepare> | undefined;
-  // Prepared at the first call: a read-only file of an older schema has no table, and should fail only when used.
+  // Prepared at the first call, so that opening the ops store costs nothing for a run without memory.
   const statements = () => (prepared ??= prepare(db));
+  const refuseWrite = (what: string) => {
+    if (options.readonly) throw new CairnTypeError('invalid_options', `The ops store was opened read-only: it cannot ${what} a memory.`);
+  };
   const select = (scope: MemoryScope, extra = '', values: unknown[] = []): MemoryRecord[] => {
+    if (options.missing) return [];
     const where = scopeWhere(scope, () => '?');
     const sql = `SELECT * FROM cairn_memories WHERE ${where.sql}${extra} ORDER BY created_at, id`;
     return (db.prepare(sql).all(...where.values, ...values) as MemoryRow[]).map(fromRow);
@@ -42,6 +42,7 @@ export function createSqliteMemoryStore(ops: SqliteOpsStore): MemoryStore {
   return {
     async add(input) {
       const { record } = checkAdd(input);
+      refuseWrite('add');
       const s = statements();
       return s.immediate(() => {
         const byHash = s.byHash.get(memoryScopeKey(record.scope), record.hash) as MemoryRow | undefined;
@@ -54,6 +55,7 @@ export function createSqliteMemoryStore(ops: SqliteOpsStore): MemoryStore {
     },
     async update(input) {
       const update = checkUpdate(input);
+      refuseWrite('update');
       const s = statements();
       return s.immediate(() => {
         const row = s.byId.get(update.id) as MemoryRow | undefined;
@@ -68,6 +70,7 @@ export function createSqliteMemoryStore(ops: SqliteOpsStore): MemoryStore {
     },
     async delete(input) {
       const { id, scope } = checkIdInput(input, 'delete');
+      refuseWrite('delete');
       const where = scopeWhere(scope, () => '?');
       return db.prepare(`DELETE FROM cairn_memories WHERE id = ? AND ${where.sql}`).run(id, ...where.values).changes > 0;
     },
@@ -86,6 +89,7 @@ export function createSqliteMemoryStore(ops: SqliteOpsStore): MemoryStore {
     },
     async sweep(input) {
       const { scope, now } = checkSweep(input);
+      refuseWrite('sweep');
       const where = scopeWhere(scope, () => '?');
       return db.prepare(`DELETE FROM cairn_memories WHERE ${where.sql} AND expires_at IS NOT NULL AND expires_at <= ?`).run(...where.values, now).changes;
     },
@@ -93,7 +97,6 @@ export function createSqliteMemoryStore(ops: SqliteOpsStore): MemoryStore {
 }
 
 function prepare(db: Database.Database) {
-  if (!db.open) throw new CairnTypeError('invalid_options', 'The SQLite ops store was closed.');
   return {
     byId: db.prepare('SELECT * FROM cairn_memories WHERE id = ?'),
     byHash: db.prepare('SELECT * FROM cairn_memories WHERE scope_key = ? AND hash = ?'),

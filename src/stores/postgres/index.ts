@@ -16,6 +16,10 @@ import { migrate, opsTables } from './migrations.js';
 import { createPostgresLeaseProvider } from './leases.js';
 import { createPostgresAgentRunStore, type PostgresAgentRunStore } from './run-store.js';
 import { Db, quoteSchema, type PostgresConnection } from './sql.js';
+import type { MemoryStore } from '../../memory/types.js';
+import { createPostgresMemoryStore } from '../../memory/postgres.js';
+import type { ConditionalChatStore } from '../../chat/types.js';
+import { createPostgresChatStore } from '../../chat/postgres.js';
 
 export interface PostgresOpsStoreOptions {
   /** The schema that holds the ops tables; setup() creates it when missing. @default 'public' */
@@ -61,6 +65,18 @@ export interface PostgresOpsStore {
    * transient `budget_admission_conflict`.
    */
   budgets: BudgetStore;
+  /**
+   * The memory store in the same schema (`cairn_memories`): pass as
+   * `memory.seams.store`. A write locks the record's scope, so workers on
+   * every machine dedup by content hash together. See docs/memory.md.
+   */
+  memories: MemoryStore;
+  /**
+   * The conditional chat store in the same schema (`cairn_chats`): pass as
+   * `chat.store`. Each write compares and moves the chat's revision in one
+   * statement. See docs/chat.md.
+   */
+  chats: ConditionalChatStore;
   /** The schema this store uses. */
   readonly schema: string;
   /** Ends the pool if the store created it (from a connection string); a pool you passed stays open. */
@@ -89,6 +105,8 @@ export function createPostgresOpsStore(connection: PostgresConnection, options: 
     breakers: createPostgresBreakerStore(db, tables),
     journal: createPostgresJournal(db, tables, journalRetentionMs),
     budgets: createPostgresBudgets(db, tables),
+    memories: createPostgresMemoryStore(db),
+    chats: createPostgresChatStore(db),
     close: () => db.close(),
   };
 }

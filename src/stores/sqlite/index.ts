@@ -14,6 +14,10 @@ import { journalRetention } from '../journal-kit.js';
 import { createSqliteJournal, EMPTY_READ_ONLY_JOURNAL } from './journal.js';
 import type { BudgetStore } from '../budgets-kit.js';
 import { createSqliteBudgets } from './budgets.js';
+import type { MemoryStore } from '../../memory/types.js';
+import { createSqliteMemoryStore } from '../../memory/sqlite.js';
+import type { ConditionalChatStore } from '../../chat/types.js';
+import { createSqliteChatStore } from '../../chat/sqlite.js';
 import { createLeaseProvider } from './leases.js';
 import { checkCairnSchema, hasTable, openReadOnlyDatabase, refuseNonFile } from './read-only.js';
 import { openDatabase } from './schema.js';
@@ -95,6 +99,19 @@ export interface SqliteOpsStore {
    */
   budgets: BudgetStore;
   /**
+   * The memory store in the same file (`cairn_memories`): pass as
+   * `memory.seams.store`. Each write is one IMMEDIATE transaction, so every
+   * process on the file dedups by content hash together. Read-only stores
+   * read records and refuse writes. See docs/memory.md.
+   */
+  memories: MemoryStore;
+  /**
+   * The conditional chat store in the same file (`cairn_chats`): pass as
+   * `chat.store`. Each write compares and moves the chat's revision in one
+   * statement. Read-only stores read chats and refuse writes. See docs/chat.md.
+   */
+  chats: ConditionalChatStore;
+  /**
    * Writes a consistent copy of the database to `destination` (`VACUUM INTO`)
    * while the store stays in use. The file must not exist yet.
    */
@@ -137,6 +154,8 @@ export function createSqliteOpsStore(options: SqliteOpsStoreOptions): SqliteOpsS
       ? EMPTY_READ_ONLY_JOURNAL
       : createSqliteJournal(db, { clock, retentionMs: journalRetentionMs, readonly: normalized.readonly }),
     budgets: createSqliteBudgets(db, { readonly: normalized.readonly, missing: normalized.readonly && !hasTable(db, 'cairn_budget_entries') }),
+    memories: createSqliteMemoryStore(db, { readonly: normalized.readonly, missing: normalized.readonly && !hasTable(db, 'cairn_memories') }),
+    chats: createSqliteChatStore(db, { readonly: normalized.readonly, missing: normalized.readonly && !hasTable(db, 'cairn_chats') }),
     async backup(destination: string) {
       if (typeof destination !== 'string' || destination === '') {
         throw new InvalidOptionsError('backup: destination must be a file path.');
