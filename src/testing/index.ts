@@ -1,3 +1,4 @@
 export * from './mock-model.js';
 export * from './faults.js';
 export * from './conformance/index.js';
+export { defineMemoryStoreConformance, type MemoryStoreFixture, type MemoryStoreInitializer } from './memory-suite.js';
