@@ -55,6 +55,9 @@ export const CAIRN_ERROR_CODES = [
   'memory_llm_invalid',
   'memory_extraction_partial',
   'chat_record_invalid',
+  'job_payload_invalid',
+  'job_agent_unknown',
+  'queue_schema_unsupported',
   'injected_fault',
   'internal',
 ] as const;
