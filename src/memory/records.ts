@@ -12,9 +12,13 @@ import type {
   MemoryAddInput, MemoryEmbedding, MemoryListInput, MemoryMetadata, MemoryRecord, MemoryScope, MemorySearchInput, MemoryUpdateInput,
 } from './types.js';
 
-/** The text a hash is made of: whitespace runs collapsed to one space, trimmed. Case is kept: "Tea" and "tea" are two facts to the store. */
+/**
+ * The text a hash is made of: Unicode NFC (so a composed and a decomposed
+ * "café" are one fact), whitespace runs collapsed to one space, trimmed.
+ * Case is kept: "Tea" and "tea" are two facts to the store.
+ */
 export function normalizeMemoryText(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
+  return text.normalize('NFC').replace(/\s+/g, ' ').trim();
 }
 
 /** The content hash dedup uses: sha256 (hex) of the normalized text. */

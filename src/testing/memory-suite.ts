@@ -80,6 +80,10 @@ function registerRecordCases(register: MemoryRegister): void {
     await store.add(fact('m-5', 'Prefers tea', ADA));
     assert.deepEqual(ids(await store.list({ scope: ADA })), ['m-1', 'm-4', 'm-5']);
     assert.deepEqual(ids(await store.list({ scope: BOB })), ['m-3']);
+    // Unicode normalization: a composed and a decomposed é are one text.
+    await store.add(fact('u-1', 'caf\u00e9 au lait', BOB, { at: AT + 6 }));
+    assert.equal((await store.add(fact('u-2', 'cafe\u0301 au lait', BOB, { at: AT + 7 }))).record.id, 'u-1');
+    assert.deepEqual(ids(await store.list({ scope: BOB })), ['m-3', 'u-1']);
   });
 
   register('updates a record in place, and folds an update onto the record that holds its new text', async ({ store }) => {
