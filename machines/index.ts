@@ -1,9 +1,12 @@
 import type { AnyStateMachine } from 'xstate';
 import { runMachine, RUN_MACHINE_VERSION, RUN_PROMPTS, callPhase } from './run.js';
 import { byStepThenCall, receiptKey, toolCallMachine, TOOL_CALL_MACHINE_VERSION } from './tool-call.js';
+import { memoryIntentMachine, MEMORY_INTENT_MACHINE_VERSION } from './memory-intent.js';
 
 export { runMachine, RUN_MACHINE_VERSION, RUN_PROMPTS, callPhase, toolCallMachine, TOOL_CALL_MACHINE_VERSION, byStepThenCall, receiptKey };
+export { memoryIntentMachine, MEMORY_INTENT_MACHINE_VERSION };
 export type * from './types.js';
+export type * from './memory-intent-types.js';
 
 export interface MachineCatalogEntry {
   name: string;
@@ -36,5 +39,16 @@ export const machineCatalog: MachineCatalogEntry[] = [
       'transition, as the call\'s plan says; a first run of a tool that runs here opens its `executing` receipt on the ' +
       'way into the receipt write.',
     machine: toolCallMachine,
+  },
+  {
+    name: 'memory-intent',
+    title: 'Memory intent',
+    description:
+      'One extraction of a completed run into memory, invoked by the run after its terminal commit: the memory LLM plans ' +
+      '(`pending`), the plan\'s size is saved before any write (`planned`), deletions then writes are applied (`writing`), ' +
+      'and it ends `completed`, `partial` or `failed`. A restored intent, and a reconciliation (which starts in `opening`), ' +
+      'first count what the memory store holds of the operation (`confirming`): all of it settles the intent, part of it ' +
+      'makes it partial, none runs the extraction again.',
+    machine: memoryIntentMachine,
   },
 ];

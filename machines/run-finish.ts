@@ -59,7 +59,7 @@ export const finalizingState = runSetup.createStateConfig({
           },
           {
             guard: { type: 'outputIs', params: { kind: 'valid' } },
-            target: '#run.completed',
+            target: '#run.ending',
             actions: assign(({ event, context }) => ({
               candidate: { text: context.lastTurn?.text ?? '', output: event.output.kind === 'valid' ? event.output.output : null },
             })),
@@ -116,7 +116,7 @@ export const verifyingState = runSetup.createStateConfig({
         id: 'runVerifier',
         input: ({ context }) => ({ attempt: context.verifyAttempts, candidate: context.candidate!, deadlineAt: context.deadlineAt }),
         onDone: [
-          { guard: { type: 'outputIs', params: { kind: 'verified' } }, target: '#run.completed' },
+          { guard: { type: 'outputIs', params: { kind: 'verified' } }, target: '#run.ending' },
           { guard: { type: 'outputIs', params: { kind: 'restarted' } }, target: 'admitting' },
           { guard: { type: 'outputIs', params: { kind: 'aborted' } }, target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
           { guard: { type: 'outputIs', params: { kind: 'deadline' } }, target: '#run.failed', actions: 'failWith' },

@@ -6,6 +6,8 @@
  */
 import { assign, enqueueActions, fromPromise, setup, type SnapshotFrom } from 'xstate';
 import { byStepThenCall, toolCallMachine } from './tool-call.js';
+import { memoryIntentMachine } from './memory-intent.js';
+import type { MemoryIntentOutput } from './memory-intent-types.js';
 import type {
   CallPhase, ErrorData, Json, ModelCallInput, ModelCallOutput, OutputCheck, PolicyOutput, RunContext, RunEvent, RunInput,
   ToolCallOutput, Turn, UsageTotals, ValidateInput, VerifierOutput, VerifyInput,
@@ -72,6 +74,7 @@ export const runSetup = setup({
   },
   actors: {
     toolCall: toolCallMachine,
+    memoryIntent: memoryIntentMachine,
     saveCheckpoint: fromPromise<void, { at: string }>(notProvided('saveCheckpoint')),
     callModel: fromPromise<ModelCallOutput, ModelCallInput>(notProvided('callModel')),
     checkBatchPolicy: fromPromise<PolicyOutput, { step: number }>(notProvided('checkBatchPolicy')),
@@ -115,6 +118,8 @@ export const runSetup = setup({
     // The run's plan (see RunPlan); without one, every stage has work.
     checksPolicy: ({ context }) => context.plan?.policy ?? true,
     durable: ({ context }) => context.plan?.durable ?? true,
+    // The run extracts memory once it completed (see run-memory.ts).
+    extractsMemory: ({ context }) => typeof context.memory?.operationId === 'string',
   },
   actions: {
     recordTurn: assign(({ context, event }) => {
@@ -222,6 +227,19 @@ export const runSetup = setup({
       outputAttempts: 0,
     })),
     stopWith: assign((_, params: { reason: string }) => ({ stopReason: params.reason })),
+    markExtractionPending: assign(({ context }) => ({
+      memory: { ...context.memory!, extraction: { operationId: context.memory!.operationId!, status: 'pending' as const } },
+    })),
+    noteExtraction: assign(({ context, event }) => ({
+      memory: { ...context.memory!, extraction: (event as unknown as { output: MemoryIntentOutput }).output },
+    })),
+    // The intent's own failures are data; an exception here is a bug, recorded as a failed extraction.
+    noteExtractionCrash: assign(({ context, event }) => {
+      const raw = (event as unknown as { error?: { name?: string; message?: string } }).error;
+      const error = { name: raw?.name ?? 'Error', code: 'internal', message: raw?.message ?? String(raw) };
+      const operationId = context.memory!.operationId!;
+      return { memory: { ...context.memory!, extraction: { operationId, status: 'failed' as const, planned: null, deletes: 0, mutations: 0, error } } };
+    }),
     stopOnBudget: assign(({ event }) => {
       const output = (event as unknown as { output: ModelCallOutput }).output;
       return { stopReason: 'budget-exceeded', stopDetails: output.kind === 'budget' ? output.details : null };

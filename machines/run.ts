@@ -9,7 +9,7 @@
 import { and, assign, not } from 'xstate';
 import { modelCallInput, runSetup } from './run-setup.js';
 import { finalizingState, verifyingState } from './run-finish.js';
-
+import { endingState } from './run-memory.js';
 export { callPhase, RUN_PROMPTS } from './run-setup.js';
 
 /**
@@ -122,7 +122,7 @@ export const runMachine = runSetup.createMachine({
               { guard: 'cutOff', target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'length' } } },
               { guard: 'structured', target: '#run.finalizing', actions: 'askForFinalAnswer' },
               { guard: 'verifies', target: '#run.verifying', actions: 'takeTextCandidate' },
-              { target: '#run.completed', actions: 'takeTextCandidate' },
+              { target: '#run.ending', actions: 'takeTextCandidate' },
             ],
             onError: { target: '#run.failed', actions: 'failWith' },
           },
@@ -175,8 +175,8 @@ export const runMachine = runSetup.createMachine({
         },
       },
     },
-    finalizing: finalizingState,
-    verifying: verifyingState,
+    finalizing: finalizingState, verifying: verifyingState,
+    ending: endingState,
     // The run waits on approvals or client results; the record is saved first.
     suspending: {
       invoke: {

@@ -2,6 +2,8 @@
  * Context, input, event and output types of the machines. Plain JSON only:
  * these are what a checkpoint stores.
  */
+import type { MemoryIntentOutput } from './memory-intent-types.js';
+
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'refusal' | 'error' | 'other';
@@ -306,6 +308,22 @@ export interface RunInput {
   models?: Json | null;
   /** What the leg's options leave for the stages to do; null or absent: every stage runs. */
   plan?: RunPlan | null;
+  /** The run's memory (recall and extraction); absent or null for a run without memory. */
+  memory?: RunMemory | null;
+}
+
+/** A run's memory, as its snapshot keeps it (see machines/run-memory.ts). */
+export interface RunMemory {
+  /** The memory scope the run recalls from and writes to. */
+  scope: { [key: string]: string };
+  /** What the recall before the first model call did (plain JSON, see AgentRunMemory.recall). */
+  recall: Json | null;
+  /** The extraction's operation id; null when the run does not extract (extract: false, writePolicy: 'manual'). */
+  operationId: string | null;
+  /** How many messages were the run's input (the recall message, if any, follows them). */
+  inputCount: number;
+  /** The extraction as the run last recorded it: pending from the terminal commit, then its outcome. */
+  extraction: MemoryIntentOutput | { operationId: string; status: 'pending' } | null;
 }
 
 export interface RunContext extends RunInput {
@@ -345,6 +363,8 @@ export interface RunContext extends RunInput {
   receipts: CallReceipt[];
   /** Approval requests of the calls that have ended, by approvalId (an open call holds its own). */
   approvals: Record<string, CallApproval>;
+  /** The terminal commit of a run with something to do after its end (see machines/run-memory.ts) was saved. */
+  committedEnd?: boolean;
 }
 
 export interface CallAnswer {

@@ -9,6 +9,7 @@ import type { ExecutionContext } from '../policy/index.js';
 import type { AgentRunStore, LeaseProvider } from '../stores/types.js';
 import type { TracingOptions } from '../tracing/otel.js';
 import type { JsonValue } from './json.js';
+import type { AgentMemoryOptions } from '../memory/run-types.js';
 import type { VerifyVerdict } from './record-types.js';
 import type { AgentTools, StandardSchemaV1, ToolCallGuardDecision, ToolCallGuardInput, ToolResultGuardInput } from './tool-types.js';
 
@@ -172,6 +173,11 @@ export interface AgentOptions<T = string> {
   execution?: ExecutionContext;
   /** Hold the run across processes: claimed before the run is read, renewed while it works, released at the end. */
   lease?: LeaseOptions;
+  /**
+   * Memory bound to the run (docs/memory.md): recalled once before the first
+   * model call, extracted once the run completed. Its scope is part of the binding.
+   */
+  memory?: AgentMemoryOptions;
   /**
    * OpenTelemetry spans of the run (docs/tracing.md): on by default when `@opentelemetry/api` is installed and an SDK
    * is registered, a no-op otherwise. `false` turns them off for this run.

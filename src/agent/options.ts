@@ -13,6 +13,7 @@ import { digestOf } from './digest.js';
 import { check, isStandardSchema, wireSchema } from './schema.js';
 import { checkTracing } from '../tracing/leg-tracer.js';
 import { isExecutionContext, type ExecutionContext } from '../policy/index.js';
+import { checkMemoryOptions, memoryBindingOf, type RunMemoryOptions } from '../memory/run-options.js';
 import type {
   AgentOptions, AgentRunBinding, AgentTool, JsonValue, Message, ResumeOptions,
 } from './types.js';
@@ -62,6 +63,8 @@ export interface NormalizedOptions<T> {
   execution: ExecutionContext | null;
   /** The run's deadline: the earlier of `deadline` and the execution context's. */
   deadlineAt: number | null;
+  /** The run's memory (docs/memory.md), checked; null without one. */
+  memory: RunMemoryOptions | null;
 }
 
 function positiveInt(name: string, value: unknown, fallback: number): number {
@@ -149,6 +152,9 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
   const allowBare = (options as ResumeOptions<T>).allowBareApprovalIds;
   if (allowBare !== undefined && typeof allowBare !== 'boolean') throw new InvalidOptionsError('allowBareApprovalIds must be a boolean.');
   const clock = options.deps?.clock;
+  const memory = checkMemoryOptions(options.memory, execution);
+  const binding = bindingOf(options, models, { maxSteps, maxOutputAttempts, maxVerifyAttempts, outputMode }, parameters);
+  if (memory) binding.memory = memoryBindingOf(memory);
   return {
     raw: options,
     runId: session?.runId ?? '',
@@ -173,9 +179,10 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
     toolContexts: {},
     now: clock ? () => clock.now() : () => Date.now(),
     generateId,
-    binding: bindingOf(options, models, { maxSteps, maxOutputAttempts, maxVerifyAttempts, outputMode }, parameters),
+    binding,
     execution,
     deadlineAt: deadlines.length > 0 ? Math.min(...deadlines) : null,
+    memory,
   };
 }
 
@@ -302,7 +309,7 @@ export function bindingOf(
   };
 }
 
-const COMPARED: readonly (keyof AgentRunBinding)[] = ['bindingId', 'model', 'tools', 'output', 'limits', 'fallback'];
+const COMPARED: readonly (keyof AgentRunBinding)[] = ['bindingId', 'model', 'tools', 'output', 'limits', 'fallback', 'memory', 'chat'];
 
 /** Keys whose fingerprints differ (a key only one side has counts). */
 export function bindingChanges(stored: AgentRunBinding, current: AgentRunBinding): string[] {
@@ -311,7 +318,7 @@ export function bindingChanges(stored: AgentRunBinding, current: AgentRunBinding
 
 const KEY_NAMES: Record<string, string> = {
   bindingId: 'the bindingId', model: 'the model', output: 'the output schema', fallback: 'fallbackModels',
-  tools: 'the tools', limits: 'the limits',
+  tools: 'the tools', limits: 'the limits', memory: 'the memory scope', chat: 'the chat',
 };
 
 /**

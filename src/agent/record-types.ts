@@ -8,6 +8,7 @@ import type { FinishReason, ModelMessage as Message, Usage } from '../models/typ
 import type { LedgerEntry } from '../policy/index.js';
 import type { CallOutcome } from '../../machines/types.js';
 import type { JsonValue } from './json.js';
+import type { AgentRunMemory } from '../memory/run-types.js';
 
 export type VerifyVerdict =
   | { status: 'verified' }
@@ -196,6 +197,10 @@ export interface AgentRunBinding {
   limits: string;
   /** The fallback models, `provider:modelId` in order; absent for a run without them. */
   fallback?: string;
+  /** The memory scope (its canonical key); absent for a run without memory. */
+  memory?: string;
+  /** The chat projected to (its id and scope); absent for a run without chat. */
+  chat?: string;
   /**
    * Fingerprints of each tool and each limit, so a changed binding can say
    * which part changed. Not compared itself: the keys above decide.
@@ -255,6 +260,8 @@ export interface AgentRunEnvelope {
   retry?: { cause: string; phase: 'loop' | 'finalize'; error: SerializedError };
   /** The model fail-over record; present for a run with fallbackModels. */
   models?: AgentRunModels;
+  /** The run's memory: its scope, its recall and its extraction; present for a run with `memory` (docs/memory.md). */
+  memory?: AgentRunMemory;
   /** The execution ledger as this save found it; present for a run with `execution` (see docs/policy.md). */
   ledger?: AgentRunLedger;
   /**

@@ -8,6 +8,8 @@ import {
 } from '../errors/index.js';
 import type { CallAnswer, RunContext, RunInput } from '../../machines/index.js';
 import { DEFAULT_LEASE_TTL_MS, RunHost } from '../runtime/host.js';
+import { holdMemoryScope } from '../memory/run-options.js';
+import { prepareMemory } from '../memory/run-start.js';
 import { initialModels } from '../runtime/model-call.js';
 import { checkEnvelope } from './envelope.js';
 import { toJson } from './json.js';
@@ -116,7 +118,13 @@ async function start<T>(options: AgentOptions<T>, emit: Emit<T>): Promise<AgentR
     // An earlier start of this run id may have died before its first save: its reservation is in a
     // shared ledger but in no record, so no resume would hold it. This start does, as a resume would.
     if (host.budget && opts.raw.session) await host.budget.holdLeftovers();
-    return host.start(input);
+    const releaseScope = holdMemoryScope(opts.execution, opts.memory);
+    try {
+      if (opts.memory) await prepareMemory({ runId, signal: host.signal, emit: (w) => host.emit(w), generateId: opts.generateId }, opts.memory, input);
+      return await host.start(input);
+    } finally {
+      releaseScope();
+    }
   });
 }
 
@@ -176,6 +184,7 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
       });
     }
     if (stored.ledger || opts.execution) await restoreLedger(stored, opts as NormalizedOptions<unknown>);
+    const releaseScope = holdMemoryScope(opts.execution, opts.memory);
     const host = new RunHost<T>(opts, runId, emit, stored);
     host.lease = lease;
     if (host.budget) await host.budget.holdLeftovers();
@@ -196,7 +205,7 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
         } else answers[childId] = { ...(matched.byKey.get(key) ?? {}), ...(receipt ? { receipt } : {}) };
       }
       return answers;
-    }, retrying ? stored.retry!.phase : undefined);
+    }, retrying ? stored.retry!.phase : undefined).finally(releaseScope);
   });
 }
 

@@ -4,6 +4,7 @@
  */
 import type { SnapshotFrom } from 'xstate';
 import { serializeError } from '../errors/index.js';
+import { toJson } from '../agent/json.js';
 import type { runMachine } from '../../machines/index.js';
 import type { Accounting, AgentResult, JsonValue, StopReason } from '../agent/types.js';
 import { parseModelKey } from '../models/resolve.js';
@@ -18,7 +19,8 @@ type ResultBase = Omit<Extract<AgentResult<unknown>, { status: 'completed' }>, '
 /** The result of a run at rest in `snapshot`; `persisted` gives its record when the result lists waiting or unknown calls. */
 export function resultOfSnapshot<T>(snapshot: RunSnapshot, base: ResultBase, persisted: () => PersistedRun): AgentResult<T> {
   const context = snapshot.context;
-  if (snapshot.matches('completed')) return { ...base, status: 'completed', output: context.candidate!.output as T };
+  // `ending`: the run completed and its terminal commit (then its memory's extraction) is under way.
+  if (snapshot.matches('completed') || snapshot.matches('ending')) return { ...base, status: 'completed', output: context.candidate!.output as T };
   if (snapshot.matches('failed')) {
     const { retry, ...error } = context.error ?? { name: 'Error', code: 'internal', message: 'The run failed.' };
     // The machine keeps errors as plain data; serialized again, a code outside Cairn's list reads `internal`.
@@ -59,4 +61,31 @@ export async function accountingOf(
     committed: roundAmounts(totals.committed),
     unknown: roundAmounts(totals.unknown),
   };
+}
+
+/**
+ * The result a save made while the run is `ending` carries: the run
+ * completed, so its terminal commit (machines/run-memory.ts) stores the
+ * result. The transcript is the snapshot's own, as in the host's terminal write.
+ */
+export function endingExtras<T>(snapshot: RunSnapshot, resultOf: (snapshot: RunSnapshot) => AgentResult<T>): { result?: AgentResult<unknown> } {
+  if (!snapshot.matches('ending')) return {};
+  const json = toJson<AgentResult<unknown>>({ ...resultOf(snapshot), messages: [] });
+  json.messages = snapshot.context.messages as unknown as AgentResult<unknown>['messages'];
+  return { result: json };
+}
+
+/**
+ * A run whose terminal commit was saved (what follows its end then saved its
+ * outcome) keeps its result when that later save fails: the record holds the
+ * result already, and reconcileAgentRun settles what the failed save left.
+ */
+export function afterFinalSave<T>(context: RunSnapshot['context'], result: AgentResult<T>, error: unknown): AgentResult<T> | null {
+  if (!context.committedEnd) return null;
+  const warning = {
+    type: 'warning' as const,
+    setting: 'memory',
+    message: `The save after the run's end failed (${serializeError(error).message}); its result stands, and reconcileAgentRun settles the rest.`,
+  };
+  return { ...result, warnings: [...result.warnings, warning] };
 }

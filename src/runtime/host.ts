@@ -21,7 +21,7 @@ import { planOf, replan } from './plan.js';
 import { envelopeOf, type PersistedRun } from './record.js';
 import { callFacts, watchCalls } from './call-events.js';
 import { LegTracer } from '../tracing/leg-tracer.js';
-import { accountingOf, resultOfSnapshot } from './host-result.js';
+import { accountingOf, afterFinalSave, endingExtras, resultOfSnapshot } from './host-result.js';
 import { ledgerCheckpointOf, persistedOf, recordPrint, sameRecord } from './host-record.js';
 import { runActors } from './run-actors.js';
 import { SaveQueue } from './save-queue.js';
@@ -282,7 +282,7 @@ export class RunHost<T> implements Leg<T> {
       try {
         await this.writeTerminal(result);
       } catch (error) {
-        return this.failedResult(serializeError(error));
+        return afterFinalSave(snapshot.context, result, error) ?? this.failedResult(serializeError(error));
       }
     }
     return result;
@@ -314,7 +314,7 @@ export class RunHost<T> implements Leg<T> {
 
   /** The envelope of the run as its actor holds it now, saved as the next revision. */
   envelope(extras?: Parameters<typeof envelopeOf>[2]): AgentRunEnvelope {
-    return envelopeOf(this.persisted(), this.identity(), extras);
+    return envelopeOf(this.persisted(), this.identity(), { ...endingExtras(this.actor.getSnapshot(), (s) => this.resultOf(s)), ...extras });
   }
 
   /** The run's identity for its next save. */

@@ -11,6 +11,7 @@ import { RUN_MACHINE_VERSION } from '../../machines/index.js';
 import type { CallApproval, CallReceipt, RunContext, ToolCallContext } from '../../machines/index.js';
 import { envelopeVersion, ENVELOPE_KIND, lazyReceipts, receiptHasOutcome, RUN_MACHINE_ID } from '../agent/envelope.js';
 import { describeUnknownEffects } from '../agent/interrupted.js';
+import { memoryOfSnapshot } from '../memory/run-envelope.js';
 import type {
   AgentResult, AgentRunBinding, AgentRunEnvelope, AgentRunModels, AgentRunStatus, AgentToolReceipt, JsonValue, PendingApproval,
   PendingClientCall, UnknownEffect,
@@ -126,6 +127,8 @@ export function statusOf(snapshot: PersistedRun): { status: AgentRunStatus; pend
   const none: Pending = { approvals: [], clientCalls: [] };
   const state = runState(snapshot);
   if (state === 'completed' || state === 'failed' || state === 'stopped') return { status: state, pending: none };
+  // The run completed; its terminal commit and what follows it (the memory's extraction) are under way.
+  if (state === 'ending') return { status: 'completed', pending: none };
   if (state === 'drained' || state === 'draining') return { status: 'drained', pending: none };
   // `suspending` is the save on the way to `suspended`; restored, it may already have been answered.
   if (state === 'suspended' || state === 'suspending') {
@@ -157,9 +160,11 @@ export function envelopeOf(snapshot: PersistedRun, identity: RunIdentity, extras
   const counts: Record<string, number> = {};
   for (const { toolCallId } of Object.values(approvals)) counts[toolCallId] = (counts[toolCallId] ?? 0) + 1;
   const models = (snapshot.context.models ?? null) as AgentRunModels | null;
+  const memory = memoryOfSnapshot(snapshot);
   const envelope: AgentRunEnvelope = {
     kind: ENVELOPE_KIND,
-    version: envelopeVersion(pending.approvals, openReceipts, open.some((c) => c.context.approval !== null)),
+    // Memory (and chat) are state an older reader would ignore: such a record is version 2.
+    version: memory ? 2 : envelopeVersion(pending.approvals, openReceipts, open.some((c) => c.context.approval !== null)),
     runId: identity.runId,
     scope: identity.scope,
     revision: identity.revision,
@@ -177,6 +182,7 @@ export function envelopeOf(snapshot: PersistedRun, identity: RunIdentity, extras
     ...(extras.result ? { result: extras.result } : {}),
     ...(extras.retryFrom ? { retry: extras.retryFrom.retry } : {}),
     ...(models ? { models } : {}),
+    ...(memory ? { memory } : {}),
     ...(extras.ledger ? { ledger: extras.ledger } : {}),
     createdAt: identity.createdAt,
     updatedAt: identity.updatedAt,

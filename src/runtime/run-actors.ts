@@ -15,6 +15,7 @@ import { deadlinePassed, effectSignal, legActor, type Leg } from './host-state.j
 import { callModel, StreamBrokeOff } from './model-call.js';
 import { BudgetRefusal } from './budget.js';
 import { modelKey } from '../models/resolve.js';
+import { memoryIntentLogic } from '../memory/run-actors.js';
 
 const deadlineError = () => serializeError(new ExecutionPolicyError('deadline_exceeded', 'The execution deadline elapsed.'));
 
@@ -108,7 +109,9 @@ export function batchViolation(host: Leg, calls: readonly { toolCallId: string; 
 
 /** The run machine's actors, provided once per process. */
 export const runActors = {
-saveCheckpoint: legActor<void, { at: string }>((host) => host.save()),
+  saveCheckpoint: legActor<void, { at: string }>((host) => host.save()),
+  // The extraction of a completed run's memory (machines/memory-intent.ts).
+  memoryIntent: memoryIntentLogic,
   callModel: legActor<ModelCallOutput, ModelCallInput>(async (host, { input, signal }) => {
     const { step, phase } = input;
     const deadlineAt = input.deadlineAt ?? null;

@@ -461,6 +461,9 @@ const RUN_UNREACHABLE: Record<string, string> = {
   'run.verifying.beginning|xstate.error.actor.beginVerify|0': STORE_FAILS_FIRST,
   'run.suspending|xstate.error.actor.saveSuspension|0': STORE_FAILS_FIRST,
   'run.draining|xstate.error.actor.saveDrain|0': STORE_FAILS_FIRST,
+  'run.ending.committing|xstate.error.actor.saveEnd|0': STORE_FAILS_FIRST,
+  'run.ending.extracting|xstate.error.actor.memoryIntent|0':
+    'the memory-intent machine settles every failure of its actors as its own `failed` state, and its actions throw nothing',
   'run.loop.checkingPolicy|xstate.error.actor.checkBatchPolicy|0':
     'checkBatchPolicy only reads the last turn and the execution policy\'s allowlist, and throws nothing (src/runtime/run-actors.ts)',
   'run.verifying.checking|xstate.error.actor.runVerifier|0': 'runVerifier catches whatever the verifier throws and answers inconclusive',

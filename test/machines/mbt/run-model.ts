@@ -7,6 +7,7 @@
  */
 import { createActor, fromPromise, type EventObject } from 'xstate';
 import { runMachine, toolCallMachine } from '../../../machines/index.js';
+import { memoryIntentMachine } from '../../../machines/memory-intent.js';
 import type { ModelCallOutput, RunInput, ToolCallOutput, Turn } from '../../../machines/index.js';
 import { edgeOfTransition, machineOf } from './edges.js';
 
@@ -18,9 +19,12 @@ const inertCall = toolCallMachine.provide({
     checkpoint: pending(),
   } as never,
 });
+const inertIntent = memoryIntentMachine.provide({
+  actors: { planExtraction: pending(), savePlan: pending(), applyPlan: pending(), confirmPlan: pending() } as never,
+});
 const inertRun = runMachine.provide({
   actors: {
-    toolCall: inertCall, saveCheckpoint: pending(), callModel: pending(), checkBatchPolicy: pending(),
+    toolCall: inertCall, memoryIntent: inertIntent, saveCheckpoint: pending(), callModel: pending(), checkBatchPolicy: pending(),
     validateOutput: pending(), beginVerify: pending(), runVerifier: pending(),
   } as never,
 });

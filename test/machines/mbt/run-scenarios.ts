@@ -11,6 +11,7 @@ import type { RunInput } from '../../../machines/index.js';
 import type { RunHarness, RunRun } from './drive-run.js';
 import { signal, storedRunValue, T0 } from './harness.js';
 import { ev, RESTORE, type RunModelEvent } from './run-model.js';
+import { MEMORY_RUN_SCENARIOS } from './memory-intent-run-scenarios.js';
 
 export interface RunScenario {
   name: string;
@@ -532,4 +533,6 @@ export const RUN_SCENARIOS: RunScenario[] = [
     })),
     check: (run) => expect(run.last).toMatchObject({ status: 'stopped', reason: 'refusal' }),
   },
+  // The run's end with memory (machines/run-memory.ts).
+  ...MEMORY_RUN_SCENARIOS,
 ];

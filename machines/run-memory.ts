@@ -1,0 +1,44 @@
+/**
+ * The run chart's end, for a run that completed with memory to extract:
+ * the terminal commit (the result, and the extraction pending under its
+ * operation id), then the memory-intent actor, whose outcome the host saves
+ * once the run is done. A run with nothing to do after its end passes
+ * straight to `completed`. Part of the run machine (run.ts).
+ */
+import { assign } from 'xstate';
+import { runSetup } from './run-setup.js';
+
+export const endingState = runSetup.createStateConfig({
+  initial: 'deciding',
+  states: {
+    deciding: {
+      always: [
+        { guard: 'extractsMemory', target: 'committing', actions: 'markExtractionPending' },
+        { target: '#run.completed' },
+      ],
+    },
+    // The terminal commit: the run's result is durable before anything is written to memory.
+    committing: {
+      invoke: {
+        src: 'saveCheckpoint',
+        id: 'saveEnd',
+        input: { at: 'end' },
+        onDone: { target: 'extracting', actions: assign({ committedEnd: true }) },
+        onError: { target: '#run.failed', actions: 'failWith' },
+      },
+    },
+    // After the terminal commit the result stands: a save that fails from here on leaves the extraction for reconcileAgentRun.
+    extracting: {
+      on: { STORE_FAILED: {} },
+      invoke: {
+        src: 'memoryIntent',
+        id: 'memoryIntent',
+        input: ({ context }) => ({
+          runId: context.runId, operationId: context.memory!.operationId!, mode: 'fresh' as const, inputCount: context.memory!.inputCount,
+        }),
+        onDone: { target: '#run.completed', actions: 'noteExtraction' },
+        onError: { target: '#run.completed', actions: 'noteExtractionCrash' },
+      },
+    },
+  },
+});
