@@ -155,17 +155,20 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   const task = async (payload: unknown, helpers: GraphileHelpers) => {
     const jobId = String(helpers.job.id);
     const lockedBy = helpers.job.locked_by ?? workerId;
-    let job: JobPayload;
+    let job: JobPayload | undefined;
     try {
       job = parseJobPayload(payload, jobId);
       if (!Object.hasOwn(agents, job.agent)) {
-        throw new WorkerJobError('job_agent_unknown', `Job names agent ${JSON.stringify(job.agent)}, which this worker was not given (it has ${Object.keys(agents).map((a) => JSON.stringify(a)).join(', ') || 'none'}).`, jobId);
+        const known = Object.keys(agents).map((a) => JSON.stringify(a)).join(', ') || 'none';
+        throw new WorkerJobError('job_agent_unknown', `Job names agent ${JSON.stringify(job.agent)}, which this worker was not given (it has ${known}).`, jobId);
       }
     } catch (error) {
+      // Nothing of the run is read or written: only the dead letter.
       const e = error as WorkerJobError;
-      emit({ type: 'job-start', jobId, attempt: helpers.job.attempts });
-      await deadLetter(db, { id: jobId, payload }, {}, { code: e.code, message: e.message }, helpers.job.attempts);
-      emit({ type: 'job-end', jobId, attempt: helpers.job.attempts, outcome: 'dead', code: e.code, message: e.message });
+      const about = job ? { kind: job.kind, agent: job.agent, runId: job.runId } : {};
+      emit({ type: 'job-start', jobId, ...about, attempt: helpers.job.attempts });
+      await deadLetter(db, { id: jobId, payload }, job ?? {}, { code: e.code, message: e.message }, helpers.job.attempts);
+      emit({ type: 'job-end', jobId, ...about, attempt: helpers.job.attempts, outcome: 'dead', code: e.code, message: e.message });
       return;
     }
     // Deliveries of the chain so far: earlier retries, plus graphile's count for this job (a worker that died while on it).
