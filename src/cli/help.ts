@@ -15,6 +15,8 @@ Commands:
   backup <dest>        copy the run store consistently, while runs work
   doctor               check a configuration before running it
   check                before an upgrade: would the stored runs resume?
+  worker               work runs from the PostgreSQL work queue (many machines)
+  requeue <id>         put a dead-lettered job back on the work queue
 
 Options:
   -h, --help           show help (also after any command)
@@ -192,6 +194,7 @@ Options:
   --limit <n>          at most n runs (default 50, at most 1000)
 ${STORE}
   --json               print the list as JSON
+  --dead               list the work queue's dead jobs instead (see cairn runs --dead --help)
   -h, --help           show this help
 `;
 

@@ -16,6 +16,8 @@ import { MAIN_HELP } from './help.js';
 import { inspectCommand, runsCommand } from './read-commands.js';
 import { resumeCommand } from './resume-command.js';
 import { demoCommand, runCommand } from './run-command.js';
+import { deadRunsCommand, requeueCommand } from './dead-commands.js';
+import { workerCommand } from './worker-command.js';
 
 type Command = (argv: string[], io: Io) => Promise<number>;
 
@@ -25,10 +27,13 @@ const COMMANDS: Record<string, Command> = {
   resume: resumeCommand,
   inspect: inspectCommand,
   chart: chartCommand,
-  runs: runsCommand,
+  // `runs --dead` lists the work queue's dead letters (PostgreSQL), not the SQLite store's runs.
+  runs: (argv, io) => (argv.includes('--dead') ? deadRunsCommand(argv, io) : runsCommand(argv, io)),
   backup: backupCommand,
   doctor: doctorCommand,
   check: checkCommand,
+  worker: workerCommand,
+  requeue: requeueCommand,
 };
 
 /** The package's version, from the package.json above this file (src/cli or dist/src/cli). */
