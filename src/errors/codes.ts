@@ -58,6 +58,11 @@ export const CAIRN_ERROR_CODES = [
   'job_payload_invalid',
   'job_agent_unknown',
   'queue_schema_unsupported',
+  'session_id_invalid',
+  'session_turn_invalid',
+  'session_corrupt',
+  'session_foreign',
+  'session_conflict',
   'injected_fault',
   'internal',
 ] as const;
