@@ -16,7 +16,7 @@
  *   npm run bench -- --engine            the engine section alone (or CAIRN_BENCH=engine)
  *   npm run bench -- --durable           the durable tool loop on each store alone (or CAIRN_BENCH=durable)
  *   npm run bench -- --engine --profile  CPU profiles of the engine loop instead (or CAIRN_BENCH=profile)
- *   npm run bench -- --resume --wal --concurrent --memory --tracing
+ *   npm run bench -- --resume --wal --concurrent --memory --tracing --memory-store
  *                                        those sections alone, any of them (or CAIRN_BENCH=resume,wal,...)
  */
 import { randomBytes } from 'node:crypto';
@@ -35,6 +35,7 @@ import { measureResume, printResume } from './resume.js';
 import { measureWal, printWal } from './wal.js';
 import { measureConcurrent, printConcurrent } from './concurrent.js';
 import { measureMemory, printMemory } from './memory.js';
+import { measureMemoryStore, printMemoryStore } from './memory-store.js';
 import { splitEnvelope } from '../src/stores/write-plan.js';
 
 const STEPS = 100;
@@ -353,6 +354,7 @@ const SECTIONS = {
   concurrent: async () => printConcurrent(await measureConcurrent()),
   memory: async () => printMemory(await measureMemory()),
   tracing: async () => printTracing(await measureTracing()),
+  'memory-store': async () => printMemoryStore(await measureMemoryStore()),
 } as const;
 type SectionName = keyof typeof SECTIONS;
 

@@ -165,9 +165,9 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
     "CREATE INDEX cairn_runs_running ON cairn_runs (scope) WHERE status = 'running'",
   ],
   // 7: memories (one row per record, unique per scope and content hash, with
-  // the operation id an extraction stamped on it) and chat projections (one
-  // row per chat: its revision, and its record as JSON text, NULL for a
-  // deleted chat's tombstone).
+  // the operation id an extraction stamped on it, its embedding as
+  // little-endian float64s) and chat projections (one row per chat: its
+  // revision, and its record as JSON text, NULL for a deleted chat's tombstone).
   [
     `CREATE TABLE cairn_memories (
   id           text PRIMARY KEY,
@@ -179,7 +179,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   text         text NOT NULL,
   metadata     text NOT NULL,
   operation_id text,
-  embedding    text,
+  embedding    bytea,
+  embedding_model text,
   expires_at   double precision,
   created_at   double precision NOT NULL,
   updated_at   double precision NOT NULL,

@@ -115,9 +115,9 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
     "CREATE INDEX cairn_runs_running ON cairn_runs (scope) WHERE status = 'running'",
   ],
   // 6: memories (one row per record, unique per scope and content hash, with
-  // the operation id an extraction stamped on it) and chat projections (one
-  // row per chat: its revision, and its record as JSON text, NULL for a
-  // deleted chat's tombstone).
+  // the operation id an extraction stamped on it, its embedding as
+  // little-endian float64s) and chat projections (one row per chat: its
+  // revision, and its record as JSON text, NULL for a deleted chat's tombstone).
   [
     `CREATE TABLE cairn_memories (
   id           TEXT PRIMARY KEY,
@@ -129,7 +129,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   text         TEXT NOT NULL,
   metadata     TEXT NOT NULL,
   operation_id TEXT,
-  embedding    TEXT,
+  embedding    BLOB,
+  embedding_model TEXT,
   expires_at   REAL,
   created_at   REAL NOT NULL,
   updated_at   REAL NOT NULL,
