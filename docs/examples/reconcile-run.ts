@@ -22,8 +22,9 @@ const first = await runAgent(options);
 if (first.status !== 'suspended') throw new Error(`expected a suspension, got ${first.status}`);
 const revision = (await store.load('publish-8'))?.revision;
 
-// Nothing is left to settle yet: the answer is the stored status, and the run is untouched.
-console.log(await reconcileAgentRun({ session, lease: { provider: leases, owner: 'reconciler' } }));
+// Nothing is left to settle: the answer names the run (its status is there to read), and the run is untouched.
+const found = await reconcileAgentRun({ session, lease: { provider: leases, owner: 'reconciler' } });
+console.log(found, found.status);
 console.log(`revision unchanged: ${(await store.load('publish-8'))?.revision === revision}`);
 
 // While an executor holds the lease, the call is refused before it reads anything.
@@ -42,4 +43,4 @@ await reconcileAgentRun({ session: { ...session, runId: 'publish-404' } }).catch
 const approvalResponses = first.pendingApprovals.map((p) => ({ approvalId: p.approvalId, token: p.token, approved: true }));
 const done = await resumeAgent({ ...options, approvalResponses });
 console.log(`resumed: ${done.status}: ${done.text}`);
-console.log(await reconcileAgentRun({ session, lease: { provider: leases } }));
+console.log((await reconcileAgentRun({ session, lease: { provider: leases } })).status);

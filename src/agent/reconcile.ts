@@ -1,20 +1,22 @@
 /**
  * reconcileAgentRun: settles what a stored run left unsettled once no
- * executor drives it. Cairn has no memory extraction or chat projection yet,
- * so today there is nothing to settle: the call takes the run's lease, reads
- * and checks the stored record, and reports its status. What must hold already
- * is the protocol the later settling depends on: the lease is claimed before
- * the run is read, renewed while the call works, and given back at the end;
+ * executor drives it: today an extraction of its memory that an interruption
+ * or a failed save left pending or failed (src/memory/reconcile.ts). The call
+ * takes the run's lease first, renews it while it works and gives it back at
+ * the end; every save carries the lease and none starts once it is lost;
  * every refusal rejects with its typed error and writes nothing.
  */
 import { nanoid } from 'nanoid';
-import { AgentRunLeaseError, InvalidOptionsError, RunIdentityError } from '../errors/index.js';
+import { AgentRunLeaseError, BindingChangedError, InvalidOptionsError, RunIdentityError } from '../errors/index.js';
 import { DEFAULT_LEASE_TTL_MS } from '../runtime/host.js';
 import { keepLease, type LeaseKeeper } from '../runtime/lease-keeper.js';
 import { checkEnvelope } from './envelope.js';
 import { checkLease, checkSession } from './options.js';
 import { agentRunLeaseKey, claim } from './run-agent.js';
-import type { AgentRunStatus, AgentSession, AgentWarning, LeaseOptions } from './types.js';
+import type { AgentRunEnvelope, AgentRunStatus, AgentSession, AgentWarning, LeaseOptions } from './types.js';
+import type { AgentMemoryOptions } from '../memory/run-types.js';
+import { checkMemoryOptions, memoryBindingOf } from '../memory/run-options.js';
+import { reconcileMemory } from '../memory/reconcile.js';
 
 export interface ReconcileAgentRunOptions {
   /** The stored run: `{ store, runId, scope }`, as for resumeAgent. */
@@ -25,28 +27,40 @@ export interface ReconcileAgentRunOptions {
    * `ttlMs / 3` while it works, and releases it at the end.
    */
   lease?: LeaseOptions;
+  /**
+   * The run's memory, as the run was given it (the same scope): with it, an
+   * extraction left pending or failed is settled. Without it, its state is only reported.
+   */
+  memory?: AgentMemoryOptions;
   deps?: {
     /** Generates the lease owner when `lease.owner` is not given. @default nanoid */
     generateId?: () => string;
+    /** The time of each save (`updatedAt`). @default Date.now */
+    clock?: { now(): number };
   };
 }
 
 /**
- * What a reconciliation found and settled. Today it settles nothing, so this
- * is the stored run's identity and status; `memory` and `chat` fields join it
- * when those subsystems arrive.
+ * What a reconciliation found and settled: the run, and for each part it
+ * settles, where that part stands now. A settled run reports its state:
+ * `{ runId: 'tea-1', memory: 'completed' }`.
  */
 export interface AgentRunReconciliation {
   runId: string;
-  /** The stored run's status, as the call found it (and left it). */
-  status: AgentRunStatus;
-  /** Things the call noticed but did not fail for. Empty today. */
-  warnings: AgentWarning[];
+  /** The run's memory extraction, when it has one: `pending` only when the call was given no `memory` to settle it with. */
+  memory?: 'completed' | 'failed' | 'pending';
+  /**
+   * The stored run's status, as the call found it (and left it). Not enumerable, so that printing the answer shows
+   * what was settled; read it as `reconciliation.status`.
+   */
+  readonly status: AgentRunStatus;
+  /** What the call noticed without failing for it (a partial extraction: code `memory_extraction_partial`); absent when none. */
+  warnings?: AgentWarning[];
 }
 
 const STATUSES: ReadonlySet<string> = new Set<AgentRunStatus>(['running', 'suspended', 'drained', 'completed', 'stopped', 'failed']);
 /** Options for subsystems Cairn does not have yet; accepted silently they would look settled. */
-const NOT_YET = ['memory', 'chat', 'versionedMemory'] as const;
+const NOT_YET = ['chat', 'versionedMemory'] as const;
 
 /**
  * Settles a stored run that no executor drives. Call it only then: a run
@@ -67,6 +81,7 @@ const NOT_YET = ['memory', 'chat', 'versionedMemory'] as const;
  */
 export async function reconcileAgentRun(options: ReconcileAgentRunOptions): Promise<AgentRunReconciliation> {
   checkOptions(options);
+  const memory = options.memory === undefined ? null : checkMemoryOptions(options.memory, null);
   const { session, lease: leaseOptions } = options;
   const releaseClaim = claim(session.store, session.runId);
   let keeper: LeaseKeeper | null = null;
@@ -86,9 +101,27 @@ export async function reconcileAgentRun(options: ReconcileAgentRunOptions): Prom
     if (!STATUSES.has(stored.status)) {
       throw new InvalidOptionsError(`Stored record of run ${session.runId} has no known status.`, 'invalid_envelope');
     }
-    // Nothing to settle yet. Once there is, each save carries keeper.lease and none starts once the lease is lost.
     if (keeper?.lost) throw new AgentRunLeaseError('lease_lost', keeper.lease.key);
-    return { runId: session.runId, status: stored.status, warnings: [] };
+    if (memory && stored.binding.memory !== memoryBindingOf(memory)) throw new BindingChangedError(['memory'], ['the memory scope']);
+    const save = async (envelope: AgentRunEnvelope): Promise<AgentRunEnvelope> => {
+      // Nothing more is saved once the lease is lost.
+      if (keeper?.lost) throw new AgentRunLeaseError('lease_lost', keeper.lease.key);
+      const next = { ...envelope, revision: envelope.revision + 1, updatedAt: (options.deps?.clock?.now ?? Date.now)() };
+      await session.store.save(next, keeper ? { lease: keeper.lease } : undefined);
+      return next;
+    };
+    const warnings: AgentWarning[] = [];
+    let memoryState: AgentRunReconciliation['memory'];
+    const extraction = stored.memory?.extraction;
+    if (memory && extraction) {
+      const settled = await reconcileMemory(stored, memory, save, new AbortController().signal);
+      warnings.push(...settled.warnings);
+      memoryState = settled.memory;
+    } else if (extraction) {
+      memoryState = extraction.status === 'planned' ? 'pending' : extraction.status;
+    }
+    if (keeper?.lost) throw new AgentRunLeaseError('lease_lost', keeper.lease.key);
+    return answer(session.runId, stored.status, memoryState, warnings);
   } finally {
     if (keeper) {
       keeper.stop();
@@ -96,6 +129,12 @@ export async function reconcileAgentRun(options: ReconcileAgentRunOptions): Prom
     }
     releaseClaim();
   }
+}
+
+function answer(runId: string, status: AgentRunStatus, memory: AgentRunReconciliation['memory'], warnings: AgentWarning[]): AgentRunReconciliation {
+  const out = { runId, ...(memory ? { memory } : {}), ...(warnings.length > 0 ? { warnings } : {}) } as AgentRunReconciliation;
+  Object.defineProperty(out, 'status', { value: status, enumerable: false });
+  return out;
 }
 
 /** The shape checks of runAgent's `session` and `lease`, with the same messages. Nothing is read or written yet. */

@@ -119,6 +119,8 @@ export interface AgentWarning {
   setting: string;
   message: string;
   toolCallId?: string;
+  /** What a memory warning is about: `embedding-mismatch`, `unaccounted-usage`, `memory_extraction_partial`. */
+  code?: string;
 }
 
 /** How a tool call ended; a successful call carries no outcome. */
