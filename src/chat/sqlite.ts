@@ -6,7 +6,7 @@
  * writers at the same revision can never both land.
  */
 import type Database from 'better-sqlite3';
-import { CairnTypeError } from '../errors/index.js';
+import { CairnError, CairnTypeError, PersistenceError } from '../errors/index.js';
 import { chatFromText, chatToText, checkChatId, checkChatRecord, checkChatWrite, type ChatRow } from './records.js';
 import type { ChatReadResult, ChatRecord, ConditionalChatStore } from './types.js';
 
@@ -32,7 +32,7 @@ export function createSqliteChatStore(db: Database.Database, options: SqliteChat
     return changes === 1;
   };
 
-  return {
+  return guarded({
     async loadChat(chatId) {
       const id = checkChatId(chatId, 'loadChat');
       const row = read(id);
@@ -64,7 +64,7 @@ export function createSqliteChatStore(db: Database.Database, options: SqliteChat
       refuseWrite('delete');
       return statements().remove.run(id).changes === 1;
     },
-  };
+  });
 }
 
 function prepare(db: Database.Database) {
@@ -76,4 +76,24 @@ function prepare(db: Database.Database) {
 ON CONFLICT (chat_id) DO UPDATE SET revision = cairn_chats.revision + 1, record = excluded.record`),
     remove: db.prepare('UPDATE cairn_chats SET revision = revision + 1, record = NULL WHERE chat_id = ? AND record IS NOT NULL'),
   };
+}
+
+/**
+ * Every call with the driver's failures (a closed connection, a full disk, a
+ * busy file past its timeout) turned into a PersistenceError that keeps the
+ * driver's error as its cause; Cairn's own errors pass as they are.
+ */
+function guarded<T extends object>(store: T): T {
+  const wrapped = {} as Record<string, unknown>;
+  for (const [name, call] of Object.entries(store) as [string, (...args: unknown[]) => Promise<unknown>][]) {
+    wrapped[name] = async (...args: unknown[]) => {
+      try {
+        return await call(...args);
+      } catch (error) {
+        if (CairnError.isInstance(error)) throw error;
+        throw new PersistenceError(`The SQLite chat store's ${name} failed: ${error instanceof Error ? error.message : String(error)}`, error);
+      }
+    };
+  }
+  return wrapped as T;
 }

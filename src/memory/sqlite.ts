@@ -5,7 +5,7 @@
  * sharing the file never write the same text twice into one scope.
  */
 import type Database from 'better-sqlite3';
-import { CairnTypeError } from '../errors/index.js';
+import { CairnError, CairnTypeError, PersistenceError } from '../errors/index.js';
 import {
   checkAdd, checkIdInput, checkList, checkSearch, checkSweep, checkUpdate, decideAdd, decideUpdate,
 } from './records.js';
@@ -39,7 +39,7 @@ export function createSqliteMemoryStore(db: Database.Database, options: SqliteMe
     return (db.prepare(sql).all(...where.values, ...values) as MemoryRow[]).map(fromRow);
   };
 
-  return {
+  return guarded({
     async add(input) {
       const { record } = checkAdd(input);
       refuseWrite('add');
@@ -93,7 +93,7 @@ export function createSqliteMemoryStore(db: Database.Database, options: SqliteMe
       const where = scopeWhere(scope, () => '?');
       return db.prepare(`DELETE FROM cairn_memories WHERE ${where.sql} AND expires_at IS NOT NULL AND expires_at <= ?`).run(...where.values, now).changes;
     },
-  };
+  });
 }
 
 function prepare(db: Database.Database) {
@@ -107,4 +107,24 @@ function prepare(db: Database.Database) {
       return db.transaction(body).immediate();
     },
   };
+}
+
+/**
+ * Every call with the driver's failures (a closed connection, a full disk, a
+ * busy file past its timeout) turned into a PersistenceError that keeps the
+ * driver's error as its cause; Cairn's own errors pass as they are.
+ */
+function guarded<T extends object>(store: T): T {
+  const wrapped = {} as Record<string, unknown>;
+  for (const [name, call] of Object.entries(store) as [string, (...args: unknown[]) => Promise<unknown>][]) {
+    wrapped[name] = async (...args: unknown[]) => {
+      try {
+        return await call(...args);
+      } catch (error) {
+        if (CairnError.isInstance(error)) throw error;
+        throw new PersistenceError(`The SQLite memory store's ${name} failed: ${error instanceof Error ? error.message : String(error)}`, error);
+      }
+    };
+  }
+  return wrapped as T;
 }
