@@ -9,6 +9,8 @@ import type { AgentRunEnvelope } from '../agent/types.js';
 import { InvalidOptionsError } from '../errors/index.js';
 import { escapeHtml as esc, machineBoxesHtml } from './chart-boxes.js';
 import { PAGE_CSS, PAGE_SCRIPT } from './chart-page-assets.js';
+import { item, list, statesNote, summaryHtml, waitingHtml } from './chart-summary.js';
+import { machineSvg } from './chart-svg.js';
 import { describeRun, type DescribedCall, type DescribedStep, type RunDescription } from './describe.js';
 
 /** Options of {@link renderRunChartHtml}. */
@@ -65,13 +67,14 @@ export function renderRunChartHtml(envelope: AgentRunEnvelope, options: RunChart
   const charted = calls.filter((c) => c.chartId !== undefined);
   const callCharts = charted.map((call) => callChartHtml(call, call === selected)).join('');
   const body = [
-    `<header><h1>${esc(title)}</h1>${summaryHtml(run)}</header>`,
+    `<header><h1>${esc(title)}</h1>${summaryHtml(run, envelope)}</header>`,
     '<div class="top">',
     `<section class="panel" id="timeline-panel"><h2>Timeline</h2>${timelineHtml(run, calls, shownFirst)}</section>`,
     `<aside class="panel" id="details" aria-live="polite"><h2>Details</h2>${detailsHtml(run, calls, shownFirst)}</aside>`,
     '</div>',
     `<section class="chart" data-chart="run" id="chart-run"><h2>Run chart <code>${esc(run.machine.id)}</code> v${run.machine.version}</h2>`,
-    legendHtml(run.states),
+    legendHtml(run.states, statesNote(run)),
+    diagramHtml(runMachine, 'run', run.states),
     machineBoxesHtml(runMachine, { key: 'run', current: run.states }),
     '</section>',
     callCharts || '<p class="empty">No call is open: the run has no tool-call actor in its record.</p>',
@@ -121,47 +124,13 @@ function pageCalls(run: RunDescription, callId: string | undefined): PageCall[] 
   return calls;
 }
 
-const item = (label: string, value: string): string => `<dt>${esc(label)}</dt><dd>${value}</dd>`;
-const list = (values: readonly string[]): string => (values.length === 0 ? '<span class="empty">none</span>' : values.map((v) => `<code>${esc(v)}</code>`).join(', '));
-const time = (ms: number): string => (Number.isFinite(ms) ? esc(new Date(ms).toISOString()) : '?');
-
-function summaryHtml(run: RunDescription): string {
-  const machine = `<code>${esc(run.machine.id)}</code> v${run.machine.version}${
-    run.machine.storedVersion === run.machine.version ? '' : ` (stored by v${run.machine.storedVersion}, migrated in memory)`}`;
-  const receipts = Object.entries(run.receipts.byStatus).map(([status, n]) => `${n} ${status}`);
-  const outcome = [
-    run.outcome.stopReason ? `stop reason ${run.outcome.stopReason}` : '',
-    run.outcome.errorCode ? `error ${run.outcome.errorCode}` : '',
-    run.outcome.retryable ? 'retryable' : '',
-  ].filter(Boolean);
-  const rows = [
-    item('Run', `<code>${esc(run.runId)}</code>`),
-    item('Machine', machine),
-    item('Status', `<strong data-field="status">${esc(run.status)}</strong>`),
-    item('States', `<span class="states-list" data-field="run-states">${list(run.states)}</span>`),
-    item('Revision', String(run.revision)),
-    item('Created', time(run.createdAt)),
-    item('Updated', time(run.updatedAt)),
-    item('Usage', esc(`${run.usage.inputTokens} in, ${run.usage.outputTokens} out, ${run.usage.totalTokens} total tokens`)),
-    item('Outcome', outcome.length > 0 ? esc(outcome.join(', ')) : '<span class="empty">none yet</span>'),
-    item('Receipts', receipts.length > 0 ? esc(receipts.join(', ')) : '<span class="empty">none</span>'),
-    item('Waiting for', waitingHtml(run)),
-  ];
-  if (run.ledger !== null) rows.push(item('Budget', `<code>${esc(JSON.stringify(run.ledger))}</code>`));
-  return `<dl class="summary">${rows.join('')}</dl>`;
+function legendHtml(states: readonly string[], note = ''): string {
+  return `<p class="legend">Marked:<span class="swatch now"></span>a state it is in now (${list(states)})${esc(note)}<span class="swatch active"></span>a state containing one. Each arrow is a transition, labelled <code>EVENT [guard]</code>; a dashed loop is one that stays in its state; a dot marks where a state starts. Below the diagram, the same chart as text: under each state, one line per transition, <code>EVENT [guard] → target</code>.</p>`;
 }
 
-function waitingHtml(run: RunDescription): string {
-  const waits = [
-    ...run.pendingApprovals.map((a) => `approval ${a.approvalId} of ${a.toolName} (${a.toolCallId}, step ${a.modelStep})`),
-    ...run.pendingClientCalls.map((c) => `client result of ${c.toolName} (${c.toolCallId}, step ${c.modelStep})`),
-    ...run.unknownEffects.map((u) => `a decision on ${u.toolName} (${u.toolCallId}, step ${u.modelStep}), whose effect is unknown`),
-  ];
-  return waits.length === 0 ? '<span class="empty">nothing</span>' : waits.map(esc).join('<br>');
-}
-
-function legendHtml(states: readonly string[]): string {
-  return `<p class="legend">Marked:<span class="swatch now"></span>a state it is in now (${list(states)})<span class="swatch active"></span>a state containing one. Each line under a state is a transition: <code>EVENT [guard] → target</code>.</p>`;
+/** The laid-out diagram, in a box that scrolls when it is wider than the page. */
+function diagramHtml(machine: typeof runMachine | typeof toolCallMachine, key: string, current: readonly string[]): string {
+  return `<div class="diagram" data-diagram="${esc(key)}">${machineSvg(machine, { key, current })}</div><h3 class="as-text">The same chart as text</h3>`;
 }
 
 const pressed = (id: string, shownFirst: string) => `aria-pressed="${id === shownFirst}"`;
@@ -236,6 +205,7 @@ function callChartHtml(call: PageCall, selected: boolean): string {
     `<section class="chart${selected ? ' selected' : ''}" data-chart="call" id="${esc(call.chartId!)}" data-call-id="${esc(call.toolCallId)}" data-stage="${esc(call.open?.stage ?? '')}">`,
     `<h2>Call <code>${esc(call.toolCallId)}</code> (${esc(call.toolName)}, step ${call.modelStep}): ${where}</h2>`,
     call.open ? legendHtml(states) : '',
+    diagramHtml(toolCallMachine, call.chartId!, states),
     machineBoxesHtml(toolCallMachine, { key: call.chartId!, current: states }),
     '</section>',
   ].join('\n');

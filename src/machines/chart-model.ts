@@ -27,14 +27,27 @@ export interface ChartState {
 export interface ChartEdge {
   readonly from: ChartState;
   readonly to: ChartState;
+  /** `EVENT [guard]`, as every chart prints it. */
   readonly label: string;
+  /** The label's two parts: the event (`done: callModel`, `after 5ms`, `always`) and the guard's text, if any. */
+  readonly event: string;
+  readonly guard: string | undefined;
+  /** A targetless transition: it runs its actions (or only stops the event from bubbling) and stays. */
+  readonly internal: boolean;
 }
 
 export interface Chart {
   readonly root: ChartState;
   /** The machine itself is drawn as a block only when it has something to show (own transitions, invokes, regions). */
   readonly drawRoot: boolean;
+  /** The transitions with a target, one per target: the arrows of Mermaid and DOT. */
   readonly edges: ChartEdge[];
+  /**
+   * Every transition of the machine, in definition order: those of `edges`, and each targetless
+   * one as an internal edge from its state to itself (Mermaid and DOT list some of these in the
+   * state's box instead, and skip the ones with no actions).
+   */
+  readonly transitions: ChartEdge[];
   readonly states: ChartState[];
   readonly newId: (wanted: string) => string;
 }
@@ -59,15 +72,17 @@ export function buildChart(machine: AnyStateMachine, options: { highlight?: High
   // The machine's own id is taken last so that its states keep their plain names.
   root.id = newId(machine.id);
 
-  const edges: ChartEdge[] = [];
+  const transitions: ChartEdge[] = [];
   for (const state of states) {
     const { node } = state;
     const actorNames = invokedActorNames(node);
     state.lines.push(title(state, machine), ...invokeLines(node, actorNames), ...entryLines(node));
     for (const transition of transitionsOf(node)) {
-      const label = transitionLabel(transition, actorNames);
+      const { event, guard } = transitionLabel(transition, actorNames);
+      const label = guard === undefined ? event : `${event} [${guard}]`;
       const targets = transition.target ?? [];
       if (targets.length === 0) {
+        transitions.push({ from: state, to: state, label, event, guard, internal: true });
         // A targetless transition runs its actions and stays: listed in the box (UML's internal
         // transitions) rather than drawn as a self-loop, which renderers draw poorly on blocks.
         // One with no actions either only stops the event from bubbling: not worth a line.
@@ -77,7 +92,7 @@ export function buildChart(machine: AnyStateMachine, options: { highlight?: High
       for (const target of targets) {
         const to = byNode.get(target);
         if (!to) throw new CairnError('internal', `toMermaid/toDot: transition target #${target.id} is not in machine "${machine.id}"`);
-        edges.push({ from: state, to, label });
+        transitions.push({ from: state, to, label, event, guard, internal: false });
       }
     }
     if (node.tags.length > 0) state.lines.push(`«${node.tags.join(', ')}»`);
@@ -87,9 +102,10 @@ export function buildChart(machine: AnyStateMachine, options: { highlight?: High
     for (let s = byNode.get(node); s?.parent; s = s.parent) s.current = true;
   }
 
+  const edges = transitions.filter((t) => !t.internal);
   const touchesRoot = edges.some((e) => e.from === root || e.to === root);
   const drawRoot = root.kind !== 'compound' || root.lines.length > 1 || touchesRoot;
-  return { root, drawRoot, edges, states: states.filter((s) => s !== root || drawRoot), newId };
+  return { root, drawRoot, edges, transitions, states: states.filter((s) => s !== root || drawRoot), newId };
 }
 
 /** The states a block starts in: the initial child of a compound state (none for a parallel one). */
@@ -149,11 +165,11 @@ function entryLines(node: AnyStateNode): string[] {
   return names.length > 0 ? [`entry: ${names.join(', ')}`] : [];
 }
 
-function transitionLabel(transition: AnyTransitionDefinition, actorNames: Map<string, string>): string {
+function transitionLabel(transition: AnyTransitionDefinition, actorNames: Map<string, string>): { event: string; guard: string | undefined } {
   const event = eventText(transition, actorNames);
   let guard: unknown = transition.guard;
   if (transition.eventType === 'xstate.route') guard = userRouteGuard(guard);
-  return guard === undefined ? event : `${event} [${guardText(guard)}]`;
+  return { event, guard: guard === undefined ? undefined : guardText(guard) };
 }
 
 function eventText(transition: AnyTransitionDefinition, actorNames: Map<string, string>): string {

@@ -51,6 +51,25 @@ button[aria-pressed="true"] { outline: 2px solid var(--now); background: var(--a
 .target { color: #1864ab; }
 .any-state { border: 1px dotted var(--line); border-radius: 7px; padding: .3rem .5rem; }
 .empty { color: var(--muted); }
+.diagram { overflow: auto; max-height: 85vh; border: 1px solid #e6e6e6; border-radius: 6px; background: #fff; margin: .25rem 0 .5rem; }
+.diagram-svg { display: block; font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, "DejaVu Sans Mono", monospace; }
+.diagram-svg .box { fill: #fff; stroke: #8a8a8a; stroke-width: 1.2; }
+.diagram-svg .node.compound > .box, .diagram-svg .node.parallel > .box { fill: #f7f7f7; }
+.diagram-svg .node.final > .inner { fill: none; stroke: #8a8a8a; stroke-width: 1; }
+.diagram-svg .node[data-mark="active"] > .box { fill: var(--active-bg); stroke: var(--now); stroke-width: 1.5; }
+.diagram-svg .node[data-mark="current"] > .box { fill: var(--now-bg); stroke: var(--now); stroke-width: 3; }
+.diagram-svg .name { font-weight: 600; fill: #111; }
+.diagram-svg .note { fill: var(--muted); }
+.diagram-svg .now { fill: var(--now); font-weight: 700; }
+.diagram-svg .edge path, .diagram-svg .initial path { fill: none; stroke: #5c5c5c; stroke-width: 1.1; }
+.diagram-svg .edge .head, .diagram-svg .initial .head, .diagram-svg .initial circle { fill: #5c5c5c; }
+.diagram-svg .edge[data-internal="true"] path { stroke-dasharray: 4 3; }
+.diagram-svg .label-bg { fill: #fff; fill-opacity: .85; }
+.diagram-svg .label { fill: #1c3d5a; }
+.diagram-svg .edge:hover path { stroke: #1864ab; stroke-width: 2.2; }
+.diagram-svg .edge:hover .head { fill: #1864ab; }
+.diagram-svg .edge:hover .label { font-weight: 700; }
+.as-text { font-size: .95rem; color: var(--muted); margin: .75rem 0 .25rem; }
 `;
 
 /**
