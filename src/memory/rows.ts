@@ -71,7 +71,7 @@ export function fromRow(row: MemoryRow): MemoryRecord {
 }
 
 /** A vector as the bytes the `embedding` column holds: 8 a number, little-endian. */
-export function encodeVector(vector: readonly number[]): Buffer {
+export function encodeVector(vector: readonly number[]): Uint8Array {
   const bytes = Buffer.allocUnsafe(vector.length * 8);
   vector.forEach((n, i) => bytes.writeDoubleLE(n, i * 8));
   return bytes;
