@@ -26,6 +26,7 @@ export const CAIRN_ERROR_CODES = [
   'api_key_missing',
   'api_key_invalid',
   'invalid_response',
+  'transport_timeout',
   'mock_model_unexpected_call',
   'tool_not_allowed',
   'model_not_allowed',

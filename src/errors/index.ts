@@ -190,7 +190,7 @@ export class APICallError extends ModelCallError {
     requestId?: string;
     responseBody?: string;
     cause?: unknown;
-    code?: 'api_call_failed' | 'invalid_response';
+    code?: 'api_call_failed' | 'invalid_response' | 'transport_timeout';
   }) {
     super(redactSecrets(options.message), {
       cause: options.cause,

@@ -117,14 +117,14 @@ describe('google: malformed and broken answers', () => {
     expect(error.message).toContain('ended early');
   });
 
-  it('stream: a socket cut mid-way lets the read error through, after the parts that arrived', async () => {
+  it('stream: a socket cut mid-way is a retryable APICallError naming google and the endpoint, after the parts that arrived', async () => {
     server.reply({ sse: sse('stream-text'), cutAfter: 1 });
     const seen: string[] = [];
     const error = await failure(async () => {
       for await (const part of modelOn(server).doStream!(ask())) seen.push(part.type);
     });
     expect(seen).toEqual(['response-metadata', 'text-delta']);
-    expect(error).not.toBeInstanceOf(APICallError);
+    expect(error).toMatchObject({ name: 'APICallError', provider: 'google', isRetryable: true, url: `${server.url}/models/gemini-2.5-flash:streamGenerateContent` });
   });
 
   it('stream: an error event (503 UNAVAILABLE) is an APICallError with its status, retryable', async () => {

@@ -273,11 +273,11 @@ describe('failures', () => {
     expectNoKey(error);
   });
 
-  it('a stream cut mid-way lets the read error through after the parts it gave', async () => {
+  it('a stream cut mid-way is a retryable APICallError naming the provider and the endpoint, after the parts it gave', async () => {
     server.reply(sse('openai/chat/text-stream', { cutAfter: 2 }));
     const { parts, error } = await collectUntilError(modelOf().doStream!(ask('Hi')));
     expect(parts).toEqual([{ type: 'response-metadata', ...META }, { type: 'text-delta', delta: 'Hello!' }]);
-    expect(APICallError.isInstance(error)).toBe(false);
+    expect(error).toMatchObject({ name: 'APICallError', provider: 'openai', isRetryable: true, url: `${server.url}/v1/chat/completions` });
     expectNoKey(error);
   });
 

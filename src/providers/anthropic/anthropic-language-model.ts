@@ -1,6 +1,6 @@
 /** One Claude model over the Messages API: a complete turn, or the same turn streamed. */
 import type { LanguageModel, ModelRequest, ModelResponse, ModelStreamPart } from '../../models/types.js';
-import { invalidResponse, loadApiKey, postJson, readJson, type FetchFunction } from '../utils/index.js';
+import { invalidResponse, loadApiKey, postJson, readJson, type FetchFunction, type ResolvedTimeouts } from '../utils/index.js';
 import type { MessagesResponse } from './anthropic-api.js';
 import { anthropicErrorMessage } from './anthropic-error.js';
 import { buildRequestBody } from './anthropic-request.js';
@@ -14,6 +14,7 @@ export interface AnthropicModelConfig {
   headers: Record<string, string | undefined>;
   version: string;
   fetch: FetchFunction | undefined;
+  timeouts: ResolvedTimeouts;
 }
 
 export const ANTHROPIC_ENV_VARS = ['ANTHROPIC_API_KEY'] as const;
@@ -46,6 +47,7 @@ export class AnthropicMessagesModel implements LanguageModel {
       body,
       ...(signal ? { signal } : {}),
       ...(this.config.fetch ? { fetch: this.config.fetch } : {}),
+      timeouts: this.config.timeouts,
       errorMessage: anthropicErrorMessage,
     });
   }

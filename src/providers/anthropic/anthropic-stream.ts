@@ -8,7 +8,7 @@
 import type { JsonValue } from '../../agent/json.js';
 import { APICallError } from '../../errors/index.js';
 import type { FinishReason, ModelCallWarning, ModelStreamPart } from '../../models/types.js';
-import { invalidResponse, parseEvent, parseToolArgs, readSse, requestIdOf } from '../utils/index.js';
+import { eventJson, parseToolArgs, readSse, requestIdOf } from '../utils/index.js';
 import type { WireUsage } from './anthropic-api.js';
 import { streamErrorOf } from './anthropic-error.js';
 import { finishReasonOf, redactedPart, thinkingPart, usageOf } from './anthropic-response.js';
@@ -63,11 +63,10 @@ export async function* streamParts(
   const blocks = new Map<number, OpenBlock>();
   let usage: WireUsage = {};
   let finishReason: FinishReason = 'other';
-  for await (const sse of readSse(response, options.signal)) {
-    const event = parseEvent(sse.data) as StreamEvent | undefined;
-    if (typeof event !== 'object' || event === null) {
-      throw invalidResponse('anthropic', options.url, 'a stream event that is not JSON', sse.data);
-    }
+  for await (const sse of readSse(response, options.signal, { provider: 'anthropic', url: options.url })) {
+    // An event with no data is a keep-alive; one that is not a JSON object is a broken answer.
+    const event = eventJson(sse.data, 'anthropic', options.url) as StreamEvent | undefined;
+    if (!event) continue;
     const index = typeof event.index === 'number' ? event.index : -1;
     switch (event.type) {
       case 'message_start': {

@@ -8,7 +8,7 @@
  * const model = anthropic('claude-sonnet-4-5');
  */
 import type { LanguageModel } from '../../models/types.js';
-import { rememberKey, type FetchFunction } from '../utils/index.js';
+import { rememberKey, resolveTimeouts, type FetchFunction, type TransportTimeouts } from '../utils/index.js';
 import { AnthropicMessagesModel } from './anthropic-language-model.js';
 
 export interface AnthropicProviderSettings {
@@ -22,6 +22,14 @@ export interface AnthropicProviderSettings {
   fetch?: FetchFunction;
   /** The `anthropic-version` header. @default '2023-06-01' */
   version?: string;
+  /**
+   * Limits on a silent server: `firstByteMs` (request sent, no response
+   * headers) and `stallMs` (the longest silence between two pieces of the
+   * body). Past either the attempt fails with `transport_timeout`, which is
+   * retried like a 5xx. Separate from a run's `modelTimeoutMs`.
+   * @default { firstByteMs: 600000, stallMs: 300000 }
+   */
+  timeouts?: TransportTimeouts;
 }
 
 /** A callable provider: `anthropic(modelId)` is the same as `anthropic.messages(modelId)`. */
@@ -49,6 +57,7 @@ export function createAnthropic(settings: AnthropicProviderSettings = {}): Anthr
     headers: { ...settings.headers },
     version: settings.version ?? DEFAULT_ANTHROPIC_VERSION,
     fetch: settings.fetch,
+    timeouts: resolveTimeouts(settings.timeouts, 'createAnthropic'),
   };
   const messages = (modelId: string): LanguageModel => new AnthropicMessagesModel(modelId, config);
   const provider = ((modelId: string) => messages(modelId)) as AnthropicProvider;

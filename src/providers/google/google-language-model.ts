@@ -7,7 +7,7 @@ import {
   MODEL_SPEC_VERSION, type LanguageModel, type ModelRequest, type ModelResponse, type ModelStreamPart,
 } from '../../models/types.js';
 import {
-  invalidResponse, keyStatusOf, loadApiKey, parseEvent, postJson, readJson, readSse, type FetchFunction,
+  eventJson, invalidResponse, keyStatusOf, loadApiKey, postJson, readJson, readSse, type FetchFunction, type TransportTimeouts,
 } from '../utils/index.js';
 import type { GeminiErrorBody, GeminiResponse } from './google-api.js';
 import { errorMessage, PROVIDER, streamError, withRetryInfo } from './google-error.js';
@@ -22,6 +22,7 @@ export interface GoogleModelConfig {
   apiKey?: string;
   headers?: Record<string, string>;
   fetch?: FetchFunction;
+  timeouts?: TransportTimeouts;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -55,6 +56,7 @@ export class GoogleLanguageModel implements LanguageModel {
         body,
         signal,
         fetch: this.config.fetch,
+        timeouts: this.config.timeouts,
         errorMessage,
       });
     } catch (error) {
@@ -95,9 +97,10 @@ export class GoogleLanguageModel implements LanguageModel {
     let started = false;
     let raw: string | undefined;
     let usage: GeminiResponse['usageMetadata'];
-    for await (const event of readSse(response, request.signal)) {
-      const chunk = parseEvent(event.data);
-      if (!isObject(chunk)) throw invalidResponse(PROVIDER, url, 'a stream event that is not JSON', event.data);
+    for await (const event of readSse(response, request.signal, { provider: PROVIDER, url })) {
+      // An event with no data is a keep-alive; one that is not a JSON object is a broken answer.
+      const chunk = eventJson(event.data, PROVIDER, url);
+      if (!chunk) continue;
       if (isObject(chunk.error)) throw streamError(chunk as GeminiErrorBody, url, event.data);
       const answer = chunk as GeminiResponse;
       if (!started) {

@@ -8,7 +8,7 @@
  * const model = google('gemini-2.5-flash');
  */
 import type { LanguageModel } from '../../models/types.js';
-import { rememberKey, type FetchFunction } from '../utils/index.js';
+import { rememberKey, resolveTimeouts, type FetchFunction, type TransportTimeouts } from '../utils/index.js';
 import { GoogleLanguageModel } from './google-language-model.js';
 
 export { GOOGLE_API_KEY_ENV_VARS, GoogleLanguageModel } from './google-language-model.js';
@@ -35,6 +35,14 @@ export interface GoogleProviderSettings {
   headers?: Record<string, string>;
   /** @default globalThis.fetch */
   fetch?: FetchFunction;
+  /**
+   * Limits on a silent server: `firstByteMs` (request sent, no response
+   * headers) and `stallMs` (the longest silence between two pieces of the
+   * body). Past either the attempt fails with `transport_timeout`, which is
+   * retried like a 5xx. Separate from a run's `modelTimeoutMs`.
+   * @default { firstByteMs: 600000, stallMs: 300000 }
+   */
+  timeouts?: TransportTimeouts;
 }
 
 /** Call it with a model id, or use {@link GoogleProvider.generativeAI}: both give the same model. */
@@ -61,6 +69,7 @@ export function createGoogle(settings: GoogleProviderSettings = {}): GoogleProvi
     apiKey: settings.apiKey,
     headers: settings.headers,
     fetch: settings.fetch,
+    timeouts: resolveTimeouts(settings.timeouts, 'createGoogle'),
   };
   const generativeAI = (modelId: GoogleModelId): LanguageModel => new GoogleLanguageModel(modelId, config);
   return Object.assign((modelId: GoogleModelId) => generativeAI(modelId), { generativeAI });

@@ -4,7 +4,7 @@
  * `reasoning_content` or `reasoning` get it back as reasoning parts without
  * provider metadata: the wire has no way to take them back.
  */
-import { parseToolArgs } from '../utils/index.js';
+import { eventJson, parseToolArgs } from '../utils/json.js';
 import { invalidResponse } from '../utils/http.js';
 import type {
   FinishReason, ModelCallWarning, ModelResponse, ModelStreamPart, ModelToolCall, ReasoningPart, Usage,
@@ -111,13 +111,9 @@ export async function* chatStreamParts(
       ended = true;
       break;
     }
-    let chunk: Wire | undefined;
-    try {
-      chunk = obj(JSON.parse(event.data));
-    } catch {
-      chunk = undefined;
-    }
-    if (!chunk) continue; // a keep-alive or a line the wire does not document
+    // An event with no data is a keep-alive; one that is not a JSON object is a broken answer.
+    const chunk: Wire | undefined = eventJson(event.data, provider, url);
+    if (!chunk) continue;
     if (chunk.error !== undefined) throw answerError(provider, url, obj(chunk.error) ?? { message: String(chunk.error) });
     if (!metadataSent) {
       metadataSent = true;

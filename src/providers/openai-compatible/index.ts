@@ -10,6 +10,7 @@ import { InvalidOptionsError } from '../../errors/index.js';
 import type { LanguageModel } from '../../models/types.js';
 import { keyStatusOf, loadOptionalApiKey, rememberKey } from '../utils/api-key.js';
 import type { FetchFunction } from '../utils/http.js';
+import { resolveTimeouts, type TransportTimeouts } from '../utils/transport.js';
 import { createChatModel } from './chat-model.js';
 
 export interface OpenAICompatibleSettings {
@@ -27,6 +28,14 @@ export interface OpenAICompatibleSettings {
   fetch?: FetchFunction;
   /** Sends `strict: true` on tools and the structured-output schema (the server must support it). @default false */
   strictJsonSchema?: boolean;
+  /**
+   * Limits on a silent server: `firstByteMs` (request sent, no response
+   * headers) and `stallMs` (the longest silence between two pieces of the
+   * body). Past either the attempt fails with `transport_timeout`, which is
+   * retried like a 5xx. Separate from a run's `modelTimeoutMs`.
+   * @default { firstByteMs: 600000, stallMs: 300000 }
+   */
+  timeouts?: TransportTimeouts;
 }
 
 /** A callable provider: `provider(modelId)` and `provider.chat(modelId)` give the same Chat Completions model. */
@@ -35,7 +44,7 @@ export interface OpenAICompatibleProvider {
   chat(modelId: string): LanguageModel;
 }
 
-/** Creates a provider for an OpenAI-compatible server. Throws InvalidOptionsError for a missing name or baseURL. */
+/** Creates a provider for an OpenAI-compatible server. Throws InvalidOptionsError for a missing name or baseURL, or bad `timeouts`. */
 export function createOpenAICompatible(settings: OpenAICompatibleSettings): OpenAICompatibleProvider {
   if (typeof settings?.name !== 'string' || settings.name.trim() === '') {
     throw new InvalidOptionsError('createOpenAICompatible needs a name (the provider the models report, for example "ollama").');
@@ -45,6 +54,7 @@ export function createOpenAICompatible(settings: OpenAICompatibleSettings): Open
   }
   rememberKey(settings.apiKey);
   const { name } = settings;
+  const timeouts = resolveTimeouts(settings.timeouts, `createOpenAICompatible (${name})`);
   const headers = () => {
     const key = loadOptionalApiKey({ apiKey: settings.apiKey, envVars: settings.apiKeyEnv ? [settings.apiKeyEnv] : [], provider: name });
     return { ...settings.headers, ...(key !== undefined ? { authorization: `Bearer ${key}` } : {}) };
@@ -60,6 +70,7 @@ export function createOpenAICompatible(settings: OpenAICompatibleSettings): Open
     maxTokensField: 'max_tokens',
     systemRole: 'system',
     strictJsonSchema: settings.strictJsonSchema ?? false,
+    timeouts,
   });
   return Object.assign((modelId: string) => chat(modelId), { chat });
 }

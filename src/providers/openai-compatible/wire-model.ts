@@ -5,6 +5,7 @@
  */
 import type { LanguageModel, ModelCallWarning, ModelRequest, ModelResponse, ModelStreamPart } from '../../models/types.js';
 import { postJson, readJson, type FetchFunction } from '../utils/http.js';
+import type { TransportTimeouts } from '../utils/transport.js';
 import { readSse, type SseEvent } from '../utils/sse.js';
 import { errorMessageOf, holdHead, joinUrl } from './common.js';
 
@@ -17,6 +18,8 @@ export interface WireModelConfig {
   /** Whether a key is at hand, for `doctor`. */
   keyStatus?: LanguageModel['keyStatus'];
   fetch?: FetchFunction;
+  /** The limits on a silent server (checked by the provider's factory). */
+  timeouts?: TransportTimeouts;
 }
 
 export interface Wire {
@@ -38,6 +41,7 @@ export function createWireModel(config: WireModelConfig, wire: Wire): LanguageMo
     body,
     ...(request.signal ? { signal: request.signal } : {}),
     ...(config.fetch ? { fetch: config.fetch } : {}),
+    ...(config.timeouts ? { timeouts: config.timeouts } : {}),
     errorMessage: errorMessageOf,
   });
 
@@ -58,7 +62,8 @@ export function createWireModel(config: WireModelConfig, wire: Wire): LanguageMo
     async *doStream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
       const { body, warnings } = wire.body(request);
       const response = await post(request, { ...body, ...wire.streamFields });
-      yield* holdHead(wire.stream(readSse(response, request.signal), config.provider, url, warnings));
+      const events = readSse(response, request.signal, { provider: config.provider, url });
+      yield* holdHead(wire.stream(events, config.provider, url, warnings));
     },
   };
 }

@@ -10,6 +10,7 @@
 import type { LanguageModel } from '../../models/types.js';
 import { keyStatusOf, loadApiKey, rememberKey } from '../utils/api-key.js';
 import type { FetchFunction } from '../utils/http.js';
+import { resolveTimeouts, type TransportTimeouts } from '../utils/transport.js';
 import { createChatModel } from '../openai-compatible/chat-model.js';
 import { isReasoningModel } from './reasoning-models.js';
 import { createResponsesModel } from './responses-model.js';
@@ -41,6 +42,14 @@ export interface OpenAIProviderSettings {
    * (`additionalProperties: false`). @default false
    */
   strictJsonSchema?: boolean;
+  /**
+   * Limits on a silent server: `firstByteMs` (request sent, no response
+   * headers) and `stallMs` (the longest silence between two pieces of the
+   * body). Past either the attempt fails with `transport_timeout`, which is
+   * retried like a 5xx. Separate from a run's `modelTimeoutMs`.
+   * @default { firstByteMs: 600000, stallMs: 300000 }
+   */
+  timeouts?: TransportTimeouts;
 }
 
 /** `openai(modelId)` and `openai.responses(modelId)`: a Responses model; `openai.chat(modelId)`: a Chat Completions model. */
@@ -52,9 +61,13 @@ export interface OpenAIProvider {
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
-/** Creates an OpenAI provider. The key is read at each call, so a missing key is a MissingAPIKeyError there. */
+/**
+ * Creates an OpenAI provider. The key is read at each call, so a missing key is a MissingAPIKeyError there.
+ * Throws InvalidOptionsError for `timeouts` that are not whole milliseconds from 1 to 2^31-1.
+ */
 export function createOpenAI(settings: OpenAIProviderSettings = {}): OpenAIProvider {
   rememberKey(settings.apiKey);
+  const timeouts = resolveTimeouts(settings.timeouts, 'createOpenAI');
   const baseURL = settings.baseURL ?? DEFAULT_BASE_URL;
   const headers = () => ({
     ...settings.headers,
@@ -64,7 +77,7 @@ export function createOpenAI(settings: OpenAIProviderSettings = {}): OpenAIProvi
   });
   const strictJsonSchema = settings.strictJsonSchema ?? false;
   const keyStatus = keyStatusOf(settings.apiKey, ['OPENAI_API_KEY']);
-  const common = { provider: 'openai', baseURL, headers, keyStatus, ...(settings.fetch ? { fetch: settings.fetch } : {}), strictJsonSchema };
+  const common = { provider: 'openai', baseURL, headers, keyStatus, ...(settings.fetch ? { fetch: settings.fetch } : {}), strictJsonSchema, timeouts };
 
   const responses = (modelId: string) => createResponsesModel({
     ...common,

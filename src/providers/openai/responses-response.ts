@@ -9,7 +9,7 @@ import type {
   FinishReason, ModelCallWarning, ModelResponse, ModelStreamPart, ModelToolCall, ReasoningPart, Usage,
 } from '../../models/types.js';
 import { invalidResponse } from '../utils/http.js';
-import { parseToolArgs } from '../utils/json.js';
+import { eventJson, parseToolArgs } from '../utils/json.js';
 import type { SseEvent } from '../utils/sse.js';
 import {
   answerError, arr, num, obj, str, streamEndedEarly, usageOf, type Wire,
@@ -108,12 +108,8 @@ export async function* responsesStreamParts(
   let refused = false;
   let sawCalls = false;
   for await (const event of events) {
-    let data: Wire | undefined;
-    try {
-      data = obj(JSON.parse(event.data));
-    } catch {
-      data = undefined;
-    }
+    // An event with no data is a keep-alive; one that is not a JSON object is a broken answer.
+    const data: Wire | undefined = eventJson(event.data, provider, url);
     if (!data) continue;
     const type = str(data.type) ?? event.event;
     const item = obj(data.item);

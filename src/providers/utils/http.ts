@@ -1,11 +1,13 @@
 /**
  * One POST to a provider's API, and its failures as {@link APICallError}: the
  * status, whether a retry may cure it, the wait the provider asked for, its
- * request id and a redacted excerpt of the body. Aborts (the caller's signal,
- * the transport timeout) are passed on as they are, so the engine can tell a
- * cancel from a timeout.
+ * request id and a redacted excerpt of the body. The caller's aborts (its
+ * signal, `modelTimeoutMs`) are passed on as they are, so the engine can tell
+ * a cancel from a timeout; a silent server ends the call under the
+ * transport's own limits (`timeouts`, see transport.ts).
  */
 import { APICallError } from '../../errors/index.js';
+import { bodyReadError, resolveTimeouts, timedFetch, type TransportTimeouts } from './transport.js';
 
 export type FetchFunction = typeof globalThis.fetch;
 
@@ -18,6 +20,8 @@ export interface PostOptions {
   fetch?: FetchFunction;
   /** Pulls the provider's own error message out of an error body. */
   errorMessage?: (body: unknown) => string | undefined;
+  /** The limits on a silent server. @default { firstByteMs: 600000, stallMs: 300000 } */
+  timeouts?: TransportTimeouts;
 }
 
 const REQUEST_ID_HEADERS = ['x-request-id', 'request-id', 'x-goog-request-id', 'cf-ray'];
@@ -88,18 +92,24 @@ export async function apiErrorOf(response: Response, options: Pick<PostOptions, 
   });
 }
 
-/** POSTs `body` as JSON; resolves with the response when its status is 2xx. */
+/**
+ * POSTs `body` as JSON; resolves with the response when its status is 2xx.
+ * The response's body is read under the stall limit: a read of it fails
+ * with `transport_timeout` when the server goes silent, and with a retryable
+ * APICallError when the connection is cut.
+ */
 export async function postJson(options: PostOptions): Promise<Response> {
   const fetchFn = options.fetch ?? globalThis.fetch;
+  const timeouts = resolveTimeouts(options.timeouts, options.provider);
   let response: Response;
   try {
-    response = await fetchFn(options.url, {
+    response = await timedFetch(fetchFn, options.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...cleanHeaders(options.headers) },
       body: JSON.stringify(options.body),
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
+    }, { provider: options.provider, url: options.url, timeouts, signal: options.signal });
   } catch (error) {
+    if (APICallError.isInstance(error)) throw error;
     if (isAbort(error, options.signal)) throw options.signal?.aborted ? options.signal.reason ?? error : error;
     // A network failure: no status, and a retry may cure it. The cause keeps the system's code (ECONNREFUSED ...).
     const cause = (error as { cause?: unknown } | null)?.cause ?? error;
@@ -121,12 +131,8 @@ export async function readJson(response: Response, options: Pick<PostOptions, 'p
   try {
     text = await response.text();
   } catch (error) {
-    if (isAbort(error, options.signal)) throw options.signal?.aborted ? options.signal.reason ?? error : error;
-    throw new APICallError({
-      message: `The answer of ${options.provider} broke off: ${(error as Error).message}`,
-      provider: options.provider, url: options.url, statusCode: response.status, isRetryable: true, cause: error,
-      requestId: requestIdOf(response.headers),
-    });
+    // A cut connection, a stall, an abort: see bodyReadError.
+    throw bodyReadError(error, options);
   }
   try {
     return JSON.parse(text);

@@ -4,5 +4,9 @@ export {
   apiErrorOf, invalidResponse, isRetryableStatus, postJson, readJson, requestIdOf, retryAfterMs,
   type FetchFunction, type PostOptions,
 } from './http.js';
-export { readSse, SseParser, type SseEvent } from './sse.js';
-export { parseEvent, parseToolArgs } from './json.js';
+export { readSse, SseParser, type SseEvent, type SseSource } from './sse.js';
+export { eventJson, parseEvent, parseToolArgs } from './json.js';
+export {
+  DEFAULT_FIRST_BYTE_MS, DEFAULT_STALL_MS, DEFAULT_TRANSPORT_TIMEOUTS, MAX_TRANSPORT_TIMEOUT_MS, resolveTimeouts,
+  type ResolvedTimeouts, type TransportTimeouts,
+} from './transport.js';

@@ -3,8 +3,14 @@
  * `event:` and `data:` lines, a blank line ends an event, `:` starts a
  * comment). A body that ends early is simply the end of the events: each wire
  * decides what a stream without its closing event means. A body that errors
- * (a cut connection, the transport timeout) rejects the iteration.
+ * (a cut connection, the transport timeout) rejects the iteration. Given the
+ * provider and endpoint, the reader also turns a cut connection into an
+ * APICallError and refuses a body that held no event but other text (a
+ * server that answered a stream request with something else) as
+ * `invalid_response`.
  */
+import { invalidResponse } from './http.js';
+import { bodyReadError } from './transport.js';
 
 export interface SseEvent {
   event: string | undefined;
@@ -16,6 +22,16 @@ export class SseParser {
   private buffer = '';
   private event: string | undefined = undefined;
   private data: string[] = [];
+  private strayText = '';
+
+  /**
+   * Lines that were neither a field the format knows (`data`, `event`,
+   * `id`, `retry`) nor a comment, up to 2,000 characters: the format says to
+   * ignore them; a reader may take them as a sign the body is not SSE.
+   */
+  get stray(): string {
+    return this.strayText;
+  }
 
   /** Feeds a piece of text; returns the events it completed. */
   feed(text: string): SseEvent[] {
@@ -58,25 +74,53 @@ export class SseParser {
     if (value.startsWith(' ')) value = value.slice(1);
     if (field === 'data') this.data.push(value);
     else if (field === 'event') this.event = value;
+    else if (field !== 'id' && field !== 'retry' && this.strayText.length < 2000) this.strayText += `${line}\n`;
     return undefined;
   }
 }
 
-export async function* readSse(response: Response, signal?: AbortSignal): AsyncGenerator<SseEvent> {
+/** Who sent the stream, so its failures can name them. */
+export interface SseSource {
+  provider: string;
+  url: string;
+}
+
+/**
+ * The events of a response's body. With `source`, a read that fails (other
+ * than the caller's abort) rejects with an APICallError naming the provider
+ * and the endpoint, and a body with no event but other text rejects with
+ * `invalid_response`.
+ */
+export async function* readSse(response: Response, signal?: AbortSignal, source?: SseSource): AsyncGenerator<SseEvent> {
   if (!response.body) return;
   const parser = new SseParser();
   const decoder = new TextDecoder();
   const reader = response.body.getReader();
   let finished = false;
+  let events = 0;
   try {
     for (;;) {
       if (signal?.aborted) throw signal.reason;
-      const { done, value } = await reader.read();
-      if (done) break;
-      yield* parser.feed(decoder.decode(value, { stream: true }));
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        chunk = await reader.read();
+      } catch (error) {
+        throw source ? bodyReadError(error, { ...source, signal }) : error;
+      }
+      if (chunk.done) break;
+      for (const event of parser.feed(decoder.decode(chunk.value, { stream: true }))) {
+        events++;
+        yield event;
+      }
     }
     finished = true;
-    yield* parser.end();
+    for (const event of parser.end()) {
+      events++;
+      yield event;
+    }
+    if (source && events === 0 && parser.stray.trim() !== '') {
+      throw invalidResponse(source.provider, source.url, 'a body that is not an event stream', parser.stray);
+    }
   } finally {
     // Stop the download when the consumer stops early or the body failed.
     if (!finished) await reader.cancel().catch(() => undefined);
