@@ -74,7 +74,8 @@ button[aria-pressed="true"] { outline: 2px solid var(--now); background: var(--a
 
 /**
  * Clicking a step, a call or the run's present shows its details (pre-rendered, hidden) and,
- * for a call with a chart, marks that chart and scrolls to it. Without the script every detail
+ * for a call with a chart, marks that chart and scrolls to it; each diagram opens scrolled to
+ * the state marked "now". Without the script every detail
  * still reads as text in the page's source order; the page works without it, only less handily.
  */
 export const PAGE_SCRIPT = `
@@ -95,5 +96,15 @@ export const PAGE_SCRIPT = `
     var button = event.target && event.target.closest ? event.target.closest('[data-detail]') : null;
     if (button) show(button);
   });
+  // A diagram wider or taller than its box opens scrolled to the state marked "now" (the page itself does not move).
+  var diagrams = document.querySelectorAll('.diagram');
+  for (var d = 0; d < diagrams.length; d++) {
+    var box = diagrams[d].querySelector('[data-mark="current"] > rect.box');
+    if (!box) continue;
+    var x = Number(box.getAttribute('x')) + Number(box.getAttribute('width')) / 2;
+    var y = Number(box.getAttribute('y')) + Number(box.getAttribute('height')) / 2;
+    diagrams[d].scrollLeft = Math.max(0, x - diagrams[d].clientWidth / 2);
+    diagrams[d].scrollTop = Math.max(0, y - diagrams[d].clientHeight / 2);
+  }
 })();
 `;

@@ -169,6 +169,11 @@ describe.skipIf(!hasChromium && !inCI)('the chart diagrams of a stored run, in C
     const plain = page.locator('[data-chart="run"] svg g[data-node="starting"] > rect.box');
     expect(await plain.evaluate((el) => (globalThis as unknown as Styled).getComputedStyle(el).strokeWidth)).not.toBe('3px');
     expect(await page.locator('[data-chart="run"] svg g[data-node="suspending"] > text.now').textContent()).toBe('now');
+    // The diagram is larger than its box, which opens scrolled to the state marked now.
+    const frame = (await page.locator('[data-chart="run"] > .diagram').boundingBox())!;
+    const shown = (await now.boundingBox())!;
+    expect(shown.x >= frame.x && shown.x + shown.width <= frame.x + frame.width, 'the marked state is in view across').toBe(true);
+    expect(shown.y >= frame.y && shown.y + shown.height <= frame.y + frame.height, 'the marked state is in view down').toBe(true);
 
     // The text lists are still there, below the diagram, for a search of the page.
     const order = await page.locator('[data-chart="run"] > .diagram, [data-chart="run"] > .machine').evaluateAll((els) => els.map((el) => (el as unknown as { className: string }).className));
