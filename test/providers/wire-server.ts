@@ -28,6 +28,12 @@ export interface WireReply {
   cutAfter?: number;
   /** Never answer (the test's transport timeout must end the call). */
   hang?: boolean;
+  /** Send the status and headers, then nothing more, keeping the connection open. */
+  headersOnly?: boolean;
+  /** With `sse` or `chunks`: after this many chunks, send nothing more and keep the connection open (a stalled stream). */
+  stallAfter?: number;
+  /** With `body` or `json`: declare the whole length, send only this many characters, then destroy the socket. */
+  cutBodyAt?: number;
   /** Wait before answering, ms. */
   delayMs?: number;
 }
@@ -84,11 +90,17 @@ async function serve(reply: WireReply, res: ServerResponse): Promise<void> {
   if (reply.hang) return; // the socket stays open until the client gives up or the server closes
   if (reply.delayMs) await pause(reply.delayMs);
   const status = reply.status ?? 200;
+  if (reply.headersOnly) {
+    res.writeHead(status, { 'content-type': 'text/event-stream', ...reply.headers });
+    res.flushHeaders();
+    return;
+  }
   const streamed = reply.sse ?? reply.chunks;
   if (streamed) {
     res.writeHead(status, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...reply.headers });
     const chunks = reply.sse ? reply.sse.map(sseChunk) : reply.chunks!;
     for (let i = 0; i < chunks.length; i++) {
+      if (reply.stallAfter !== undefined && i >= reply.stallAfter) return;
       if (reply.cutAfter !== undefined && i >= reply.cutAfter) {
         res.socket?.destroy();
         return;
@@ -105,7 +117,15 @@ async function serve(reply: WireReply, res: ServerResponse): Promise<void> {
     return;
   }
   const body = reply.body ?? (reply.json !== undefined ? JSON.stringify(reply.json) : '');
-  res.writeHead(status, { 'content-type': reply.body !== undefined ? 'text/plain' : 'application/json', ...reply.headers });
+  const type = reply.body !== undefined ? 'text/plain' : 'application/json';
+  if (reply.cutBodyAt !== undefined) {
+    res.writeHead(status, { 'content-type': type, 'content-length': String(Buffer.byteLength(body)), ...reply.headers });
+    res.write(body.slice(0, reply.cutBodyAt));
+    await pause(5);
+    res.socket?.destroy();
+    return;
+  }
+  res.writeHead(status, { 'content-type': type, ...reply.headers });
   res.end(body);
 }
 

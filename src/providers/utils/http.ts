@@ -145,11 +145,11 @@ export async function readJson(response: Response, options: Pick<PostOptions, 'p
   }
 }
 
-/** The error for an answer that is JSON but not of the documented shape. */
+/** The error for an answer that is not of the documented shape; `body` is kept as an excerpt (text as it is, other values as JSON). */
 export function invalidResponse(provider: string, url: string, what: string, body?: unknown): APICallError {
   return new APICallError({
     message: `${provider} answered with ${what}.`,
     provider, url, isRetryable: false, code: 'invalid_response',
-    ...(body === undefined ? {} : { responseBody: JSON.stringify(body) }),
+    ...(body === undefined ? {} : { responseBody: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
 }
