@@ -7,6 +7,7 @@ export default defineConfig({
   resolve: {
     // Tests import the package by its public subpaths (cairn/agent, ...) and get the TypeScript sources.
     alias: [
+      { find: /^cairn$/, replacement: `${src}index.ts` },
       { find: /^cairn\/(openai|anthropic|google|openai-compatible)$/, replacement: `${src}providers/$1/index.ts` },
       { find: /^cairn\/stores$/, replacement: `${src}stores/backend-kit.ts` },
       { find: /^cairn\/([a-z/-]+)$/, replacement: `${src}$1/index.ts` },

@@ -64,6 +64,11 @@ export const CAIRN_ERROR_CODES = [
   'session_corrupt',
   'session_foreign',
   'session_conflict',
+  'tool_definition_invalid',
+  'tool_name_duplicate',
+  'agent_state_invalid',
+  'agent_state_version_unsupported',
+  'agent_state_tampered',
   'injected_fault',
   'internal',
 ] as const;
