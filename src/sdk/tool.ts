@@ -76,6 +76,8 @@ export interface ToolOptions<S extends StandardSchemaV1, R> {
 /** A tool made by {@link tool}: an engine tool that also keeps its name and approval settings. */
 export interface Tool<Input = unknown, Result = unknown> extends AgentTool<JsonValue, Result, ToolRunContext | undefined> {
   readonly name: string;
+  /** The validator, as the engine gets it: a Standard Schema value carrying the JSON Schema the model reads. */
+  parameters: StandardSchemaV1 & { jsonSchema: Record<string, unknown> };
   readonly approvalMode?: 'interrupt';
   readonly approvalVersion?: string;
   /** Marks a value made by `tool()`; the input type is kept for inference only. */

@@ -159,6 +159,7 @@ describe('tool() schemas', () => {
     const validator = {
       '~standard': {
         version: 1 as const, vendor: 'hand-made',
+        types: undefined as unknown as { input: { n: number }; output: { n: number } },
         validate: (v: unknown) => (typeof (v as { n?: unknown })?.n === 'number' ? { value: v as { n: number } } : { issues: [{ message: 'n must be a number' }] }),
       },
       toJSONSchema: () => ({ type: 'object', properties: { n: { type: 'number' } }, required: ['n'] }),
