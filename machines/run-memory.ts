@@ -1,9 +1,10 @@
 /**
- * The run chart's end, for a run that completed with memory to extract:
- * the terminal commit (the result, and the extraction pending under its
- * operation id), then the memory-intent actor, whose outcome the host saves
- * once the run is done. A run with nothing to do after its end passes
- * straight to `completed`. Part of the run machine (run.ts).
+ * The run chart's end, for a run that completed with a chat to write or
+ * memory to extract: the terminal commit (the result, and the extraction
+ * pending under its operation id), then the chat projection, then the
+ * memory-intent actor; the host saves their outcome once the run is done. A
+ * run with nothing to do after its end passes straight to `completed`. Part
+ * of the run machine (run.ts).
  */
 import { assign } from 'xstate';
 import { runSetup } from './run-setup.js';
@@ -13,7 +14,7 @@ export const endingState = runSetup.createStateConfig({
   states: {
     deciding: {
       always: [
-        { guard: 'extractsMemory', target: 'committing', actions: 'markExtractionPending' },
+        { guard: 'endsWithWork', target: 'committing', actions: 'markExtractionPending' },
         { target: '#run.completed' },
       ],
     },
@@ -23,8 +24,26 @@ export const endingState = runSetup.createStateConfig({
         src: 'saveCheckpoint',
         id: 'saveEnd',
         input: { at: 'end' },
-        onDone: { target: 'extracting', actions: assign({ committedEnd: true }) },
+        onDone: [
+          { guard: 'projectsChat', target: 'publishing', actions: assign({ committedEnd: true }) },
+          { guard: 'extractsMemory', target: 'extracting', actions: assign({ committedEnd: true }) },
+          { target: '#run.completed', actions: assign({ committedEnd: true }) },
+        ],
         onError: { target: '#run.failed', actions: 'failWith' },
+      },
+    },
+    // The transcript goes to the chat after the checkpoint; a chat store that throws never fails the run.
+    publishing: {
+      on: { STORE_FAILED: {} },
+      invoke: {
+        src: 'writeChat',
+        id: 'writeChat',
+        input: { at: 'end' },
+        onDone: [
+          { guard: 'extractsMemory', target: 'extracting', actions: 'noteChat' },
+          { target: '#run.completed', actions: 'noteChat' },
+        ],
+        onError: { target: '#run.completed' },
       },
     },
     // After the terminal commit the result stands: a save that fails from here on leaves the extraction for reconcileAgentRun.

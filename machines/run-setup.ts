@@ -9,7 +9,7 @@ import { byStepThenCall, toolCallMachine } from './tool-call.js';
 import { memoryIntentMachine } from './memory-intent.js';
 import type { MemoryIntentOutput } from './memory-intent-types.js';
 import type {
-  CallPhase, ErrorData, Json, ModelCallInput, ModelCallOutput, OutputCheck, PolicyOutput, RunContext, RunEvent, RunInput,
+  CallPhase, ErrorData, Json, ModelCallInput, ModelCallOutput, OutputCheck, PolicyOutput, RunChat, RunContext, RunEvent, RunInput,
   ToolCallOutput, Turn, UsageTotals, ValidateInput, VerifierOutput, VerifyInput,
 } from './types.js';
 
@@ -75,6 +75,7 @@ export const runSetup = setup({
   actors: {
     toolCall: toolCallMachine,
     memoryIntent: memoryIntentMachine,
+    writeChat: fromPromise<Pick<RunChat, 'status' | 'cursor' | 'error'>, { at: string }>(notProvided('writeChat')),
     saveCheckpoint: fromPromise<void, { at: string }>(notProvided('saveCheckpoint')),
     callModel: fromPromise<ModelCallOutput, ModelCallInput>(notProvided('callModel')),
     checkBatchPolicy: fromPromise<PolicyOutput, { step: number }>(notProvided('checkBatchPolicy')),
@@ -120,6 +121,9 @@ export const runSetup = setup({
     durable: ({ context }) => context.plan?.durable ?? true,
     // The run extracts memory once it completed (see run-memory.ts).
     extractsMemory: ({ context }) => typeof context.memory?.operationId === 'string',
+    // The run projects its transcript to a chat (see run-chat.ts).
+    projectsChat: ({ context }) => Boolean(context.chat),
+    endsWithWork: ({ context }) => Boolean(context.chat) || typeof context.memory?.operationId === 'string',
   },
   actions: {
     recordTurn: assign(({ context, event }) => {
@@ -227,8 +231,12 @@ export const runSetup = setup({
       outputAttempts: 0,
     })),
     stopWith: assign((_, params: { reason: string }) => ({ stopReason: params.reason })),
-    markExtractionPending: assign(({ context }) => ({
-      memory: { ...context.memory!, extraction: { operationId: context.memory!.operationId!, status: 'pending' as const } },
+    markExtractionPending: assign(({ context }) => (typeof context.memory?.operationId === 'string'
+      ? { memory: { ...context.memory, extraction: { operationId: context.memory.operationId, status: 'pending' as const } } }
+      : {})),
+    // Where the chat write left the projection (its output is the projection's new state).
+    noteChat: assign(({ context, event }) => ({
+      chat: { ...context.chat!, ...(event as unknown as { output: Partial<RunChat> }).output },
     })),
     noteExtraction: assign(({ context, event }) => ({
       memory: { ...context.memory!, extraction: (event as unknown as { output: MemoryIntentOutput }).output },

@@ -10,6 +10,7 @@ import { and, assign, not } from 'xstate';
 import { modelCallInput, runSetup } from './run-setup.js';
 import { finalizingState, verifyingState } from './run-finish.js';
 import { endingState } from './run-memory.js';
+import { suspendedStates } from './run-chat.js';
 export { callPhase, RUN_PROMPTS } from './run-setup.js';
 
 /**
@@ -188,10 +189,7 @@ export const runMachine = runSetup.createMachine({
         onError: { target: 'failed', actions: 'failWith' },
       },
     },
-    suspended: {
-      tags: ['suspended'],
-      on: { RESUME: { target: 'settling', actions: 'deliverAnswers' } },
-    },
+    ...suspendedStates,
     // Drained at a model-step boundary: saved, then at rest until a resume (on any executor) goes on.
     draining: {
       invoke: {
@@ -222,6 +220,7 @@ export const runMachine = runSetup.createMachine({
       always: [
         { guard: 'anyActive', target: 'loop.awaitingCalls' },
         { guard: 'anyUnknown', target: 'reconciling' },
+        { guard: 'projectsChat', target: 'publishingSuspension' },
         { target: 'suspended' },
       ],
     },

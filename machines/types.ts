@@ -310,6 +310,20 @@ export interface RunInput {
   plan?: RunPlan | null;
   /** The run's memory (recall and extraction); absent or null for a run without memory. */
   memory?: RunMemory | null;
+  /** The run's chat projection; absent or null for a run without chat. */
+  chat?: RunChat | null;
+}
+
+/** A run's chat projection, as its snapshot keeps it (see machines/run-chat.ts). */
+export interface RunChat {
+  chatId: string;
+  /** How many messages were the run's input. */
+  inputCount: number;
+  /** Where the last write left it: `pending` until one was made. */
+  status: 'pending' | 'written' | 'failed' | 'scope-mismatch' | 'superseded';
+  /** Transcript messages the chat store acknowledged. */
+  cursor: number;
+  error?: { name: string; code: string; message: string };
 }
 
 /** A run's memory, as its snapshot keeps it (see machines/run-memory.ts). */

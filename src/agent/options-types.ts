@@ -10,6 +10,7 @@ import type { AgentRunStore, LeaseProvider } from '../stores/types.js';
 import type { TracingOptions } from '../tracing/otel.js';
 import type { JsonValue } from './json.js';
 import type { AgentMemoryOptions } from '../memory/run-types.js';
+import type { AgentChatOptions } from '../chat/projection-types.js';
 import type { VerifyVerdict } from './record-types.js';
 import type { AgentTools, StandardSchemaV1, ToolCallGuardDecision, ToolCallGuardInput, ToolResultGuardInput } from './tool-types.js';
 
@@ -178,6 +179,11 @@ export interface AgentOptions<T = string> {
    * model call, extracted once the run completed. Its scope is part of the binding.
    */
   memory?: AgentMemoryOptions;
+  /**
+   * A chat the run's transcript is projected to (docs/chat.md): written after
+   * the checkpoint at every suspension and at the end. `chatId` and `scope` are part of the binding.
+   */
+  chat?: AgentChatOptions;
   /**
    * OpenTelemetry spans of the run (docs/tracing.md): on by default when `@opentelemetry/api` is installed and an SDK
    * is registered, a no-op otherwise. `false` turns them off for this run.

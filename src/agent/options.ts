@@ -14,6 +14,8 @@ import { check, isStandardSchema, wireSchema } from './schema.js';
 import { checkTracing } from '../tracing/leg-tracer.js';
 import { isExecutionContext, type ExecutionContext } from '../policy/index.js';
 import { checkMemoryOptions, memoryBindingOf, type RunMemoryOptions } from '../memory/run-options.js';
+import { chatBindingOf, checkChatOptions } from '../chat/projection.js';
+import type { AgentChatOptions } from '../chat/projection-types.js';
 import type {
   AgentOptions, AgentRunBinding, AgentTool, JsonValue, Message, ResumeOptions,
 } from './types.js';
@@ -65,6 +67,8 @@ export interface NormalizedOptions<T> {
   deadlineAt: number | null;
   /** The run's memory (docs/memory.md), checked; null without one. */
   memory: RunMemoryOptions | null;
+  /** The run's chat projection (docs/chat.md), checked; null without one. */
+  chat: AgentChatOptions | null;
 }
 
 function positiveInt(name: string, value: unknown, fallback: number): number {
@@ -155,6 +159,8 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
   const memory = checkMemoryOptions(options.memory, execution);
   const binding = bindingOf(options, models, { maxSteps, maxOutputAttempts, maxVerifyAttempts, outputMode }, parameters);
   if (memory) binding.memory = memoryBindingOf(memory);
+  const chat = checkChatOptions(options.chat);
+  if (chat) binding.chat = chatBindingOf(chat);
   return {
     raw: options,
     runId: session?.runId ?? '',
@@ -183,6 +189,7 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
     execution,
     deadlineAt: deadlines.length > 0 ? Math.min(...deadlines) : null,
     memory,
+    chat,
   };
 }
 

@@ -9,6 +9,7 @@ import type { LedgerEntry } from '../policy/index.js';
 import type { CallOutcome } from '../../machines/types.js';
 import type { JsonValue } from './json.js';
 import type { AgentRunMemory } from '../memory/run-types.js';
+import type { AgentRunChat } from '../chat/projection-types.js';
 
 export type VerifyVerdict =
   | { status: 'verified' }
@@ -264,6 +265,8 @@ export interface AgentRunEnvelope {
   models?: AgentRunModels;
   /** The run's memory: its scope, its recall and its extraction; present for a run with `memory` (docs/memory.md). */
   memory?: AgentRunMemory;
+  /** The run's chat projection: which message each turn and tool answer is, and how far the chat store acknowledged it (docs/chat.md). */
+  chat?: AgentRunChat;
   /** The execution ledger as this save found it; present for a run with `execution` (see docs/policy.md). */
   ledger?: AgentRunLedger;
   /**

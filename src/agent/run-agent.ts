@@ -120,6 +120,7 @@ async function start<T>(options: AgentOptions<T>, emit: Emit<T>): Promise<AgentR
     if (host.budget && opts.raw.session) await host.budget.holdLeftovers();
     const releaseScope = holdMemoryScope(opts.execution, opts.memory);
     try {
+      if (opts.chat) input.chat = { chatId: opts.chat.chatId, inputCount: input.messages.length, status: 'pending', cursor: 0 };
       if (opts.memory) await prepareMemory({ runId, signal: host.signal, emit: (w) => host.emit(w), generateId: opts.generateId }, opts.memory, input);
       return await host.start(input);
     } finally {

@@ -12,6 +12,7 @@ import type { CallApproval, CallReceipt, RunContext, ToolCallContext } from '../
 import { envelopeVersion, ENVELOPE_KIND, lazyReceipts, receiptHasOutcome, RUN_MACHINE_ID } from '../agent/envelope.js';
 import { describeUnknownEffects } from '../agent/interrupted.js';
 import { memoryOfSnapshot } from '../memory/run-envelope.js';
+import { chatOfSnapshot } from '../chat/projection-envelope.js';
 import type {
   AgentResult, AgentRunBinding, AgentRunEnvelope, AgentRunModels, AgentRunStatus, AgentToolReceipt, JsonValue, PendingApproval,
   PendingClientCall, UnknownEffect,
@@ -131,7 +132,8 @@ export function statusOf(snapshot: PersistedRun): { status: AgentRunStatus; pend
   if (state === 'ending') return { status: 'completed', pending: none };
   if (state === 'drained' || state === 'draining') return { status: 'drained', pending: none };
   // `suspending` is the save on the way to `suspended`; restored, it may already have been answered.
-  if (state === 'suspended' || state === 'suspending') {
+  // `publishingSuspension` and `recordingChat`: the suspension's chat write (machines/run-chat.ts), after its checkpoint.
+  if (state === 'suspended' || state === 'suspending' || state === 'publishingSuspension' || state === 'recordingChat') {
     const pending = pendingOf(snapshot);
     if (pending.approvals.length + pending.clientCalls.length > 0) return { status: 'suspended', pending };
   }
@@ -161,10 +163,11 @@ export function envelopeOf(snapshot: PersistedRun, identity: RunIdentity, extras
   for (const { toolCallId } of Object.values(approvals)) counts[toolCallId] = (counts[toolCallId] ?? 0) + 1;
   const models = (snapshot.context.models ?? null) as AgentRunModels | null;
   const memory = memoryOfSnapshot(snapshot);
+  const chat = chatOfSnapshot(identity.runId, snapshot.context);
   const envelope: AgentRunEnvelope = {
     kind: ENVELOPE_KIND,
     // Memory (and chat) are state an older reader would ignore: such a record is version 2.
-    version: memory ? 2 : envelopeVersion(pending.approvals, openReceipts, open.some((c) => c.context.approval !== null)),
+    version: memory || chat ? 2 : envelopeVersion(pending.approvals, openReceipts, open.some((c) => c.context.approval !== null)),
     runId: identity.runId,
     scope: identity.scope,
     revision: identity.revision,
@@ -183,6 +186,7 @@ export function envelopeOf(snapshot: PersistedRun, identity: RunIdentity, extras
     ...(extras.retryFrom ? { retry: extras.retryFrom.retry } : {}),
     ...(models ? { models } : {}),
     ...(memory ? { memory } : {}),
+    ...(chat ? { chat } : {}),
     ...(extras.ledger ? { ledger: extras.ledger } : {}),
     createdAt: identity.createdAt,
     updatedAt: identity.updatedAt,

@@ -16,6 +16,7 @@ import { callModel, StreamBrokeOff } from './model-call.js';
 import { BudgetRefusal } from './budget.js';
 import { modelKey } from '../models/resolve.js';
 import { memoryIntentLogic } from '../memory/run-actors.js';
+import { writeChatActor } from '../chat/projection-actor.js';
 
 const deadlineError = () => serializeError(new ExecutionPolicyError('deadline_exceeded', 'The execution deadline elapsed.'));
 
@@ -112,6 +113,8 @@ export const runActors = {
   saveCheckpoint: legActor<void, { at: string }>((host) => host.save()),
   // The extraction of a completed run's memory (machines/memory-intent.ts).
   memoryIntent: memoryIntentLogic,
+  // The chat projection's write, after the checkpoint (src/chat/projection.ts).
+  writeChat: writeChatActor,
   callModel: legActor<ModelCallOutput, ModelCallInput>(async (host, { input, signal }) => {
     const { step, phase } = input;
     const deadlineAt = input.deadlineAt ?? null;

@@ -462,6 +462,11 @@ const RUN_UNREACHABLE: Record<string, string> = {
   'run.suspending|xstate.error.actor.saveSuspension|0': STORE_FAILS_FIRST,
   'run.draining|xstate.error.actor.saveDrain|0': STORE_FAILS_FIRST,
   'run.ending.committing|xstate.error.actor.saveEnd|0': STORE_FAILS_FIRST,
+  'run.ending.committing|xstate.done.actor.saveEnd|2':
+    'the run commits its end only when it projects a chat or extracts memory (endsWithWork), so one of the branches before this one is taken',
+  'run.recordingChat|xstate.error.actor.saveChat|0': STORE_FAILS_FIRST,
+  'run.publishingSuspension|xstate.error.actor.writeChat|0': 'writeChat answers a chat store\'s failure as its output (status failed) and throws nothing',
+  'run.ending.publishing|xstate.error.actor.writeChat|0': 'writeChat answers a chat store\'s failure as its output (status failed) and throws nothing',
   'run.ending.extracting|xstate.error.actor.memoryIntent|0':
     'the memory-intent machine settles every failure of its actors as its own `failed` state, and its actions throw nothing',
   'run.loop.checkingPolicy|xstate.error.actor.checkBatchPolicy|0':

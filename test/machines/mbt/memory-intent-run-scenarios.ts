@@ -5,6 +5,9 @@
  */
 import { expect } from 'vitest';
 import { createMockModel } from 'cairn/testing';
+import type { LeaseProvider } from 'cairn/agent';
+import { createInMemoryChatStore } from '../../../src/chat/in-memory.js';
+import type { ChatStore } from '../../../src/chat/types.js';
 import type { RunInput } from '../../../machines/index.js';
 import { createInMemoryMemoryStore } from '../../../src/memory/in-memory.js';
 import type { AgentMemoryOptions } from '../../../src/memory/run-types.js';
@@ -35,7 +38,98 @@ const intentDone = (status: 'completed' | 'failed'): RunModelEvent => ({
   output: { operationId: 'id-1', status, planned: status === 'completed' ? 1 : null, deletes: 0, mutations: status === 'completed' ? 1 : 0, error: null },
 });
 
+const chatInput: Partial<RunInput> = { chat: { chatId: 'c1', inputCount: 1, status: 'pending', cursor: 0 } };
+const chatDone: RunModelEvent = { type: 'xstate.done.actor.writeChat', output: { status: 'written', cursor: 2 } };
+
+/** A lease the provider takes back at its first renewal (every ttl / 3 = 10 ms). */
+const losingLease: LeaseProvider = {
+  acquire: async (key, owner, ttlMs) => ({ key, owner, token: 1, expiresAt: Date.now() + ttlMs }),
+  renew: async () => null,
+  release: async () => undefined,
+} as unknown as LeaseProvider;
+
+/** A chat store whose writes take long enough for the lease to be lost meanwhile. */
+function slowChats(): ChatStore {
+  const inner = createInMemoryChatStore();
+  return {
+    loadChat: (id) => inner.loadChat(id),
+    saveChat: async (id, record) => {
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      return inner.saveChat(id, record);
+    },
+  };
+}
+
+const publish = { toolCallId: 'c1', toolName: 'publish', args: {} };
+const suspendOnPublish: RunModelEvent[] = [
+  S('saveStart'), ev.turn(0, { toolCalls: [publish] }),
+  ev.toCall('call-0-0', { type: 'xstate.done.actor.guardCall', output: { kind: 'allow' } }),
+  ev.toCall('call-0-0', { type: 'xstate.done.actor.checkArguments', output: { kind: 'valid' } }),
+  ev.toCall('call-0-0', { type: 'xstate.done.actor.decideApproval', output: { kind: 'wait' } }),
+  ev.toCall('call-0-0', { type: 'xstate.done.actor.issueApproval', output: { approvalId: 'c1@approval', token: 'token-1', client: false } }),
+  S('saveSuspension'),
+];
+
 export const MEMORY_RUN_SCENARIOS: RunScenario[] = [
+  {
+    name: 'chat: suspend on approval → the suspension\'s checkpoint, then the chat write, then its record → suspended',
+    input: { ...chatInput, toolNames: ['publish'] },
+    path: [...suspendOnPublish, { type: 'xstate.done.actor.writeChat', output: { status: 'written', cursor: 2 } }, S('saveChat')],
+    drive: async (h) => {
+      const chats = createInMemoryChatStore();
+      const leg = await h.start({
+        ...h.base(), chat: { store: chats, chatId: 'c1', scope: { userId: 'ada' } }, prompt: 'Publish.',
+        model: createMockModel({ responses: [{ toolCalls: [publish] }] }),
+        tools: { publish: { parameters: { type: 'object' }, needsApproval: true, execute: () => 'ok' } },
+      });
+      expect(leg.result.status).toBe('suspended');
+      expect((await chats.loadChat('c1'))?.messageIds).toEqual(['mbt-run:0', 'mbt-run:1']);
+    },
+    check: (run) => {
+      expect(run.store.last()).toMatchObject({ status: 'suspended', chat: { status: 'written', cursor: 2, turns: { 0: 'mbt-run:1' } } });
+    },
+  },
+  {
+    name: 'chat: text answer → terminal commit → chat write → completed',
+    input: chatInput,
+    path: [S('saveStart'), ev.turn(0, { text: 'Hello.' }), S('saveTurn'), S('saveEnd'), chatDone],
+    drive: async (h) => {
+      const chats = createInMemoryChatStore();
+      await h.start({ ...h.base(), chat: { store: chats, chatId: 'c1', scope: { userId: 'ada' } }, model: createMockModel({ responses: [{ text: 'Hello.' }] }), prompt: 'Hi.' });
+      expect((await chats.loadChat('c1'))?.messageIds).toEqual(['mbt-run:0', 'mbt-run:1']);
+    },
+    check: (run) => {
+      expect(run.last).toMatchObject({ status: 'completed', output: 'Hello.' });
+      expect(run.store.last()?.chat).toMatchObject({ chatId: 'c1', status: 'written', cursor: 2, turns: { 0: 'mbt-run:1' } });
+    },
+  },
+  {
+    name: 'chat and memory: terminal commit → chat write → extraction → completed',
+    input: { ...chatInput, ...memoryInput },
+    path: [S('saveStart'), ev.turn(0, { text: 'Noted.' }), S('saveTurn'), S('saveEnd'), chatDone, intentDone('completed')],
+    drive: async (h) => void (await h.start({
+      ...h.base(), chat: { store: createInMemoryChatStore(), chatId: 'c1', scope: { userId: 'ada' } }, memory: memoryOf(h),
+      model: createMockModel({ responses: [{ text: 'Noted.' }] }), prompt: 'I like tea.',
+    })),
+    check: (run) => {
+      expect(run.last).toMatchObject({ status: 'completed' });
+      expect(run.store.last()).toMatchObject({ chat: { status: 'written' }, memory: { extraction: { status: 'completed' } } });
+    },
+  },
+  {
+    name: 'chat: the lease is lost during the chat write → the result stands, nothing more is saved',
+    input: chatInput,
+    path: [S('saveStart'), ev.turn(0, { text: 'Hello.' }), S('saveTurn'), S('saveEnd'), ev.storeFailed(), chatDone],
+    drive: async (h) => void (await h.start({
+      ...h.base(), lease: { provider: losingLease, ttlMs: 30 }, chat: { store: slowChats(), chatId: 'c1', scope: { userId: 'ada' } },
+      model: createMockModel({ responses: [{ text: 'Hello.' }] }), prompt: 'Hi.',
+    })),
+    check: (run) => {
+      // The terminal commit stored the result; what follows it is not saved once the lease is gone.
+      expect(run.last).toMatchObject({ status: 'completed', output: 'Hello.' });
+      expect(run.store.last()).toMatchObject({ status: 'completed', chat: { status: 'pending' } });
+    },
+  },
   {
     name: 'memory: text answer → terminal commit → extraction → completed',
     input: memoryInput,

@@ -24,7 +24,7 @@ const inertIntent = memoryIntentMachine.provide({
 });
 const inertRun = runMachine.provide({
   actors: {
-    toolCall: inertCall, memoryIntent: inertIntent, saveCheckpoint: pending(), callModel: pending(), checkBatchPolicy: pending(),
+    toolCall: inertCall, memoryIntent: inertIntent, writeChat: pending(), saveCheckpoint: pending(), callModel: pending(), checkBatchPolicy: pending(),
     validateOutput: pending(), beginVerify: pending(), runVerifier: pending(),
   } as never,
 });
