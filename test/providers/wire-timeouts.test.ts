@@ -10,9 +10,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { runAgent } from 'cairn/agent';
-import {
-  DEFAULT_TRANSPORT_TIMEOUTS, InvalidOptionsError, transientCause, type ModelStreamPart,
-} from 'cairn/models';
+import { DEFAULT_TRANSPORT_TIMEOUTS, transientCause, type ModelStreamPart } from 'cairn/models';
+import { InvalidOptionsError } from 'cairn/policy';
 import { ask } from './fixtures/openai/harness.js';
 import { visibleText, wireServerForFile } from './wire-server.js';
 import { fullStream, sseText, WIRE_KEY, WIRES, type WireCase } from './wire-table.js';
