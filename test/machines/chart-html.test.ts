@@ -1,8 +1,10 @@
 /**
  * renderRunChartHtml on every record of the compatibility corpus: the marked states are the ones
  * describeRun reports, every open call has its chart with its stage, the page asks for nothing
- * from a network, and it shows nothing describeRun does not (no tokens, arguments or results).
- * The page's behaviour in a browser is test/browser/chart.test.ts.
+ * from a network, it shows nothing describeRun does not (no tokens, arguments or results), and its
+ * summary agrees with the charts and the timeline. The diagrams themselves are
+ * test/machines/chart-diagram.test.ts; the page in a browser is test/browser/chart.test.ts and
+ * test/browser/chart-diagram.test.ts.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -122,6 +124,35 @@ describe('renderRunChartHtml options and text', () => {
     expect(html).toContain('&lt;img onerror=&quot;alert(1)&quot;&gt;&amp;&#39;');
     expect(html).toContain('<title>&lt;/title&gt;&lt;script&gt;alert(2)&lt;/script&gt;</title>');
     expect(html.match(/<script>/g)).toHaveLength(1);
+  });
+
+  it('gives each run its outcome in the summary: how it ended, or that it has not yet', () => {
+    const outcome = (label: string) => /<span data-field="outcome"[^>]*>([^<]*)<\/span>/.exec(renderRunChartHtml(load(label)))![1];
+    expect(outcome('run-v2/completed.json')).toBe('completed after 2 model steps, with its output (not shown)');
+    expect(outcome('run-v2/failed-transient.json')).toBe('failed: error api_call_failed after 1 model step; retryable from its last checkpoint (resume with retryFailed)');
+    expect(outcome('run-v2/suspended-approval.json')).toBe('none yet: suspended until it gets what it waits for');
+    expect(outcome('run-v2/drained.json')).toBe('none yet: drained, a resume goes on from its last checkpoint');
+    expect(outcome('run-v2/unknown-effect.json')).toBe('none yet: the run is under way');
+    const stopped = load('run-v2/completed.json');
+    const result = stopped.result!;
+    Object.assign(stopped, { status: 'stopped', result: { ...result, status: 'stopped', reason: 'max-steps' } });
+    expect(/<span data-field="outcome"[^>]*>([^<]*)<\/span>/.exec(renderRunChartHtml(stopped))![1]).toBe('stopped: max-steps after 2 model steps');
+  });
+
+  it('has a summary that agrees with the page: its states are the marked ones, its steps the timeline\'s', () => {
+    for (const fixture of corpus) {
+      const html = renderRunChartHtml(JSON.parse(fixture.text) as AgentRunEnvelope);
+      const run = describeRun(JSON.parse(fixture.text) as AgentRunEnvelope);
+      const summary = html.slice(html.indexOf('<dl class="summary">'), html.indexOf('</dl>'));
+      expect([...summary.matchAll(/data-field="run-states">(.*?)<\/span>/g)].length, fixture.label).toBe(1);
+      expect([.../data-field="run-states">(.*?)<\/span>/.exec(summary)![1]!.matchAll(/<code>([^<]*)<\/code>/g)].map((m) => m[1])).toEqual(run.states);
+      const { run: runChart } = sections(html);
+      expect([...runChart.matchAll(/data-node="([^"]*)"[^>]*data-mark="current"/g)].map((m) => m[1]).sort(), fixture.label).toEqual([...run.states].sort());
+      expect(/data-field="steps">(\d+)</.exec(summary)![1]).toBe(String([...html.matchAll(/<li data-step="/g)].length));
+      expect(/data-field="status">([^<]*)</.exec(summary)![1]).toBe(/<body [^>]*data-status="([^"]*)"/.exec(html)![1]);
+      // A failed run's marked states are the checkpoint a retry goes on from, and the summary says so.
+      expect(summary.includes('its last checkpoint, which a retry goes on from'), fixture.label).toBe(run.status === 'failed' && run.outcome.retryable);
+    }
   });
 
   it('is the same page for the same record', () => {
