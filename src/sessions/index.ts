@@ -5,6 +5,8 @@
  * call, and the typed errors. See docs/sessions.md.
  */
 export { createInMemorySessionService } from './in-memory.js';
+export { createFileSessionService } from './file.js';
+export type { FileSessionServiceOptions } from './file.js';
 export { appendSessionTurn } from './append.js';
 export type { AppendSessionTurnOptions } from './append.js';
 export { SessionConflictError, SessionCorruptError, SessionForeignError, SessionIdError, SessionTurnError } from './errors.js';

@@ -105,7 +105,7 @@ describe('sqlite breakers', () => {
     for (const envelope of store.saved) await before.agentRuns.save(envelope);
     before.close();
     const v1 = new Database(file);
-    v1.exec(`${SQLITE_BEFORE_5}; DROP TABLE cairn_memories; DROP TABLE cairn_chats; DROP TABLE cairn_budget_entries; DROP TABLE cairn_breakers; DROP TABLE cairn_journal_frames; DROP TABLE cairn_journal_streams; DELETE FROM cairn_ops_schema WHERE version > 1`);
+    v1.exec(`${SQLITE_BEFORE_5}; DROP TABLE cairn_session_turns; DROP TABLE cairn_sessions; DROP TABLE cairn_memories; DROP TABLE cairn_chats; DROP TABLE cairn_budget_entries; DROP TABLE cairn_breakers; DROP TABLE cairn_journal_frames; DROP TABLE cairn_journal_streams; DELETE FROM cairn_ops_schema WHERE version > 1`);
     expect(v1.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'cairn%' ORDER BY name").pluck().all())
       .toEqual(['cairn_leases', 'cairn_ops_schema', 'cairn_run_messages', 'cairn_run_receipts', 'cairn_runs']);
     v1.close();

@@ -96,7 +96,7 @@ describe('sqlite journal', () => {
     before.close();
     const db = new Database(file);
     // Later migrations' tables go too, as a file from before the journal never had them.
-    db.exec(`${SQLITE_BEFORE_5}; DROP TABLE cairn_memories; DROP TABLE cairn_chats; DROP TABLE cairn_budget_entries; DROP TABLE cairn_journal_frames; DROP TABLE cairn_journal_streams; DELETE FROM cairn_ops_schema WHERE version >= ${version}`);
+    db.exec(`${SQLITE_BEFORE_5}; DROP TABLE cairn_session_turns; DROP TABLE cairn_sessions; DROP TABLE cairn_memories; DROP TABLE cairn_chats; DROP TABLE cairn_budget_entries; DROP TABLE cairn_journal_frames; DROP TABLE cairn_journal_streams; DELETE FROM cairn_ops_schema WHERE version >= ${version}`);
     db.close();
     const ops = open();
     await ops.journal.append('s', 0, frames(0, 1));

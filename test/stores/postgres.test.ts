@@ -394,6 +394,7 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
     expect(tables.map((r) => r.table_name)).toEqual([
       'cairn_breakers', 'cairn_budget_entries', 'cairn_budget_ledgers', 'cairn_chats', 'cairn_journal_frames', 'cairn_journal_streams',
       'cairn_leases', 'cairn_memories', 'cairn_ops_schema', 'cairn_run_messages', 'cairn_run_receipts', 'cairn_runs',
+      'cairn_session_turns', 'cairn_sessions',
     ]);
     const [envelope] = await envelopesOfRun('setup-1');
     await stores[3]!.agentRuns.save(envelope!);

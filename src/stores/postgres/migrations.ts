@@ -196,6 +196,26 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   record   text
 )`,
   ],
+  // 8: sessions (cairn/sessions/postgres): one row a session, its revision moved by every turn, and one row a turn.
+  [
+    `CREATE TABLE cairn_sessions (
+  session_id text             PRIMARY KEY,
+  app_name   text             NOT NULL,
+  user_id    text             NOT NULL,
+  revision   integer          NOT NULL,
+  created_at double precision NOT NULL,
+  updated_at double precision NOT NULL
+)`,
+    'CREATE INDEX cairn_sessions_by_owner ON cairn_sessions (app_name, user_id, created_at, session_id)',
+    `CREATE TABLE cairn_session_turns (
+  session_id text    NOT NULL REFERENCES cairn_sessions (session_id) ON DELETE CASCADE,
+  revision   integer NOT NULL,
+  turn_id    text    NOT NULL,
+  body       text    NOT NULL,
+  PRIMARY KEY (session_id, revision),
+  UNIQUE (session_id, turn_id)
+)`,
+  ],
 ];
 
 /** The schema version this code writes and reads. */

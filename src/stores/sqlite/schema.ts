@@ -146,6 +146,26 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   record   TEXT
 )`,
   ],
+  // 7: sessions (cairn/sessions/sqlite): one row a session, its revision moved by every turn, and one row a turn.
+  [
+    `CREATE TABLE cairn_sessions (
+  session_id TEXT    PRIMARY KEY,
+  app_name   TEXT    NOT NULL,
+  user_id    TEXT    NOT NULL,
+  revision   INTEGER NOT NULL,
+  created_at REAL    NOT NULL,
+  updated_at REAL    NOT NULL
+)`,
+    'CREATE INDEX cairn_sessions_by_owner ON cairn_sessions (app_name, user_id, created_at, session_id)',
+    `CREATE TABLE cairn_session_turns (
+  session_id TEXT    NOT NULL REFERENCES cairn_sessions (session_id) ON DELETE CASCADE,
+  revision   INTEGER NOT NULL,
+  turn_id    TEXT    NOT NULL,
+  body       TEXT    NOT NULL,
+  PRIMARY KEY (session_id, revision),
+  UNIQUE (session_id, turn_id)
+)`,
+  ],
 ];
 
 /** The schema version this code writes: the number of migrations it knows. */

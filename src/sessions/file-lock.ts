@@ -1,0 +1,113 @@
+/**
+ * A per-session write lock for the file service: a lock file created
+ * exclusively (`wx`) beside the session file. Reads take no lock (a session
+ * file is only ever replaced whole, by rename); a write holds the lock from
+ * reading the stored revision until its rename is durable, which is what
+ * makes the revision check and the write one step across processes.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile, unlink, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+
+export interface LockOptions {
+  /** How long to wait for another writer's lock before giving up (ms). */
+  waitMs: number;
+  /** A lock older than this is taken to be left by a writer that died (ms). */
+  staleMs: number;
+  clock: () => number;
+}
+
+interface LockBody {
+  token: string;
+  pid: number;
+  host: string;
+  at: number;
+}
+
+export interface HeldLock {
+  /** True while the lock file is still this writer's (checked right before the rename). */
+  stillHeld(): Promise<boolean>;
+  release(): Promise<void>;
+}
+
+const HOST = hostname();
+
+function readBody(text: string): LockBody | undefined {
+  try {
+    const body = JSON.parse(text) as Partial<LockBody>;
+    return typeof body.token === 'string' && typeof body.pid === 'number' && typeof body.at === 'number' && typeof body.host === 'string'
+      ? (body as LockBody)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Whether a lock found on disk was left by a writer that is gone (a dead process on this host, or too old). */
+function isStale(body: LockBody | undefined, options: LockOptions, seenSince: number): boolean {
+  if (!body) return options.clock() - seenSince > options.staleMs; // half-written: judge by how long we have seen it
+  if (body.host === HOST && body.pid !== process.pid && !pidAlive(body.pid)) return true;
+  return options.clock() - body.at > options.staleMs;
+}
+
+/**
+ * Takes the lock at `path`, waiting up to `waitMs` for another writer;
+ * undefined when it stays taken. A stale lock (its process is dead, or it
+ * is older than `staleMs`) is removed, if it is still the same lock.
+ */
+export async function acquireLock(path: string, options: LockOptions): Promise<HeldLock | undefined> {
+  const token = randomBytes(12).toString('hex');
+  const body: LockBody = { token, pid: process.pid, host: HOST, at: options.clock() };
+  const started = options.clock();
+  let pause = 1;
+  for (;;) {
+    try {
+      await writeFile(path, JSON.stringify(body), { flag: 'wx' });
+      return {
+        async stillHeld() {
+          try {
+            return readBody(await readFile(path, 'utf8'))?.token === token;
+          } catch {
+            return false;
+          }
+        },
+        async release() {
+          try {
+            if (readBody(await readFile(path, 'utf8'))?.token === token) await unlink(path);
+          } catch {
+            // Already gone: nothing to release.
+          }
+        },
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    let found: LockBody | undefined;
+    try {
+      found = readBody(await readFile(path, 'utf8'));
+    } catch {
+      continue; // released between our attempt and our read: try again at once
+    }
+    if (isStale(found, options, started)) {
+      try {
+        const again = readBody(await readFile(path, 'utf8'));
+        if (again?.token === found?.token) await unlink(path);
+      } catch {
+        // Someone else removed it first.
+      }
+      continue;
+    }
+    if (options.clock() - started >= options.waitMs) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * pause));
+    pause = Math.min(pause * 2, 20);
+  }
+}
