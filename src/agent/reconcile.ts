@@ -17,6 +17,9 @@ import type { AgentRunEnvelope, AgentRunStatus, AgentSession, AgentWarning, Leas
 import type { AgentMemoryOptions } from '../memory/run-types.js';
 import { checkMemoryOptions, memoryBindingOf } from '../memory/run-options.js';
 import { reconcileMemory } from '../memory/reconcile.js';
+import { repairChat } from '../chat/projection-repair.js';
+import { chatBindingOf, checkChatOptions } from '../chat/projection.js';
+import type { AgentChatOptions, AgentRunChatStatus } from '../chat/projection-types.js';
 
 export interface ReconcileAgentRunOptions {
   /** The stored run: `{ store, runId, scope }`, as for resumeAgent. */
@@ -32,6 +35,8 @@ export interface ReconcileAgentRunOptions {
    * extraction left pending or failed is settled. Without it, its state is only reported.
    */
   memory?: AgentMemoryOptions;
+  /** The run's chat, as the run was given it: a projection the run's last write failed to make is finished. */
+  chat?: AgentChatOptions;
   deps?: {
     /** Generates the lease owner when `lease.owner` is not given. @default nanoid */
     generateId?: () => string;
@@ -49,6 +54,8 @@ export interface AgentRunReconciliation {
   runId: string;
   /** The run's memory extraction, when it has one: `pending` only when the call was given no `memory` to settle it with. */
   memory?: 'completed' | 'failed' | 'pending';
+  /** The run's chat projection, when it has one: `written`, `failed` (the repair failed too), `scope-mismatch`, `superseded` or `pending`. */
+  chat?: AgentRunChatStatus;
   /**
    * The stored run's status, as the call found it (and left it). Not enumerable, so that printing the answer shows
    * what was settled; read it as `reconciliation.status`.
@@ -60,7 +67,7 @@ export interface AgentRunReconciliation {
 
 const STATUSES: ReadonlySet<string> = new Set<AgentRunStatus>(['running', 'suspended', 'drained', 'completed', 'stopped', 'failed']);
 /** Options for subsystems Cairn does not have yet; accepted silently they would look settled. */
-const NOT_YET = ['chat', 'versionedMemory'] as const;
+const NOT_YET = ['versionedMemory'] as const;
 
 /**
  * Settles a stored run that no executor drives. Call it only then: a run
@@ -82,6 +89,7 @@ const NOT_YET = ['chat', 'versionedMemory'] as const;
 export async function reconcileAgentRun(options: ReconcileAgentRunOptions): Promise<AgentRunReconciliation> {
   checkOptions(options);
   const memory = options.memory === undefined ? null : checkMemoryOptions(options.memory, null);
+  const chat = checkChatOptions(options.chat);
   const { session, lease: leaseOptions } = options;
   const releaseClaim = claim(session.store, session.runId);
   let keeper: LeaseKeeper | null = null;
@@ -103,6 +111,7 @@ export async function reconcileAgentRun(options: ReconcileAgentRunOptions): Prom
     }
     if (keeper?.lost) throw new AgentRunLeaseError('lease_lost', keeper.lease.key);
     if (memory && stored.binding.memory !== memoryBindingOf(memory)) throw new BindingChangedError(['memory'], ['the memory scope']);
+    if (chat && stored.binding.chat !== chatBindingOf(chat)) throw new BindingChangedError(['chat'], ['the chat']);
     const save = async (envelope: AgentRunEnvelope): Promise<AgentRunEnvelope> => {
       // Nothing more is saved once the lease is lost.
       if (keeper?.lost) throw new AgentRunLeaseError('lease_lost', keeper.lease.key);
@@ -120,8 +129,15 @@ export async function reconcileAgentRun(options: ReconcileAgentRunOptions): Prom
     } else if (extraction) {
       memoryState = extraction.status === 'planned' ? 'pending' : extraction.status;
     }
+    let chatState: AgentRunReconciliation['chat'];
+    if (chat && stored.chat) {
+      const latest = (await session.store.load(session.runId, { scope: session.scope })) ?? stored;
+      const repaired = await repairChat(checkEnvelope(latest, session.runId, session.scope), chat, save, (options.deps?.clock?.now ?? Date.now)());
+      if (repaired.warning) warnings.push(repaired.warning);
+      chatState = repaired.status;
+    } else if (stored.chat) chatState = stored.chat.status;
     if (keeper?.lost) throw new AgentRunLeaseError('lease_lost', keeper.lease.key);
-    return answer(session.runId, stored.status, memoryState, warnings);
+    return answer(session.runId, stored.status, memoryState, warnings, chatState);
   } finally {
     if (keeper) {
       keeper.stop();
@@ -131,8 +147,10 @@ export async function reconcileAgentRun(options: ReconcileAgentRunOptions): Prom
   }
 }
 
-function answer(runId: string, status: AgentRunStatus, memory: AgentRunReconciliation['memory'], warnings: AgentWarning[]): AgentRunReconciliation {
-  const out = { runId, ...(memory ? { memory } : {}), ...(warnings.length > 0 ? { warnings } : {}) } as AgentRunReconciliation;
+function answer(
+  runId: string, status: AgentRunStatus, memory: AgentRunReconciliation['memory'], warnings: AgentWarning[], chat?: AgentRunReconciliation['chat'],
+): AgentRunReconciliation {
+  const out = { runId, ...(memory ? { memory } : {}), ...(chat ? { chat } : {}), ...(warnings.length > 0 ? { warnings } : {}) } as AgentRunReconciliation;
   Object.defineProperty(out, 'status', { value: status, enumerable: false });
   return out;
 }

@@ -10,6 +10,7 @@ import type { CallAnswer, RunContext, RunInput } from '../../machines/index.js';
 import { DEFAULT_LEASE_TTL_MS, RunHost } from '../runtime/host.js';
 import { holdMemoryScope } from '../memory/run-options.js';
 import { prepareMemory } from '../memory/run-start.js';
+import { chatOwed, repairChat } from '../chat/projection-repair.js';
 import { initialModels } from '../runtime/model-call.js';
 import { checkEnvelope } from './envelope.js';
 import { toJson } from './json.js';
@@ -153,6 +154,8 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     }
     // A run that ended answers with what it stored, without a model call.
     if (!retrying && (stored.status === 'completed' || stored.status === 'failed' || stored.status === 'stopped')) {
+      // A terminal resume finishes a chat write the run's last attempt failed to make, then answers as stored.
+      if (stored.result && opts.chat && chatOwed(stored)) await repairChatOnResume(stored, opts, lease, emit);
       if (stored.result) return stored.result as AgentResult<T>;
     }
     checkSnapshot(runId, stored.snapshot);
@@ -208,6 +211,14 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
       return answers;
     }, retrying ? stored.retry!.phase : undefined).finally(releaseScope);
   });
+}
+
+async function repairChatOnResume<T>(stored: AgentRunEnvelope, opts: NormalizedOptions<T>, lease: Lease | null, emit: Emit<T>): Promise<void> {
+  const store = opts.raw.session!.store;
+  const { warning } = await repairChat(stored, opts.chat!, async (envelope) => {
+    await store.save({ ...envelope, revision: envelope.revision + 1, updatedAt: opts.now() }, lease ? { lease } : undefined);
+  }, opts.now());
+  if (warning) emit(warning);
 }
 
 /**

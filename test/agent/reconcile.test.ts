@@ -305,7 +305,7 @@ describe('reconcileAgentRun refusals', () => {
     ['an empty owner', (provider) => ({ lease: { provider, owner: '' } })],
     ['a generateId that is not a function', (provider) => ({ lease: { provider }, deps: { generateId: 'id-1' } })],
     ['a memory option without seams', (provider) => ({ lease: { provider }, memory: {} })],
-    ['chat (not in Cairn yet)', (provider) => ({ lease: { provider }, chat: {} })],
+    ['a chat option without a store', (provider) => ({ lease: { provider }, chat: {} })],
   ];
   it.each(badOptions)('rejects %s with InvalidOptionsError, before it claims or reads anything', async (_label, patch) => {
     const store = createInMemoryAgentRunStore();

@@ -42,8 +42,8 @@ const chatInput: Partial<RunInput> = { chat: { chatId: 'c1', inputCount: 1, stat
 const chatDone: RunModelEvent = { type: 'xstate.done.actor.writeChat', output: { status: 'written', cursor: 2 } };
 
 /** A lease the provider takes back at its first renewal (every ttl / 3 = 10 ms). */
-const losingLease: LeaseProvider = {
-  acquire: async (key, owner, ttlMs) => ({ key, owner, token: 1, expiresAt: Date.now() + ttlMs }),
+const losingLease = {
+  acquire: async (key: string, owner: string, ttlMs: number) => ({ key, owner, token: 1, expiresAt: Date.now() + ttlMs }),
   renew: async () => null,
   release: async () => undefined,
 } as unknown as LeaseProvider;
