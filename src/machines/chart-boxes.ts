@@ -1,11 +1,12 @@
 /**
  * A machine drawn as nested HTML boxes, for the stored-run page: each state a box named by its
  * key, a compound state's children inside it, and under each state the transitions it takes,
- * one a line (`EVENT [guard] → target`, the target a link to its box). Drawn from the same walk
- * of the `StateNode` tree as the Mermaid and DOT charts, so the three never disagree.
+ * one a line (`EVENT [guard] → target`, the target a link to its box; `EVENT [guard] ↺ stays`
+ * for a targetless one). Drawn from the same walk of the `StateNode` tree as the Mermaid and DOT
+ * charts and the laid-out diagram above it on the page, so they never disagree.
  *
- * Boxes need no layout engine: a chart as text a person reads top to bottom works offline and
- * prints, where a laid-out graph would need a library (or a network) the page must not load.
+ * The page keeps this text below each diagram: find-in-page reaches it, it prints, and it reads
+ * in source order without the SVG.
  */
 import type { AnyStateMachine } from 'xstate';
 import { buildChart, initialTargets, type ChartEdge, type ChartState } from './chart-model.js';
@@ -33,12 +34,13 @@ export function machineBoxesHtml(machine: AnyStateMachine, options: BoxesOptions
   const chart = buildChart(machine, { highlight: options.current });
   const current = new Set(options.current);
   const edgesFrom = new Map<ChartState, ChartEdge[]>();
-  for (const edge of chart.edges) edgesFrom.set(edge.from, [...(edgesFrom.get(edge.from) ?? []), edge]);
+  for (const edge of chart.transitions) edgesFrom.set(edge.from, [...(edgesFrom.get(edge.from) ?? []), edge]);
 
   const transitions = (state: ChartState): string => {
     const edges = edgesFrom.get(state) ?? [];
     if (edges.length === 0) return '';
     const items = edges.map((edge) => {
+      if (edge.internal) return `<li><span class="event">${escapeHtml(edge.label)}</span> ↺ <span class="stays">stays</span></li>`;
       const target = pathOf(edge.to);
       const shown = target === '' ? machine.id : target;
       return `<li><span class="event">${escapeHtml(edge.label)}</span> → <a class="target" href="#${escapeHtml(boxId(options.key, target))}">${escapeHtml(shown)}</a></li>`;
@@ -62,7 +64,9 @@ export function machineBoxesHtml(machine: AnyStateMachine, options: BoxesOptions
       current.has(path) ? '<span class="badge now">now</span>' : '',
     ].join('');
     // The title line says "(parallel)" or "(history)" itself; the rest are invokes, entry actions, internal events, tags.
-    const [name = state.node.key, ...notes] = state.lines;
+    const [name = state.node.key, ...lines] = state.lines;
+    // Targetless transitions are listed with the others, not as notes.
+    const notes = lines.filter((line) => !line.startsWith('↺ '));
     const noteList = notes.length > 0 ? `<ul class="notes">${notes.map((n) => `<li>${escapeHtml(n)}</li>`).join('')}</ul>` : '';
     return `<div ${attrs.join(' ')}><div class="name">${escapeHtml(name)}${badges}</div>${noteList}${transitions(state)}${children(state)}</div>`;
   };
@@ -74,7 +78,7 @@ export function machineBoxesHtml(machine: AnyStateMachine, options: BoxesOptions
   };
 
   const root = chart.root;
-  const rootNotes = root.lines.slice(1).map((n) => `<li>${escapeHtml(n)}</li>`).join('');
+  const rootNotes = root.lines.slice(1).filter((n) => !n.startsWith('↺ ')).map((n) => `<li>${escapeHtml(n)}</li>`).join('');
   const rootTransitions = transitions(root);
   const anyState = rootTransitions === '' && rootNotes === ''
     ? ''

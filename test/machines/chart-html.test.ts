@@ -50,6 +50,20 @@ const statesOf = (machine: typeof runMachine | typeof toolCallMachine): string[]
   return out;
 };
 
+/** How many transitions the machine defines: one per target, one for each targetless transition. */
+const transitionCount = (machine: typeof runMachine | typeof toolCallMachine): number => {
+  let n = 0;
+  const walk = (node: typeof machine.root) => {
+    for (const t of [...[...node.transitions.values()].flat(), ...(node.always ?? [])]) n += Math.max(1, t.target?.length ?? 0);
+    Object.values(node.states).forEach(walk);
+  };
+  walk(machine.root);
+  return n;
+};
+/** The arrows of a chart's diagram, and the transition lines of its text below. */
+const arrows = (html: string): number => [...html.matchAll(/<g class="edge" data-edge="/g)].length;
+const textLines = (html: string): number => [...html.matchAll(/<li><span class="event">/g)].length;
+
 describe('renderRunChartHtml on the compatibility corpus', () => {
   for (const fixture of corpus) {
     it(`draws ${fixture.label} at the states describeRun reports`, () => {
@@ -62,12 +76,18 @@ describe('renderRunChartHtml on the compatibility corpus', () => {
       const { run: runChart, calls } = sections(html);
       expect(currentStates(runChart)).toEqual([...run.states].sort());
       expect(allStates(runChart)).toEqual(statesOf(runMachine));
+      // Every transition is an arrow in the diagram and a line in the text below it.
+      expect(arrows(runChart)).toBe(transitionCount(runMachine));
+      expect(textLines(runChart)).toBe(transitionCount(runMachine));
+      expect(runChart.indexOf('<svg class="diagram-svg"')).toBeLessThan(runChart.indexOf('<div class="machine"'));
       expect([...calls.keys()]).toEqual(run.calls.map((c) => c.toolCallId));
       for (const call of run.calls) {
         const drawn = calls.get(call.toolCallId)!;
         expect(drawn.stage).toBe(call.stage);
         expect(currentStates(drawn.html)).toEqual([...call.states].sort());
         expect(allStates(drawn.html)).toEqual(statesOf(toolCallMachine));
+        expect(arrows(drawn.html)).toBe(transitionCount(toolCallMachine));
+        expect(textLines(drawn.html)).toBe(transitionCount(toolCallMachine));
       }
       // Every step and every call of the history can be clicked for its details.
       for (const step of run.steps) {
