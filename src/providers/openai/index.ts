@@ -20,7 +20,7 @@ export { isReasoningModel } from './reasoning-models.js';
 export interface OpenAIProviderSettings {
   /** The API key. @default process.env.OPENAI_API_KEY, read at each call */
   apiKey?: string;
-  /** @default 'https://api.openai.com/v1' */
+  /** @default process.env.OPENAI_BASE_URL (read when the provider is created), else 'https://api.openai.com/v1' */
   baseURL?: string;
   /** Sent as `openai-organization` when set. */
   organization?: string;
@@ -68,7 +68,8 @@ const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 export function createOpenAI(settings: OpenAIProviderSettings = {}): OpenAIProvider {
   rememberKey(settings.apiKey);
   const timeouts = resolveTimeouts(settings.timeouts, 'createOpenAI');
-  const baseURL = settings.baseURL ?? DEFAULT_BASE_URL;
+  // As OpenAI's own SDK does: an explicit baseURL wins, then OPENAI_BASE_URL (an empty one counts as unset).
+  const baseURL = settings.baseURL ?? (process.env.OPENAI_BASE_URL || undefined) ?? DEFAULT_BASE_URL;
   const headers = () => ({
     ...settings.headers,
     authorization: `Bearer ${loadApiKey({ apiKey: settings.apiKey, envVars: ['OPENAI_API_KEY'], provider: 'openai' })}`,
