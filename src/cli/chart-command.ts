@@ -1,7 +1,8 @@
 /**
- * `cairn chart <runId>`: a stored run on its charts. HTML (renderRunChartHtml) by default;
- * Mermaid or DOT text of the run chart and each open call's chart; or describeRun's JSON. The
- * store is opened read-only, like inspect: charting a run never writes it.
+ * `cairn chart <runId>`: a stored run on its charts. HTML by default (renderRunChartHtml: the run
+ * and tool-call machines laid out as diagrams, the run's states marked, the same charts as text
+ * below); Mermaid or DOT text of the run chart and each open call's chart; or describeRun's JSON.
+ * The store is opened read-only, like inspect: charting a run never writes it.
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
