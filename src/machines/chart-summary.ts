@@ -45,11 +45,16 @@ export function outcomeText(run: RunDescription, envelope: AgentRunEnvelope): { 
 }
 
 /**
- * What the states marked on the chart are: where the run is now, or, for a failed run whose
- * record keeps the checkpoint before the failure, that checkpoint.
+ * What the states marked on the chart are, where the status alone would read otherwise: for a
+ * failed run whose record keeps the checkpoint before the failure, that checkpoint's; for a run
+ * that suspended or drained, the state whose save wrote the record (`suspending`, `draining`).
  */
 export function statesNote(run: RunDescription): string {
-  return run.status === 'failed' && run.outcome.retryable ? ' (its last checkpoint, which a retry goes on from)' : '';
+  if (run.status === 'failed' && run.outcome.retryable) return ' (its last checkpoint, which a retry goes on from)';
+  if ((run.status === 'suspended' || run.status === 'drained') && !run.states.includes(run.status)) {
+    return ' (the state whose save wrote this record; a resume goes on from it)';
+  }
+  return '';
 }
 
 export function summaryHtml(run: RunDescription, envelope: AgentRunEnvelope): string {

@@ -172,6 +172,8 @@ describe('renderRunChartHtml options and text', () => {
       expect(/data-field="status">([^<]*)</.exec(summary)![1]).toBe(/<body [^>]*data-status="([^"]*)"/.exec(html)![1]);
       // A failed run's marked states are the checkpoint a retry goes on from, and the summary says so.
       expect(summary.includes('its last checkpoint, which a retry goes on from'), fixture.label).toBe(run.status === 'failed' && run.outcome.retryable);
+      // A suspended or drained run's record was written by the save of the state it shows (suspending, draining).
+      expect(summary.includes('the state whose save wrote this record'), fixture.label).toBe(['suspended', 'drained'].includes(run.status));
     }
   });
 
