@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
 
 export interface LockOptions {
   /** How long to wait for another writer's lock before giving up (ms). */
@@ -22,9 +23,16 @@ interface LockBody {
   pid: number;
   host: string;
   at: number;
+  /** The temp file the holder writes the next session to (a basename in the same directory). */
+  temp: string;
 }
 
+/** The only temp names a lock may point at: whatever a lock file says, nothing else is ever removed. */
+const TEMP_NAME = /^\.[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}\.[0-9a-f]{12}\.tmp$/;
+
 export interface HeldLock {
+  /** The temp file to write the session to before the rename (removed by whoever breaks this lock, should this writer die). */
+  readonly temp: string;
   /** True while the lock file is still this writer's (checked right before the rename). */
   stillHeld(): Promise<boolean>;
   release(): Promise<void>;
@@ -35,7 +43,8 @@ const HOST = hostname();
 function readBody(text: string): LockBody | undefined {
   try {
     const body = JSON.parse(text) as Partial<LockBody>;
-    return typeof body.token === 'string' && typeof body.pid === 'number' && typeof body.at === 'number' && typeof body.host === 'string'
+    return typeof body.token === 'string' && typeof body.pid === 'number' && typeof body.at === 'number' && typeof body.host === 'string' &&
+      typeof body.temp === 'string'
       ? (body as LockBody)
       : undefined;
   } catch {
@@ -64,15 +73,16 @@ function isStale(body: LockBody | undefined, options: LockOptions, seenSince: nu
  * undefined when it stays taken. A stale lock (its process is dead, or it
  * is older than `staleMs`) is removed, if it is still the same lock.
  */
-export async function acquireLock(path: string, options: LockOptions): Promise<HeldLock | undefined> {
+export async function acquireLock(path: string, tempName: string, options: LockOptions): Promise<HeldLock | undefined> {
   const token = randomBytes(12).toString('hex');
-  const body: LockBody = { token, pid: process.pid, host: HOST, at: options.clock() };
+  const body: LockBody = { token, pid: process.pid, host: HOST, at: options.clock(), temp: tempName };
   const started = options.clock();
   let pause = 1;
   for (;;) {
     try {
       await writeFile(path, JSON.stringify(body), { flag: 'wx' });
       return {
+        temp: join(dirname(path), tempName),
         async stillHeld() {
           try {
             return readBody(await readFile(path, 'utf8'))?.token === token;
@@ -100,7 +110,11 @@ export async function acquireLock(path: string, options: LockOptions): Promise<H
     if (isStale(found, options, started)) {
       try {
         const again = readBody(await readFile(path, 'utf8'));
-        if (again?.token === found?.token) await unlink(path);
+        if (again?.token === found?.token) {
+          // The dead writer's half-written temp file goes with its lock.
+          if (found && TEMP_NAME.test(found.temp)) await unlink(join(dirname(path), found.temp)).catch(() => undefined);
+          await unlink(path);
+        }
       } catch {
         // Someone else removed it first.
       }

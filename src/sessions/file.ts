@@ -101,7 +101,7 @@ export function createFileSessionService(options: FileSessionServiceOptions): Se
 
   /** Replaces the session's file with `stored`, durably, or leaves the old one (false: the lock was lost, nothing written). */
   const writeStored = async (stored: StoredSession, lock: HeldLock): Promise<boolean> => {
-    const temp = join(directory, `.${stored.sessionId}.${randomBytes(6).toString('hex')}.tmp`);
+    const temp = lock.temp;
     const handle = await open(temp, 'wx', 0o600);
     try {
       try {
@@ -126,7 +126,7 @@ export function createFileSessionService(options: FileSessionServiceOptions): Se
 
   const withLock = async <T>(sessionId: string, conflict: () => Promise<T>, body: (lock: HeldLock) => Promise<T>): Promise<T> => {
     await mkdir(directory, { recursive: true });
-    const lock = await acquireLock(join(directory, `.${sessionId}.lock`), lockOptions);
+    const lock = await acquireLock(join(directory, `.${sessionId}.lock`), `.${sessionId}.${randomBytes(6).toString('hex')}.tmp`, lockOptions);
     if (!lock) return conflict();
     try {
       return await body(lock);
