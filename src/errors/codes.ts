@@ -21,6 +21,7 @@ export const CAIRN_ERROR_CODES = [
   'record_version_unsupported',
   'unsupported_store',
   'persistence_failed',
+  'store_unreachable',
   'model_call_failed',
   'api_call_failed',
   'api_key_missing',

@@ -1,6 +1,7 @@
 /** `cairn/ops/redis`: runs, leases, circuit breakers, the replay journal and budget ledgers on one Redis server. */
 export {
   createRedisOpsStore,
+  StoreUnreachableError,
   type RedisAgentRunStore,
   type RedisOpsStore,
   type RedisOpsStoreOptions,

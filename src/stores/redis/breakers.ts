@@ -7,6 +7,7 @@ import { checkBreakerKey as checkKey, checkBreakerState as checkState, type Brea
 import { text, type RedisConn } from './client.js';
 import type { Keys } from './keys.js';
 
+/** @internal Takes the store's connection, whose driver types stay out of the published declarations (redis is an optional peer). */
 export function createRedisBreakerStore(conn: RedisConn, k: Keys): BreakerStore {
   return {
     async get(key) {

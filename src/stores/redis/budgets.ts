@@ -22,12 +22,12 @@ import type { Keys } from './keys.js';
 const TRIES = 64;
 
 /** KEYS: 1 entries, 2 counter. Returns {counter, {id, json, id, json, ...}}. */
-const READ = script(`
+const READ = script('read', `
 return {redis.call('GET', KEYS[2]) or '0', redis.call('HGETALL', KEYS[1])}
 `);
 
 /** KEYS: 1 entries, 2 counter. ARGV: 1 the counter read, 2 '1' to keep held entries, then id, json pairs. Returns 1 when written. */
-const WRITE = script(`
+const WRITE = script('write', `
 if (redis.call('GET', KEYS[2]) or '0') ~= ARGV[1] then return 0 end
 for i = 3, #ARGV, 2 do
   if ARGV[2] == '1' then redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) else redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
@@ -47,6 +47,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const under = (scope: string | undefined) => (e: LedgerEntry) =>
   scope === undefined || e.scope === scope || e.scope.startsWith(`${scope}/`);
 
+/** @internal Takes the store's connection, whose driver types stay out of the published declarations (redis is an optional peer). */
 export function createRedisBudgets(conn: RedisConn, k: Keys): BudgetStore {
   return {
     ledger(name) {

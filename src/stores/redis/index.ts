@@ -27,8 +27,21 @@ export interface RedisOpsStoreOptions {
    * @default 'cairn:'
    */
   keyPrefix?: string;
-  /** How long a connect may take before it fails. @default 5000 */
+  /**
+   * How long the store waits for the server: to connect (trying again while
+   * it is refused), to get a lost connection back, or while a restarted
+   * server loads its data. Past it, a call rejects with
+   * StoreUnreachableError (`store_unreachable`) and nothing was written.
+   * @default 5000
+   */
   connectTimeoutMs?: number;
+  /**
+   * How long one command may wait for its answer. Past it, the call rejects
+   * with PersistenceError: the command may or may not have run (a save's
+   * revision fence makes that safe to find out by loading). Keep it above
+   * the slowest save you expect. @default 10000
+   */
+  commandTimeoutMs?: number;
   /**
    * How long the journal keeps a stream after its last frame, judged on the
    * server's clock; appends sweep older streams away (at most once a minute
@@ -54,7 +67,13 @@ export interface RedisOpsStoreOptions {
 }
 
 export interface RedisOpsStore {
-  /** Connects now; rejects with PersistenceError (`persistence_failed`) naming the URL when the server does not answer. Every other call connects on its own. */
+  /**
+   * Connects now and checks the server (Redis 7 or later, a memory policy that
+   * does not evict the store's keys). Rejects with StoreUnreachableError
+   * (`store_unreachable`) when the server does not answer within
+   * `connectTimeoutMs`, UnsupportedStoreError for a server the store cannot
+   * trust. Every other call connects on its own.
+   */
   connect(): Promise<void>;
   /** The AgentRunStore: pass it as `session.store`. */
   agentRuns: RedisAgentRunStore;
@@ -93,9 +112,10 @@ export function createRedisOpsStore(options: RedisOpsStoreOptions): RedisOpsStor
   }
   const keyPrefix = checkPrefix(options.keyPrefix);
   const journalRetentionMs = journalRetention(options.journalRetentionMs, 'createRedisOpsStore');
-  const connectTimeoutMs = nonNegative('connectTimeoutMs', options.connectTimeoutMs, 5_000);
+  const connectTimeoutMs = positive('connectTimeoutMs', options.connectTimeoutMs, 5_000);
   const leaseRetentionMs = nonNegative('leaseRetentionMs', options.leaseRetentionMs, 0);
-  const conn = new RedisConn({ url: options.url, connectTimeoutMs });
+  const commandTimeoutMs = positive('commandTimeoutMs', options.commandTimeoutMs, 10_000);
+  const conn = new RedisConn({ url: options.url, connectTimeoutMs, commandTimeoutMs });
   const k = keys(keyPrefix);
   return {
     keyPrefix,
@@ -117,5 +137,12 @@ function nonNegative(name: string, value: unknown, fallback: number): number {
   return value;
 }
 
+function positive(name: string, value: unknown, fallback: number): number {
+  const ms = nonNegative(name, value, fallback);
+  if (ms === 0) throw new InvalidOptionsError(`createRedisOpsStore: ${name} must be above 0.`);
+  return ms;
+}
+
 export type { RedisAgentRunStore } from './run-store.js';
+export { StoreUnreachableError } from './errors.js';
 export type { BudgetStore } from '../budgets-kit.js';

@@ -18,7 +18,7 @@ import { NOW_MS } from './run-scripts.js';
  * KEYS: 1 head, 2 frames, 3 the streams index. ARGV: 1 stream id, 2 after, 3 has scope, 4 scope, 5 the new last
  * seq, 6 its end flag, then one element per frame. Returns {'ok'} or {'conflict', last seq or '', scope matches}.
  */
-const APPEND = script(`${NOW_MS}
+const APPEND = script('write', `${NOW_MS}
 local h = redis.call('HMGET', KEYS[1], 'last', 'scope')
 local last = tonumber(h[1] or '0')
 local sameScope = (ARGV[3] == '1' and h[2] == ARGV[4]) or (ARGV[3] == '0' and not h[2])
@@ -40,7 +40,7 @@ return {'ok'}
  * Deletes every stream updated before a time: ARGV[1] that time as a ZRANGE bound, or (ARGV[2] = '1') a number of
  * ms before the server's now; ARGV[3], ARGV[4] the key prefixes of a head and of a frame list. KEYS[1] the streams index.
  */
-const PRUNE = script(`${NOW_MS}
+const PRUNE = script('write', `${NOW_MS}
 local bound = ARGV[1]
 if ARGV[2] == '1' then bound = '(' .. (now_ms() - tonumber(ARGV[1])) end
 local ids = redis.call('ZRANGE', KEYS[1], bound, '-inf', 'BYSCORE', 'REV')
@@ -51,6 +51,7 @@ end
 return #ids
 `);
 
+/** @internal Takes the store's connection, whose driver types stay out of the published declarations (redis is an optional peer). */
 export function createRedisJournal(conn: RedisConn, k: Keys, retentionMs: number): AgentStreamJournal {
   const schedule = sweepSchedule(retentionMs, { now: () => Date.now() });
 

@@ -25,7 +25,7 @@ end
 `;
 
 /** ARGV: 1 owner, 2 ttl ms, 3 retention. Returns {owner, token, exp, drain} or {} when another owner holds it. */
-const ACQUIRE = script(`${NOW_MS}${RETAIN}
+const ACQUIRE = script('write', `${NOW_MS}${RETAIN}
 local now = now_ms()
 local l = redis.call('HMGET', KEYS[1], 'owner', 'token', 'exp', 'drain')
 local owner, token, exp, drain = l[1] or '', tonumber(l[2] or '0'), tonumber(l[3] or '0'), l[4] or '0'
@@ -43,7 +43,7 @@ return {ARGV[1], token, until_ms, drain}
 `);
 
 /** ARGV: 1 owner, 2 token, 3 ttl ms, 4 retention. Returns {owner, token, exp, drain} or {} when the lease is lost. */
-const RENEW = script(`${NOW_MS}${RETAIN}
+const RENEW = script('write', `${NOW_MS}${RETAIN}
 local now = now_ms()
 local l = redis.call('HMGET', KEYS[1], 'owner', 'token', 'exp', 'drain')
 if l[1] ~= ARGV[1] or l[2] ~= ARGV[2] or not l[3] or tonumber(l[3]) <= now then return {} end
@@ -54,7 +54,7 @@ return {l[1], tonumber(l[2]), until_ms, l[4] or '0'}
 `);
 
 /** ARGV: 1 owner, 2 token, 3 retention. */
-const RELEASE = script(`${NOW_MS}${RETAIN}
+const RELEASE = script('write', `${NOW_MS}${RETAIN}
 local now = now_ms()
 local l = redis.call('HMGET', KEYS[1], 'owner', 'token', 'exp')
 if l[1] ~= ARGV[1] or l[2] ~= ARGV[2] or not l[3] or tonumber(l[3]) <= now then return 0 end
@@ -64,7 +64,7 @@ retain(exp, 3)
 return 1
 `);
 
-const DRAIN = script(`${NOW_MS}
+const DRAIN = script('write', `${NOW_MS}
 local l = redis.call('HMGET', KEYS[1], 'owner', 'exp')
 if l[1] and l[1] ~= '' and tonumber(l[2]) > now_ms() then redis.call('HSET', KEYS[1], 'drain', '1') end
 return 0
@@ -72,6 +72,7 @@ return 0
 
 const toLease = (key: string, reply: Reply[]): Lease => ({ key, owner: text(reply[0])!, token: num(reply[1])!, expiresAt: num(reply[2])! });
 
+/** @internal Takes the store's connection, whose driver types stay out of the published declarations (redis is an optional peer). */
 export function createRedisLeaseProvider(conn: RedisConn, k: Keys, retentionMs: number): LeaseProvider {
   return {
     async acquire(key, owner, ttlMs) {

@@ -28,7 +28,7 @@ end
  * Returns {'ok'}, {'scope'}, {'conflict', stored revision or ''}, {'lease'} or {'stale'} (the rows are not what
  * the caller planned against: it reads them and plans again).
  */
-export const SAVE = script(`${NOW_MS}
+export const SAVE = script('write', `${NOW_MS}
 local cur = redis.call('HMGET', KEYS[1], 'scope', 'revision', 'tlen', 'tdig', 'rdig', 'settled')
 if cur[1] and cur[1] ~= ARGV[2] then return {'scope'} end
 local stored = 0
@@ -94,7 +94,7 @@ return {'ok'}
  * {'ok', scope, revision, head, transcript digest, receipts digest, parts, part revisions, receipts (key, bytes)...,
  * receipt revisions (key, revision)...}.
  */
-export const LOAD = script(`
+export const LOAD = script('read', `
 local h = redis.call('HMGET', KEYS[1], 'scope', 'revision', 'head', 'tdig', 'rdig')
 if not h[1] then return {} end
 if ARGV[1] == '1' and h[1] ~= ARGV[2] then return {'scope'} end
@@ -108,7 +108,7 @@ return {'ok', h[1], h[2], h[3] or '', h[4] or '', h[5] or '',
  * the bytes of every receipt of a step at or after the settled one. Returns {} (no run) or
  * {'ok', scope, revision, head, transcript digest, receipts digest, transcript length, settled step, open receipts (key, bytes)...}.
  */
-export const STATE = script(`
+export const STATE = script('read', `
 local h = redis.call('HMGET', KEYS[1], 'scope', 'revision', 'head', 'tdig', 'rdig', 'tlen', 'settled')
 if not h[1] then return {} end
 local settled = tonumber(h[7] or '0')
@@ -124,7 +124,7 @@ return {'ok', h[1], h[2], h[3] or '', h[4] or '', h[5] or '', h[6] or '', h[7] o
 `);
 
 /** The summary fields of each run named in ARGV (a nil for a run that is gone). */
-export const SUMMARIES = script(`
+export const SUMMARIES = script('read', `
 local out = {}
 for i = 1, #ARGV do
   local f = redis.call('HMGET', ARGV[i], 'scope', 'status', 'revision', 'binding', 'createdAt', 'updatedAt', 'pa', 'pc')
@@ -137,7 +137,7 @@ return out
  * Deletes one run if it is still terminal and last saved before ARGV[2]. KEYS[7] the runs index; ARGV[1] the run id.
  * Returns 1 when it went.
  */
-export const PRUNE_ONE = script(`
+export const PRUNE_ONE = script('write', `
 local f = redis.call('HMGET', KEYS[1], 'status', 'updatedAt')
 if not f[1] then
   redis.call('ZREM', KEYS[7], ARGV[1])

@@ -40,6 +40,7 @@ const BATCH = 200;
 
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest();
 
+/** @internal Takes the store's connection, whose driver types stay out of the published declarations (redis is an optional peer). */
 export function createRedisAgentRunStore(conn: RedisConn, k: Keys): RedisAgentRunStore {
   /** What this store object's last save (or load) of each run left in its rows. */
   const memory = new SaveMemory();
