@@ -87,8 +87,25 @@ const DOT = 10;
 const ARROW_GAP = 9;
 
 const textWidth = (text: string, size: number): number => Math.ceil([...text].length * size * CHAR);
-/** The lines an arrow's label is drawn in: the event, then the guard. */
-export const labelLines = (t: { event: string; guard: string | undefined }): string[] => (t.guard === undefined ? [t.event] : [t.event, `[${t.guard}]`]);
+const LABEL_WRAP = 28;
+
+/**
+ * The lines an arrow's label is drawn in: the event, then the guard, a long guard broken after
+ * its commas (a narrower label keeps the layers of the diagram narrower).
+ */
+export function labelLines(t: { event: string; guard: string | undefined }): string[] {
+  if (t.guard === undefined) return [t.event];
+  const lines: string[] = [];
+  let line = '';
+  for (const part of `[${t.guard}]`.split(/(?<=, )/)) {
+    if (line !== '' && line.length + part.length > LABEL_WRAP) {
+      lines.push(line.trimEnd());
+      line = '';
+    }
+    line += part;
+  }
+  return [t.event, ...lines, line];
+}
 
 const cache = new WeakMap<AnyStateMachine, Diagram>();
 

@@ -10,7 +10,7 @@
 import { describe, expect, it } from 'vitest';
 import { setup, type AnyStateMachine, type AnyStateNode, type AnyTransitionDefinition } from 'xstate';
 import { runMachine, toolCallMachine } from 'cairn/machines';
-import { layoutMachine, type Diagram, type DiagramPoint, type DiagramState } from '../../src/machines/chart-layout.js';
+import { labelLines, layoutMachine, type Diagram, type DiagramPoint, type DiagramState } from '../../src/machines/chart-layout.js';
 import { machineSvg } from '../../src/machines/chart-svg.js';
 
 const shapes = setup({
@@ -215,5 +215,19 @@ describe('the small machine with the other shapes', () => {
     expect(work.children.find((c) => c.path === 'work.left')!.children.map((c) => [c.path, c.kind])).toEqual([
       ['work.left.a', 'atomic'], ['work.left.b', 'atomic'], ['work.left.past', 'history'],
     ]);
+  });
+});
+
+describe('an arrow\'s label', () => {
+  it('is the event on one line, then the guard, a long one broken after its commas', () => {
+    expect(labelLines({ event: 'GO', guard: undefined })).toEqual(['GO']);
+    expect(labelLines({ event: 'GO', guard: 'ready' })).toEqual(['GO', '[ready]']);
+    const guard = 'and(allEnded, anyNotAdmitted, deadlinePassed, not(anyActive))';
+    const lines = labelLines({ event: 'always', guard });
+    expect(lines[0]).toBe('always');
+    expect(lines.slice(1).join(' ')).toBe(`[${guard}]`);
+    expect(lines.length).toBeGreaterThan(2);
+    for (const line of lines.slice(1, -1)) expect(line.endsWith(',')).toBe(true);
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(30);
   });
 });
