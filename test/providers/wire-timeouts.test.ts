@@ -8,7 +8,7 @@
  * behind. The limits here are small, set through the option; the defaults
  * are checked on a fake clock.
  */
-import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { runAgent } from 'cairn/agent';
 import { DEFAULT_TRANSPORT_TIMEOUTS, transientCause, type ModelStreamPart } from 'cairn/models';
 import { InvalidOptionsError } from 'cairn/policy';
@@ -17,6 +17,11 @@ import { visibleText, wireServerForFile } from './wire-server.js';
 import { fullStream, sseText, WIRE_KEY, WIRES, type WireCase } from './wire-table.js';
 
 const server = await wireServerForFile();
+beforeAll(async () => {
+  // The first fetch of a process loads the HTTP client, which on a loaded machine can outlast a short limit.
+  server.reply({ json: {} });
+  await (await fetch(server.url)).text();
+});
 beforeEach(() => {
   server.handler = undefined;
 });
@@ -24,8 +29,9 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-// Small enough to keep the file quick, large enough that a loaded machine never mistakes a live server for a silent one.
-const timeouts = { firstByteMs: 200, stallMs: 200 };
+// Small enough to keep the file quick, large enough that on a loaded machine a
+// request reaches the server, and a live server is not taken for a silent one.
+const timeouts = { firstByteMs: 400, stallMs: 200 };
 const noWaits = { sleep: async () => undefined };
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
