@@ -44,6 +44,7 @@ export interface GraphileRunOptions {
   noHandleSignals: true;
   taskList: Record<string, GraphileTask>;
   logger: unknown;
+  events?: unknown;
 }
 
 interface GraphileModule {

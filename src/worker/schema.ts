@@ -82,14 +82,14 @@ export class QueueDb {
   private readonly owned: boolean;
   private closed = false;
 
-  constructor(connection: QueueConnection, what: string) {
+  constructor(connection: QueueConnection, what: string, poolSize = 4) {
     this.schema = connection.schema ?? 'cairn_worker';
     this.q = quoteSchema(this.schema);
     if (connection.pool) {
       this.pool = connection.pool as unknown as Pool;
       this.owned = false;
     } else if (typeof connection.connectionString === 'string' && connection.connectionString !== '') {
-      this.pool = new pg.Pool({ connectionString: connection.connectionString, max: 4 });
+      this.pool = new pg.Pool({ connectionString: connection.connectionString, max: poolSize });
       this.pool.on('error', () => undefined);
       this.owned = true;
     } else {

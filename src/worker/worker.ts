@@ -9,6 +9,7 @@
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { InvalidOptionsError, type CairnErrorCode } from '../errors/index.js';
 import { driveJob, type JobOutcome, type WorkerAgent, type WorkerOps } from './drive.js';
 import { WorkerJobError } from './errors.js';
@@ -34,6 +35,8 @@ export type WorkerEvent =
     /** done: the run came to rest; skipped: nothing to do; retry; handover (drained); dead (dead-lettered). */
     outcome: 'done' | 'skipped' | 'retry' | 'handover' | 'dead';
     status?: string;
+    /** Why a run stopped (`tool-reconciliation-required`, ...), failed (its code), or was skipped. */
+    reason?: string;
     code?: CairnErrorCode;
     message?: string;
   }
@@ -127,7 +130,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     if (level !== 'info') console.warn(`[graphile-worker] ${message}`);
   });
 
-  const db = new QueueDb(options, 'createWorker');
+  // graphile-worker keeps one connection for LISTEN; each slot needs one at a time, and heartbeats one more.
+  const db = new QueueDb(options, 'createWorker', concurrency + 3);
   await setupQueue(db, log);
   const graphile = await loadGraphile();
 
@@ -138,7 +142,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   const endJob = async (jobId: string, job: JobPayload, attempt: number, outcome: JobOutcome, raw: unknown) => {
     const base = { type: 'job-end' as const, jobId, kind: job.kind, agent: job.agent, runId: job.runId, attempt };
     if (outcome.type === 'done') {
-      emit({ ...base, outcome: outcome.status === 'skipped' ? 'skipped' : 'done', status: outcome.status });
+      emit({ ...base, outcome: outcome.status === 'skipped' ? 'skipped' : 'done', status: outcome.status, ...(outcome.reason ? { reason: outcome.reason } : {}) });
     } else if (outcome.type === 'handover') {
       await db.addJob(undefined, { v: 1, kind: 'resume', agent: job.agent, runId: job.runId, scope: job.scope, answers: {} }, retry.maxAttempts);
       emit({ ...base, outcome: 'handover' });
@@ -215,10 +219,18 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     if (jobs.length > 0) {
       await db.query('Heartbeat', `UPDATE ${db.q}.cairn_worker_jobs SET heartbeat_at = now() WHERE job_id = ANY($1::text[])`, [jobs]);
     }
+    // A job slot is stale when its job was locked a while ago and has no recent heartbeat: its worker
+    // stopped (or lost the database) while on it, maybe before it could write its first heartbeat.
     const stale = await db.query<{ worker_id: string }>('Handing back stale jobs', `
-      WITH stale AS (
-        DELETE FROM ${db.q}.cairn_worker_jobs WHERE heartbeat_at < now() - $1::float8 * interval '1 millisecond' RETURNING worker_id
-      ) SELECT DISTINCT worker_id FROM stale`, [staleAfterMs]);
+      SELECT DISTINCT j.locked_by AS worker_id FROM ${db.q}.jobs j
+      WHERE j.task_identifier = '${TASK_IDENTIFIER}' AND j.locked_by IS NOT NULL
+        AND j.locked_at < now() - $1::float8 * interval '1 millisecond'
+        AND NOT EXISTS (
+          SELECT 1 FROM ${db.q}.cairn_worker_jobs h
+          WHERE h.job_id = j.id::text AND h.worker_id = j.locked_by AND h.heartbeat_at >= now() - $1::float8 * interval '1 millisecond')`,
+    [staleAfterMs]);
+    await db.query('Forgetting stale heartbeats', `
+      DELETE FROM ${db.q}.cairn_worker_jobs WHERE heartbeat_at < now() - $1::float8 * interval '1 millisecond'`, [staleAfterMs * 2]);
     if (stale.length > 0) {
       const ids = stale.map((r) => r.worker_id);
       await db.query('Unlocking stale jobs', `SELECT ${db.q}.force_unlock_workers($1::text[])`, [ids]);
@@ -231,12 +243,29 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   }, Math.max(10, Math.floor(Math.min(leaseTtlMs, staleAfterMs) / 3)));
   await beat().catch(() => undefined);
 
-  let runner: GraphileRunner;
-  try {
-    runner = await graphile.run({
-      pgPool: db.pool, schema: db.schema, concurrency, pollInterval: pollIntervalMs, noHandleSignals: true,
-      taskList: { [TASK_IDENTIFIER]: task }, logger: graphileLogger(graphile, log),
+  // graphile-worker 0.16 gives up a job slot for good when it cannot record a job's end (the database
+  // went away at that moment): the slot's job stays locked, and the pool runs one slot short. The
+  // heartbeat sweep hands such a job back; here a new slot takes the lost one's place.
+  const events = new EventEmitter();
+  const runners: GraphileRunner[] = [];
+  const startRunner = async (slots: number) => {
+    const runner = await graphile.run({
+      pgPool: db.pool, schema: db.schema, concurrency: slots, pollInterval: pollIntervalMs, noHandleSignals: true,
+      taskList: { [TASK_IDENTIFIER]: task }, logger: graphileLogger(graphile, log), events,
     });
+    runners.push(runner);
+    return runner;
+  };
+  const replaceSlot = () => {
+    if (draining) return;
+    startRunner(1).then(
+      () => emit({ type: 'error', message: 'a job slot stopped after a database failure; a new one took its place' }),
+      () => setTimeout(replaceSlot, pollIntervalMs).unref(),
+    );
+  };
+  events.on('worker:fatalError', replaceSlot);
+  try {
+    await startRunner(concurrency);
   } catch (error) {
     clearInterval(timer);
     await db.close();
@@ -244,21 +273,23 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   }
 
   let drained: Promise<void> | undefined;
+  let stopped!: () => void;
+  const allStopped = new Promise<void>((resolve) => { stopped = resolve; });
   const drain = () => {
     drained ??= (async () => {
       draining = true;
-      const stopping = runner.stop();
+      const stopping = Promise.all(runners.map((r) => r.stop().catch(() => undefined)));
       await Promise.all([...active.values()].map((entry) => (entry.key ? ops.leases.requestDrain(entry.key).catch(() => undefined) : undefined)));
       await stopping;
       clearInterval(timer);
       await beating.catch(() => undefined);
       await db.close();
+      stopped();
     })();
     return drained;
   };
-  const done = runner.promise.then(async () => {
-    await drained;
-  });
+  // Ends with the drain; rejects if the first pool stops on an error of its own before that.
+  const done = Promise.race([allStopped, runners[0]!.promise.then(() => allStopped)]);
   done.catch(() => undefined);
 
   return { workerId, active: () => active.size, drain, done };
