@@ -20,6 +20,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startExampleWire, type ExampleWire } from '../sdk/support/example-wire.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const docsDir = join(root, 'docs');
@@ -28,13 +29,13 @@ const examplesDir = join(docsDir, 'examples');
 const PUBLIC_SUBPATHS = [
   'cairn/agent', 'cairn/testing', 'cairn/machines', 'cairn/headless', 'cairn/ops/sqlite', 'cairn/ops/postgres',
   'cairn/models', 'cairn/openai', 'cairn/anthropic', 'cairn/google', 'cairn/openai-compatible', 'cairn/embed', 'cairn/stores', 'cairn/ui', 'cairn/react',
-  'cairn/policy', 'cairn/memory', 'cairn/chat', 'cairn/sessions',
+  'cairn/policy', 'cairn/memory', 'cairn/chat', 'cairn/sessions', 'cairn',
 ];
 /**
  * The AI SDK provider the AI SDK example is about, XState, which a host that embeds a run writes its machine with,
  * and the OpenTelemetry API and SDK the tracing example registers.
  */
-const THIRD_PARTY = ['@ai-sdk/openai', 'xstate', '@opentelemetry/api', '@opentelemetry/sdk-trace-base'];
+const THIRD_PARTY = ['@ai-sdk/openai', 'xstate', '@opentelemetry/api', '@opentelemetry/sdk-trace-base', 'zod'];
 /**
  * Examples that end with a non-zero `process.exitCode` on purpose (the spec's
  * doctor example exits 8, as a shell script would see it).
@@ -45,11 +46,13 @@ const EXPECTED_EXIT: Record<string, number> = { 'doctor-spec': 8 };
  * example that reads process.env prints the same on every machine and no
  * example can reach a real provider with a real key.
  */
-const PROVIDER_KEY_VARS = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_GENERATIVE_AI_API_KEY'];
-const programEnv = (): NodeJS.ProcessEnv => {
+const PROVIDER_KEY_VARS = ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_GENERATIVE_AI_API_KEY'];
+/** Seed 004's examples talk to a local Responses server (test/sdk/support/example-wire.ts): their env points OPENAI_BASE_URL at it. */
+let wire: ExampleWire | undefined;
+const programEnv = (example?: string): NodeJS.ProcessEnv => {
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
   for (const name of PROVIDER_KEY_VARS) delete env[name];
-  return env;
+  return { ...env, ...(example ? wire?.env(example) : undefined) };
 };
 const MARKER = /^<!-- (example|output): ([a-z0-9-]+) -->$/;
 const FENCE = /^```(\S*)\s*$/;
@@ -113,12 +116,12 @@ const tsxBin = (() => {
   return join(root, 'node_modules', 'tsx', bin);
 })();
 
-function run(file: string): Promise<Run> {
+function run(file: string, example?: string): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [tsxBin, '--conditions=source', file],
-      { cwd: root, timeout: 60_000, maxBuffer: 10 * 1024 * 1024, env: programEnv() },
+      { cwd: root, timeout: 60_000, maxBuffer: 10 * 1024 * 1024, env: programEnv(example) },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
         resolve({ code, stdout, stderr });
@@ -135,7 +138,7 @@ function snippetProgram(body: string): string {
   const exports = JSON.parse(read(join(root, 'package.json'))).exports as Record<string, { source?: string }>;
   let program = body;
   for (const subpath of PUBLIC_SUBPATHS) {
-    const source = exports[`./${subpath.slice('cairn/'.length)}`]?.source;
+    const source = exports[subpath === 'cairn' ? '.' : `./${subpath.slice('cairn/'.length)}`]?.source;
     if (!source) throw new Error(`package.json has no source condition for ${subpath}`);
     const url = pathToFileURL(join(root, source)).href;
     program = program.replaceAll(`'${subpath}'`, `'${url}'`).replaceAll(`"${subpath}"`, `"${url}"`);
@@ -165,8 +168,9 @@ async function runAll(jobs: (() => Promise<void>)[]): Promise<void> {
 
 beforeAll(async () => {
   snippetDir = mkdtempSync(join(tmpdir(), 'cairn-doc-snippets-'));
+  wire = await startExampleWire();
   const jobs: (() => Promise<void>)[] = examples.map((name) => async () => {
-    runs.set(`example:${name}`, await run(join('docs', 'examples', `${name}.ts`)));
+    runs.set(`example:${name}`, await run(join('docs', 'examples', `${name}.ts`), name));
   });
   snippets.forEach((snippet, index) => {
     // .mts: an ES module wherever it lives, so top-level await works.
@@ -177,7 +181,8 @@ beforeAll(async () => {
   await runAll(jobs);
 }, 300_000);
 
-afterAll(() => {
+afterAll(async () => {
+  await wire?.close();
   if (snippetDir) rmSync(snippetDir, { recursive: true, force: true });
 });
 
