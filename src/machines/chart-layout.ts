@@ -131,8 +131,8 @@ function layout(machine: AnyStateMachine): Diagram {
     if (!target) return [];
     initialChildren.add(target);
     const n = initialEdges.length;
-    initialEdges.push({ of: block, to: target, dotId: `init_${n}`, edgeId: `init_edge_${n}` });
-    return [{ id: `init_${n}`, width: DOT, height: DOT }];
+    initialEdges.push({ of: block, to: target, dotId: `#init_${n}`, edgeId: `#init_edge_${n}` });
+    return [{ id: `#init_${n}`, width: DOT, height: DOT }];
   };
 
   // Arrows meet a leaf on the sides across the flow (the flow runs left to right): a leaf with
@@ -165,16 +165,17 @@ function layout(machine: AnyStateMachine): Diagram {
     };
   };
 
+  // The states' ids are made of [A-Za-z0-9_] (chart-model.ts); the other ids start with '#', so none collide.
   const top = chart.drawRoot ? [node(chart.root)] : [...startDot(chart.root), ...chart.root.children.map(node)];
   const edges: ElkEdge[] = chart.transitions.map((t, i) => ({
-    id: `t_${i}`,
+    id: `#t_${i}`,
     sources: [t.from.id],
     targets: [t.to.id],
     labels: [label(t)],
   }));
   for (const init of initialEdges) edges.push({ id: init.edgeId, sources: [init.dotId], targets: [init.to.id] });
 
-  const laid = elkLayout({ id: '__diagram', layoutOptions: ROOT_OPTIONS, children: top, edges });
+  const laid = elkLayout({ id: '#diagram', layoutOptions: ROOT_OPTIONS, children: top, edges });
   return toDiagram(machine, chart, laid, initialChildren, initialEdges);
 }
 
@@ -237,11 +238,11 @@ function toDiagram(
   };
 
   const transitions = chart.transitions.map((t, index): DiagramTransition => {
-    const placed = edges.get(`t_${index}`)?.labels?.[0];
+    const placed = edges.get(`#t_${index}`)?.labels?.[0];
     if (!placed) throw missing(`the label of transition ${t.label}`);
     return {
       index, from: pathOf(t.from), to: pathOf(t.to), label: t.label, event: t.event, guard: t.guard, internal: t.internal,
-      points: route(`t_${index}`),
+      points: route(`#t_${index}`),
       labelBox: { x: round(placed.x), y: round(placed.y), width: round(placed.width), height: round(placed.height) },
     };
   });

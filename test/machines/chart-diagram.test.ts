@@ -39,6 +39,8 @@ const shapes = setup({
         right: { initial: 'c', states: { c: { id: 'deep', on: { BACK: '#shapes.done' } } } },
       },
     },
+    // Named like the layout's own ids for start dots and arrows once were: it must still get its own box.
+    init_0: { on: { GO: 'done' } },
     done: { type: 'final' },
   },
 });
