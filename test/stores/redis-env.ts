@@ -8,7 +8,12 @@
  * `newPrefix`), and every key under a prefix handed out is deleted after the
  * suite, so test files running in parallel on one server never meet.
  */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createClient } from 'redis';
 import { afterAll, describe, it } from 'vitest';
 
@@ -112,4 +117,100 @@ export function describeRedis(name: string, fn: (env: RedisTestEnv) => void): vo
     });
     fn(env);
   });
+}
+
+/** A redis-server of the test's own, in a temporary directory, that it can kill and start again on the same data. */
+export interface OwnRedis {
+  url: string;
+  dir: string;
+  /** SIGKILLs the server (no shutdown, no final write) and waits for it to be gone. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port and directory, and waits for it to answer. */
+  start(): Promise<void>;
+  /** Stops it and removes the directory. */
+  destroy(): Promise<void>;
+}
+
+/** Whether redis-server can be run here: null, or why not. */
+export function redisServerMissing(): string | null {
+  const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
+  return probe.error ? `redis-server is not installed (${probe.error.message}); .ci/run installs it with apt-get` : null;
+}
+
+/**
+ * `describe` for suites that start their own redis-server: skipped with a
+ * warning where it is not installed, except on CI, where that fails.
+ */
+export function describeOwnRedis(name: string, fn: () => void): void {
+  const missing = redisServerMissing();
+  if (missing === null) {
+    describe(name, fn);
+  } else if (process.env.CI === 'true') {
+    describe(name, () => {
+      it('needs redis-server', () => {
+        throw new Error(`${missing}. On CI these suites must run, so this fails.`);
+      });
+    });
+  } else {
+    console.warn(`[cairn tests] skipping "${name}": ${missing}`);
+    describe.skip(name, fn);
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/**
+ * Starts a redis-server on a free port of 127.0.0.1 in a new temporary
+ * directory, with `args` after the defaults (`--appendonly yes --appendfsync
+ * always`, no RDB snapshots), and waits until it answers.
+ */
+export async function startOwnRedis(args: string[] = []): Promise<OwnRedis> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-redis-'));
+  const url = `redis://127.0.0.1:${port}`;
+  let child: ChildProcess | null = null;
+  const start = async () => {
+    const proc = spawn('redis-server', [
+      '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--daemonize', 'no',
+      '--appendonly', 'yes', '--appendfsync', 'always', '--logfile', join(dir, 'redis.log'), ...args,
+    ], { stdio: 'ignore' });
+    child = proc;
+    const exited = new Promise<never>((_, reject) => proc.once('exit', (code) => reject(new Error(`redis-server exited (${code}); see ${join(dir, 'redis.log')}`))));
+    exited.catch(() => undefined);
+    for (let i = 0; ; i++) {
+      const client = rawClient(url);
+      try {
+        await Promise.race([client.connect(), exited]);
+        const info = String(await client.sendCommand(['INFO', 'persistence']));
+        if (/loading:0/.test(info)) return;
+      } catch (error) {
+        if (i > 200) throw error;
+      } finally {
+        if (client.isOpen) await client.close().catch(() => undefined);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  };
+  const kill = async () => {
+    const proc = child;
+    child = null;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    const gone = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+    proc.kill('SIGKILL');
+    await gone;
+  };
+  await start();
+  return {
+    url, dir, kill, start,
+    async destroy() {
+      await kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
