@@ -16,7 +16,7 @@
  *   npm run bench -- --engine            the engine section alone (or CAIRN_BENCH=engine)
  *   npm run bench -- --durable           the durable tool loop on each store alone (or CAIRN_BENCH=durable)
  *   npm run bench -- --engine --profile  CPU profiles of the engine loop instead (or CAIRN_BENCH=profile)
- *   npm run bench -- --resume --wal --concurrent --memory --tracing --memory-store
+ *   npm run bench -- --resume --wal --concurrent --memory --tracing --memory-store --workers
  *                                        those sections alone, any of them (or CAIRN_BENCH=resume,wal,...)
  */
 import { randomBytes } from 'node:crypto';
@@ -36,6 +36,7 @@ import { measureWal, printWal } from './wal.js';
 import { measureConcurrent, printConcurrent } from './concurrent.js';
 import { measureMemory, printMemory } from './memory.js';
 import { measureMemoryStore, printMemoryStore } from './memory-store.js';
+import { measureWorkers, printWorkers } from './worker-scale.js';
 import { splitEnvelope } from '../src/stores/write-plan.js';
 
 const STEPS = 100;
@@ -355,6 +356,7 @@ const SECTIONS = {
   memory: async () => printMemory(await measureMemory()),
   tracing: async () => printTracing(await measureTracing()),
   'memory-store': async () => printMemoryStore(await measureMemoryStore()),
+  workers: async () => printWorkers(await measureWorkers()),
 } as const;
 type SectionName = keyof typeof SECTIONS;
 

@@ -1,0 +1,238 @@
+/**
+ * The worker pool's section of `npm run bench` (issue 39), against one
+ * PostgreSQL (CAIRN_TEST_POSTGRES_URL):
+ *
+ * 1. graphile-worker alone, the measurement of docs/decisions/008 again:
+ *    500 no-op jobs, enqueued one by one, then drained by one runner at
+ *    concurrency 4 (ms per job for each).
+ * 2. Runs finished per second with 1, 2 and 4 worker processes (forked,
+ *    bench/worker-child.ts, 4 jobs at once each), RUNS runs of a 3-step tool
+ *    loop, timed from the first enqueue to the last run completed; beside
+ *    each, the raw commit rate of as many connections as the workers' job
+ *    slots (~2 KB upserts in autocommit, 2 s, measured right after), and the
+ *    commits the runs made per second (saves counted by the workers).
+ * 3. The queue's own overhead per run: the same runs driven 4 at a time by
+ *    runAgent with a lease in one process (no queue), against one worker
+ *    process at concurrency 4: the difference in wall time per run.
+ *
+ *   npm run bench -- --workers     this section alone (or CAIRN_BENCH=workers)
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { runAgent } from 'cairn/agent';
+import { createPostgresOpsStore } from 'cairn/ops/postgres';
+import { createWorkQueue } from 'cairn/worker';
+import { POSTGRES_URL } from './resume.js';
+import { benchOptions, counting, STEPS } from './worker-agent.js';
+
+const RUNS = 200;
+const SLOTS = 4;
+const NOOP_JOBS = 500;
+const RAW_MS = 2_000;
+const CHILD = fileURLToPath(new URL('./worker-child.ts', import.meta.url));
+
+export interface WorkerScaleRow {
+  processes: number;
+  runsPerSec: number;
+  savesPerRun: number;
+  cairnCommitsPerSec: number;
+  rawCommitsPerSec: number;
+}
+
+export interface WorkerFigures {
+  noop: { enqueueMs: number; drainMs: number };
+  rows: WorkerScaleRow[];
+  direct: { msPerRun: number };
+  viaQueue: { msPerRun: number };
+  cores: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const schemaName = (what: string) => `cairn_bench_${what}_${randomBytes(4).toString('hex')}`;
+
+async function withPool<T>(body: (pool: pg.Pool) => Promise<T>): Promise<T> {
+  const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 20 });
+  pool.on('error', () => undefined);
+  try {
+    return await body(pool);
+  } finally {
+    await pool.end();
+  }
+}
+
+/** graphile-worker with a no-op task: ms per enqueue, and ms per job of the drain. */
+async function noopQueue(pool: pg.Pool): Promise<WorkerFigures['noop']> {
+  const schema = schemaName('noop');
+  const { run, runMigrations, Logger } = (await import('graphile-worker')) as unknown as {
+    run(o: unknown): Promise<{ stop(): Promise<void> }>;
+    runMigrations(o: unknown): Promise<void>;
+    Logger: new (f: () => () => void) => unknown;
+  };
+  const logger = new Logger(() => () => undefined);
+  try {
+    await runMigrations({ pgPool: pool, schema, logger });
+    let started = performance.now();
+    for (let i = 0; i < NOOP_JOBS; i++) await pool.query(`SELECT "${schema}".add_job('noop', $1::json)`, [JSON.stringify({ i })]);
+    const enqueueMs = (performance.now() - started) / NOOP_JOBS;
+    let left = NOOP_JOBS;
+    let finished!: () => void;
+    const all = new Promise<void>((resolve) => { finished = resolve; });
+    started = performance.now();
+    const runner = await run({
+      pgPool: pool, schema, concurrency: SLOTS, noHandleSignals: true, logger,
+      taskList: { noop: async () => { if (--left === 0) finished(); } },
+    });
+    await all;
+    const drainMs = (performance.now() - started) / NOOP_JOBS;
+    await runner.stop();
+    return { enqueueMs, drainMs };
+  } finally {
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  }
+}
+
+/** Commits per second of `connections` clients upserting ~2 KB rows in autocommit. */
+async function rawCommits(connections: number): Promise<number> {
+  const table = `"${schemaName('raw')}"`;
+  const setup = new pg.Client({ connectionString: POSTGRES_URL });
+  await setup.connect();
+  await setup.query(`CREATE TABLE ${table} (id integer PRIMARY KEY, body text NOT NULL)`);
+  const body = 'y'.repeat(2048);
+  const clients = await Promise.all(Array.from({ length: connections }, async () => {
+    const c = new pg.Client({ connectionString: POSTGRES_URL });
+    await c.connect();
+    return c;
+  }));
+  let commits = 0;
+  const until = performance.now() + RAW_MS;
+  const started = performance.now();
+  await Promise.all(clients.map(async (c, i) => {
+    for (let n = 0; performance.now() < until; n++) {
+      await c.query(`INSERT INTO ${table} (id, body) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body`, [i * 1_000_000 + (n % 100), body]);
+      commits++;
+    }
+  }));
+  const seconds = (performance.now() - started) / 1000;
+  await Promise.all(clients.map((c) => c.end()));
+  await setup.query(`DROP TABLE ${table}`);
+  await setup.end();
+  return commits / seconds;
+}
+
+interface Env {
+  opsSchema: string;
+  queueSchema: string;
+  drop(): Promise<void>;
+}
+
+async function freshEnv(pool: pg.Pool): Promise<Env> {
+  const opsSchema = schemaName('ops');
+  const queueSchema = schemaName('queue');
+  const ops = createPostgresOpsStore({ connectionString: POSTGRES_URL }, { schema: opsSchema });
+  await ops.setup();
+  await ops.close();
+  const queue = createWorkQueue({ connectionString: POSTGRES_URL, schema: queueSchema, log: () => undefined });
+  await queue.setup();
+  await queue.close();
+  return {
+    opsSchema, queueSchema,
+    drop: async () => {
+      for (const s of [opsSchema, queueSchema]) await pool.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+    },
+  };
+}
+
+const completedIn = async (pool: pg.Pool, schema: string) =>
+  (await pool.query(`SELECT count(*)::int AS n FROM "${schema}".cairn_runs WHERE status = 'completed'`)).rows[0].n as number;
+
+/** RUNS runs through `processes` worker processes: seconds from the first enqueue to the last completion, and saves. */
+async function throughWorkers(pool: pg.Pool, processes: number, prefix: string): Promise<{ seconds: number; saves: number }> {
+  const env = await freshEnv(pool);
+  const children: ChildProcess[] = [];
+  try {
+    for (let i = 0; i < processes; i++) {
+      const child = fork(CHILD, [JSON.stringify({ url: POSTGRES_URL, opsSchema: env.opsSchema, queueSchema: env.queueSchema, concurrency: SLOTS })], {
+        execArgv: ['--conditions=source', '--import', 'tsx'],
+      });
+      children.push(child);
+      await new Promise<void>((resolve, reject) => {
+        child.once('message', () => resolve());
+        child.once('exit', (code) => reject(new Error(`bench worker exited early (${code})`)));
+      });
+    }
+    const queue = createWorkQueue({ connectionString: POSTGRES_URL, schema: env.queueSchema, log: () => undefined });
+    const started = performance.now();
+    for (let i = 0; i < RUNS; i++) await queue.enqueueRun({ agent: 'loop', runId: `${prefix}-${i}`, scope: 'bench', prompt: 'Loop.' });
+    while ((await completedIn(pool, env.opsSchema)) < RUNS) await sleep(10);
+    const seconds = (performance.now() - started) / 1000;
+    await queue.close();
+    let saves = 0;
+    await Promise.all(children.map((child) => new Promise<void>((resolve) => {
+      child.on('message', (m: { type: string; saves?: number }) => {
+        if (m.type === 'stopped') saves += m.saves ?? 0;
+      });
+      child.once('exit', () => resolve());
+      child.send({ type: 'stop' });
+    })));
+    return { seconds, saves };
+  } finally {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    await env.drop();
+  }
+}
+
+/** The same runs driven by runAgent with a lease, SLOTS at a time, in this process: ms per run. */
+async function direct(pool: pg.Pool): Promise<number> {
+  const env = await freshEnv(pool);
+  const ops = createPostgresOpsStore({ connectionString: POSTGRES_URL, poolOptions: { max: SLOTS + 1 } }, { schema: env.opsSchema });
+  try {
+    const counted = counting(ops.agentRuns);
+    let next = 0;
+    const started = performance.now();
+    await Promise.all(Array.from({ length: SLOTS }, async () => {
+      while (next < RUNS) {
+        const runId = `direct-${next++}`;
+        const result = await runAgent({
+          ...benchOptions(), prompt: 'Loop.', session: { store: counted.store, runId, scope: 'bench' },
+          lease: { provider: ops.leases, owner: 'bench', ttlMs: 30_000 },
+        });
+        if (result.status !== 'completed') throw new Error(`bench: a direct run ended ${result.status}`);
+      }
+    }));
+    return (performance.now() - started) / RUNS;
+  } finally {
+    await ops.close();
+    await env.drop();
+  }
+}
+
+export async function measureWorkers(): Promise<WorkerFigures> {
+  return withPool(async (pool) => {
+    const noop = await noopQueue(pool);
+    const directMs = await direct(pool);
+    const rows: WorkerScaleRow[] = [];
+    let viaQueueMs = 0;
+    for (const processes of [1, 2, 4]) {
+      const { seconds, saves } = await throughWorkers(pool, processes, `w${processes}`);
+      if (processes === 1) viaQueueMs = (seconds * 1000) / RUNS;
+      const rawCommitsPerSec = await rawCommits(processes * SLOTS);
+      rows.push({ processes, runsPerSec: RUNS / seconds, savesPerRun: saves / RUNS, cairnCommitsPerSec: saves / seconds, rawCommitsPerSec });
+    }
+    return { noop, rows, direct: { msPerRun: directMs }, viaQueue: { msPerRun: viaQueueMs }, cores: availableParallelism() };
+  });
+}
+
+export function printWorkers(f: WorkerFigures): void {
+  const n = (x: number, d = 1) => x.toFixed(d);
+  console.log(`\nWorker pool (issue 39): ${RUNS} runs of a ${STEPS}-step tool loop, ${SLOTS} job slots a worker process, one PostgreSQL, ${f.cores} cores`);
+  console.log(`graphile-worker alone, ${NOOP_JOBS} no-op jobs: enqueue ${n(f.noop.enqueueMs, 2)} ms/job, drain at concurrency ${SLOTS} ${n(f.noop.drainMs, 2)} ms/job`);
+  console.log('processes  runs/s  saves/run  Cairn commits/s  raw commits/s (same connections)  Cairn / raw');
+  for (const r of f.rows) {
+    console.log(`${String(r.processes).padEnd(9)}  ${n(r.runsPerSec).padStart(6)}  ${n(r.savesPerRun).padStart(9)}  ${n(r.cairnCommitsPerSec, 0).padStart(15)}  ${n(r.rawCommitsPerSec, 0).padStart(32)}  ${n(r.cairnCommitsPerSec / r.rawCommitsPerSec, 2).padStart(11)}`);
+  }
+  const overhead = f.viaQueue.msPerRun - f.direct.msPerRun;
+  console.log(`the queue's overhead per run: ${n(f.viaQueue.msPerRun, 2)} ms/run through 1 worker process vs ${n(f.direct.msPerRun, 2)} ms/run by runAgent directly (${SLOTS} at a time): ${n(overhead, 2)} ms/run (${n(f.viaQueue.msPerRun / f.direct.msPerRun, 2)}x)`);
+}
