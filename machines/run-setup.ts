@@ -137,6 +137,7 @@ export const runSetup = setup({
         usage: addUsage(context.usage, turn.usage),
         ...(turn.model ? { usageByModel: { ...context.usageByModel, [turn.model]: addUsage(context.usageByModel?.[turn.model] ?? ZERO_USAGE, turn.usage) } } : {}),
         ...(output.models !== undefined ? { models: output.models } : {}),
+        ...(output.toolNames !== undefined ? { toolNames: output.toolNames } : {}),
       };
     }),
     // One tool-call actor per call, with an id that is stable across restores.

@@ -422,8 +422,11 @@ export interface VerifyInput {
 }
 
 export type ModelCallOutput =
-  /** `models`: the fail-over record after this call, when the call failed over. */
-  | { kind: 'turn'; turn: Turn; models?: Json }
+  /**
+   * `models`: the fail-over record after this call, when the call failed over.
+   * `toolNames`: the run's tools from this step on, when they changed at the step's start (an MCP catalog refresh).
+   */
+  | { kind: 'turn'; turn: Turn; models?: Json; toolNames?: string[] }
   | { kind: 'aborted' }
   | { kind: 'deadline'; error: ErrorData }
   /** The execution budget refused the call: what was spent, held and asked for. */

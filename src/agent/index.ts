@@ -9,3 +9,7 @@ export type { AgentRunView } from './run-view.js';
 export { approvalIdFor, receiptKey, SUPPORTED_ENVELOPE_VERSIONS } from './envelope.js';
 export * from './types.js';
 export * from '../errors/index.js';
+export { McpError, type McpErrorCode } from '../mcp/errors.js';
+export type {
+  McpHttpTransport, McpOptions, McpSamplingModel, McpSamplingOptions, McpServerConfig, McpStdioTransport, McpTimeouts,
+} from '../mcp/types.js';

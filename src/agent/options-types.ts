@@ -11,6 +11,7 @@ import type { TracingOptions } from '../tracing/otel.js';
 import type { JsonValue } from './json.js';
 import type { AgentMemoryOptions } from '../memory/run-types.js';
 import type { AgentChatOptions } from '../chat/projection-types.js';
+import type { McpOptions } from '../mcp/types.js';
 import type { VerifyVerdict } from './record-types.js';
 import type { AgentTools, StandardSchemaV1, ToolCallGuardDecision, ToolCallGuardInput, ToolResultGuardInput } from './tool-types.js';
 
@@ -184,6 +185,11 @@ export interface AgentOptions<T = string> {
    * the checkpoint at every suspension and at the end. `chatId` and `scope` are part of the binding.
    */
   chat?: AgentChatOptions;
+  /**
+   * MCP servers whose tools the run offers (docs/mcp.md), connected at the start of every leg. Their
+   * tool catalog is part of the binding; `onCatalogChange: 'accept'` lets a resume take a changed one.
+   */
+  mcp?: McpOptions;
   /**
    * OpenTelemetry spans of the run (docs/tracing.md): on by default when `@opentelemetry/api` is installed and an SDK
    * is registered, a no-op otherwise. `false` turns them off for this run.

@@ -16,6 +16,9 @@ import { isExecutionContext, type ExecutionContext } from '../policy/index.js';
 import { checkMemoryOptions, memoryBindingOf, type RunMemoryOptions } from '../memory/run-options.js';
 import { chatBindingOf, checkChatOptions } from '../chat/projection.js';
 import type { AgentChatOptions } from '../chat/projection-types.js';
+import { checkMcpOptions } from '../mcp/options.js';
+import { describeCatalogChanges } from '../mcp/catalog-changes.js';
+import type { CheckedMcpOptions, McpStepBoundary } from '../mcp/types.js';
 import type {
   AgentOptions, AgentRunBinding, AgentTool, JsonValue, Message, ResumeOptions,
 } from './types.js';
@@ -69,6 +72,10 @@ export interface NormalizedOptions<T> {
   memory: RunMemoryOptions | null;
   /** The run's chat projection (docs/chat.md), checked; null without one. */
   chat: AgentChatOptions | null;
+  /** The run's MCP servers (docs/mcp.md), checked; null without them. */
+  mcp: CheckedMcpOptions | null;
+  /** The leg's connected servers, once connected (their tools are in `tools`). */
+  mcpLive: McpStepBoundary | null;
 }
 
 function positiveInt(name: string, value: unknown, fallback: number): number {
@@ -161,6 +168,7 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
   if (memory) binding.memory = memoryBindingOf(memory);
   const chat = checkChatOptions(options.chat);
   if (chat) binding.chat = chatBindingOf(chat);
+  const mcp = checkMcpOptions(options.mcp);
   return {
     raw: options,
     runId: session?.runId ?? '',
@@ -190,6 +198,8 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
     deadlineAt: deadlines.length > 0 ? Math.min(...deadlines) : null,
     memory,
     chat,
+    mcp,
+    mcpLive: null,
   };
 }
 
@@ -316,7 +326,7 @@ export function bindingOf(
   };
 }
 
-const COMPARED: readonly (keyof AgentRunBinding)[] = ['bindingId', 'model', 'tools', 'output', 'limits', 'fallback', 'memory', 'chat'];
+const COMPARED: readonly (keyof AgentRunBinding)[] = ['bindingId', 'model', 'tools', 'output', 'limits', 'fallback', 'memory', 'chat', 'mcp'];
 
 /** Keys whose fingerprints differ (a key only one side has counts). */
 export function bindingChanges(stored: AgentRunBinding, current: AgentRunBinding): string[] {
@@ -325,7 +335,7 @@ export function bindingChanges(stored: AgentRunBinding, current: AgentRunBinding
 
 const KEY_NAMES: Record<string, string> = {
   bindingId: 'the bindingId', model: 'the model', output: 'the output schema', fallback: 'fallbackModels',
-  tools: 'the tools', limits: 'the limits', memory: 'the memory scope', chat: 'the chat',
+  tools: 'the tools', limits: 'the limits', memory: 'the memory scope', chat: 'the chat', mcp: 'the MCP tool catalog',
 };
 
 /**
@@ -350,6 +360,8 @@ export function describeBindingChanges(stored: AgentRunBinding, current: AgentRu
           if (a.rest !== b.rest) out.push(`tool ${name}: its description, output schema, replay, approval or client flag`);
         }
       }
+    } else if (key === 'mcp' && stored.mcp !== undefined && current.mcp !== undefined) {
+      out.push(...describeCatalogChanges(before?.mcp, now?.mcp));
     } else if (key === 'limits' && before && now) {
       for (const name of [...new Set([...Object.keys(before.limits), ...Object.keys(now.limits)])].sort()) {
         if (before.limits[name] !== now.limits[name]) out.push(`limit ${name}`);

@@ -204,6 +204,8 @@ export interface AgentRunBinding {
   memory?: string;
   /** The chat projected to (its id and scope); absent for a run without chat. */
   chat?: string;
+  /** The MCP servers' tool catalog (names, descriptions, schemas, replay, approval); absent for a run without mcp. */
+  mcp?: string;
   /**
    * Fingerprints of each tool and each limit, so a changed binding can say
    * which part changed. Not compared itself: the keys above decide.
@@ -211,6 +213,8 @@ export interface AgentRunBinding {
   parts?: {
     tools: Record<string, { schema: string; rest: string }>;
     limits: Record<string, string>;
+    /** Each MCP tool, by the name the model sees. */
+    mcp?: Record<string, string>;
   };
 }
 

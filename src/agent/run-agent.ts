@@ -12,6 +12,7 @@ import { holdMemoryScope } from '../memory/run-options.js';
 import { prepareMemory } from '../memory/run-start.js';
 import { chatOwed, repairChat } from '../chat/projection-repair.js';
 import { initialModels } from '../runtime/model-call.js';
+import { bindMcp, closeMcp, connectMcp, connectMcpForResume } from '../mcp/leg.js';
 import { checkEnvelope } from './envelope.js';
 import { toJson } from './json.js';
 import {
@@ -86,7 +87,11 @@ async function guarded<T>(
         if (!lease) throw new AgentRunLeaseError('lease_held', key);
       }
       opts.toolContexts = await validateToolContexts(options as AgentOptions<unknown>);
-      result = await body(opts, runId, lease);
+      try {
+        result = await body(opts, runId, lease);
+      } finally {
+        await closeMcp(opts);
+      }
     } finally {
       if (lease) await leaseOptions!.provider.release(lease).catch(() => undefined);
       release();
@@ -101,6 +106,8 @@ async function guarded<T>(
 
 async function start<T>(options: AgentOptions<T>, emit: Emit<T>): Promise<AgentResult<T>> {
   return guarded(options, emit, async (opts, runId, lease) => {
+    // The servers are connected and their tools listed before the run starts: a bad server fails it with nothing written.
+    await connectMcp(opts);
     const input: RunInput = {
       runId,
       messages: toJson(initialMessages(options as AgentOptions<unknown>)),
@@ -116,6 +123,7 @@ async function start<T>(options: AgentOptions<T>, emit: Emit<T>): Promise<AgentR
     };
     const host = new RunHost<T>(opts, runId, emit);
     host.lease = lease;
+    bindMcp(opts, host);
     // An earlier start of this run id may have died before its first save: its reservation is in a
     // shared ledger but in no record, so no resume would hold it. This start does, as a resume would.
     if (host.budget && opts.raw.session) await host.budget.holdLeftovers();
@@ -143,7 +151,10 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     const loaded = await session.store.load(runId, { scope: session.scope });
     if (loaded === undefined) throw new RunIdentityError('run_not_found', runId);
     const stored = checkEnvelope(loaded, runId, session.scope);
-    const changed = bindingChanges(stored.binding, opts.binding);
+    const ended = ['completed', 'failed', 'stopped'].includes(stored.status) && !(stored.status === 'failed' && options.retryFailed === true);
+    const mcp = await connectMcpForResume(opts, stored, ended);
+    for (const warning of mcp.warnings) emit(warning);
+    const changed = bindingChanges(stored.binding, opts.binding).filter((key) => !(mcp.accepted && key === 'mcp'));
     if (changed.length > 0) throw new BindingChangedError(changed, describeBindingChanges(stored.binding, opts.binding));
     const retrying = stored.status === 'failed' && options.retryFailed === true;
     if (retrying && !stored.retry) {
@@ -191,12 +202,16 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     const releaseScope = holdMemoryScope(opts.execution, opts.memory);
     const host = new RunHost<T>(opts, runId, emit, stored);
     host.lease = lease;
+    bindMcp(opts, host);
+    host.warnings.push(...mcp.warnings);
     if (host.budget) await host.budget.holdLeftovers();
     for (const warning of matched.warnings) host.warnings.push(warning);
     // Everything the resume brings goes to the calls as their answers: each verdict is kept with its
     // approval request, a reconciled result becomes the call's receipt, a retry is the call's to take.
     const reconciled = new Map(reconciliation.reconciled.map(({ receipt, result }) => [receipt.key, reconciledReceipt(receipt, result)]));
     const restored = answerMovingCalls(stored, reconciled);
+    // The tools the resumed run offers: a catalog taken with onCatalogChange: 'accept' may have others.
+    if (opts.mcpLive) (restored.snapshot as unknown as { context: RunContext }).context.toolNames = Object.keys(opts.tools);
     return host.resume(restored, (open) => {
       const answers: Record<string, CallAnswer> = {};
       for (const [childId, call] of open) {

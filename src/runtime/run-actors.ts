@@ -120,6 +120,8 @@ export const runActors = {
     const deadlineAt = input.deadlineAt ?? null;
     if (deadlinePassed(host, deadlineAt)) return { kind: 'deadline', error: deadlineError() };
     if (host.signal.aborted) return { kind: 'aborted' };
+    // A step boundary: a tool catalog an MCP server announced since the last step takes its place now (docs/mcp.md).
+    const toolNames = host.opts.mcpLive ? await host.opts.mcpLive.atStepBoundary() : null;
     const combined = effectSignal(host, signal, deadlineAt);
     host.emit({ type: 'step-start', step, phase });
     const span = host.tracer?.modelCall(step, phase);
@@ -172,7 +174,7 @@ export const runActors = {
       ...(response.response ? { response: toJson<{ id?: string; modelId?: string }>(response.response) } : {}),
     };
     host.emit({ type: 'step-finish', step, finishReason: response.finishReason, usage: response.usage });
-    return models === undefined ? { kind: 'turn', turn } : { kind: 'turn', turn, models };
+    return { kind: 'turn', turn, ...(models !== undefined ? { models } : {}), ...(toolNames ? { toolNames } : {}) };
   }),
 
   // The execution policy decides for the whole batch of the last turn, before any guardrail, approval or sibling.

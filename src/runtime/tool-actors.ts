@@ -22,6 +22,7 @@ import type { AgentToolReceipt, JsonValue, Message, ToolExecuteContext } from '.
 import { deadlinePassed, effectSignal, legActor, legOf, type Leg } from './host-state.js';
 import { projectsResult } from './plan.js';
 import { capForModel, storableResult, unstorableMessage } from './tool-results.js';
+import { outcomeUnknown } from '../mcp/errors.js';
 
 const keyOf = (c: ReceiptWriteInput) => receiptKey(c.modelStep, c.toolCallId);
 const receiptOf = (c: ToolCallContext) => (c.receipt ?? undefined) as AgentToolReceipt | undefined;
@@ -175,6 +176,8 @@ export const toolCallLogic = toolCallMachine.provide({
       try {
         value = await tool.execute!(c.args, toolContext(leg, c, effectSignal(leg, signal, c.deadlineAt)));
       } catch (error) {
+        // A call cut off while its server had it (an MCP server that died or timed out): nobody knows whether it landed.
+        if (outcomeUnknown(error)) return { kind: 'unknown' };
         return { kind: 'threw', error: serializeError(error, 'tool_failed') };
       }
       // The tool returned: whatever its result is, its effect happened. One that cannot be stored is recorded as such.
