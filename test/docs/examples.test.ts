@@ -27,7 +27,7 @@ const docsDir = join(root, 'docs');
 const examplesDir = join(docsDir, 'examples');
 
 const PUBLIC_SUBPATHS = [
-  'cairn/agent', 'cairn/testing', 'cairn/machines', 'cairn/headless', 'cairn/ops/sqlite', 'cairn/ops/postgres',
+  'cairn/agent', 'cairn/testing', 'cairn/machines', 'cairn/headless', 'cairn/ops/sqlite', 'cairn/ops/postgres', 'cairn/ops/redis',
   'cairn/models', 'cairn/openai', 'cairn/anthropic', 'cairn/google', 'cairn/openai-compatible', 'cairn/embed', 'cairn/stores', 'cairn/ui', 'cairn/react',
   'cairn/policy', 'cairn/worker', 'cairn/memory', 'cairn/chat', 'cairn/sessions', 'cairn/sessions/sqlite', 'cairn/sessions/postgres', 'cairn/evidence', 'cairn',
 ];
