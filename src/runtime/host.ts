@@ -32,6 +32,7 @@ import { createExecutionContext, type ExecutionContext } from '../policy/index.j
 import { RunBudget } from './budget.js';
 import { candidatesOf } from './model-call.js';
 import { batchViolation } from './run-actors.js';
+import { projectEnd } from '../chat/projection-end.js';
 
 type RunSnapshot = SnapshotFrom<typeof runMachine>;
 type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
@@ -63,6 +64,8 @@ export class RunHost<T> implements Leg<T> {
   private readonly reportedCalls = new Set<string>();
   /** The snapshot of the last committed save: a transiently failed run is stored from it. */
   private lastCommitted: PersistedRun | null;
+  /** The record as this leg last saved it (or found it): what a chat write at the leg's end records its outcome on. */
+  private lastEnvelope: AgentRunEnvelope | null;
   private readonly announcedCalls = new Set<string>();
   /** What this leg's options leave for the stages to do: the run starts with it, and a restored run is given it. */
   private readonly plan: RunPlan;
@@ -85,6 +88,7 @@ export class RunHost<T> implements Leg<T> {
     this.bugs = plantedBugsIn(opts.raw.deps);
     this.revision = stored?.revision ?? 0;
     this.lastCommitted = stored ? (stored.snapshot as unknown as PersistedRun) : null;
+    this.lastEnvelope = stored ?? null;
     this.createdAt = stored?.createdAt ?? opts.now();
     this.plan = planOf(opts as NormalizedOptions<unknown>);
     this.tracer = LegTracer.start(opts.raw.tracing, runId, stored);
@@ -285,7 +289,11 @@ export class RunHost<T> implements Leg<T> {
         return afterFinalSave(snapshot.context, result, error) ?? this.failedResult(serializeError(error));
       }
     }
-    return result;
+    return projectEnd({
+      runId: this.runId, chat: this.opts.chat, ended: ['stopped', 'failed', 'drained'].some((s) => snapshot.matches(s as never)),
+      durable: !this.storeFailure, hasSession: Boolean(this.opts.raw.session), transcript: this.transcript(), now: this.opts.now(),
+      committed: this.lastEnvelope, save: (e) => this.commit({ ...e, revision: this.revision + 1, updatedAt: this.opts.now() }), emit: (w) => this.emit(w),
+    }, result);
   }
 
   private failedResult(error: SerializedError): AgentResult<T> {
@@ -415,6 +423,7 @@ export class RunHost<T> implements Leg<T> {
         await this.tracer.save(envelope, () => store.save(envelope, options));
       } else await store.save(envelope, options);
       this.revision = envelope.revision;
+      this.lastEnvelope = envelope;
       if (envelope.status !== 'completed' && envelope.status !== 'failed' && envelope.status !== 'stopped') {
         this.lastCommitted = envelope.snapshot as unknown as PersistedRun;
       }
