@@ -6,7 +6,4 @@ export {
 } from './http.js';
 export { readSse, SseParser, type SseEvent, type SseSource } from './sse.js';
 export { eventJson, parseEvent, parseToolArgs } from './json.js';
-export {
-  DEFAULT_FIRST_BYTE_MS, DEFAULT_STALL_MS, DEFAULT_TRANSPORT_TIMEOUTS, MAX_TRANSPORT_TIMEOUT_MS, resolveTimeouts,
-  type ResolvedTimeouts, type TransportTimeouts,
-} from './transport.js';
+export { DEFAULT_TRANSPORT_TIMEOUTS, resolveTimeouts, type ResolvedTimeouts, type TransportTimeouts } from './transport.js';

@@ -29,7 +29,9 @@ export interface TransportTimeouts {
   stallMs?: number;
 }
 
+/** 10 minutes: a non-streamed turn of a reasoning model can take that long before its headers. */
 export const DEFAULT_FIRST_BYTE_MS = 600_000;
+/** 5 minutes: a reasoning model may think that long between two stream events. */
 export const DEFAULT_STALL_MS = 300_000;
 /** The longest delay a Node timer takes (a longer one would fire at once). */
 export const MAX_TRANSPORT_TIMEOUT_MS = 2_147_483_647;
@@ -37,7 +39,12 @@ export const MAX_TRANSPORT_TIMEOUT_MS = 2_147_483_647;
 /** Both limits, with the defaults filled in. */
 export type ResolvedTimeouts = Required<TransportTimeouts>;
 
-/** The defaults: 10 minutes to the first byte, 5 minutes of silence at most. */
+/**
+ * The defaults: 10 minutes to the first byte, 5 minutes of silence at most.
+ *
+ * @example
+ * const openai = createOpenAI({ timeouts: { ...DEFAULT_TRANSPORT_TIMEOUTS, stallMs: 30_000 } });
+ */
 export const DEFAULT_TRANSPORT_TIMEOUTS: Readonly<ResolvedTimeouts> = Object.freeze({
   firstByteMs: DEFAULT_FIRST_BYTE_MS,
   stallMs: DEFAULT_STALL_MS,
