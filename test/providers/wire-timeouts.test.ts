@@ -9,7 +9,8 @@
  * are checked on a fake clock.
  */
 import { afterEach, beforeAll, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { runAgent } from 'cairn/agent';
+import { createInMemoryAgentRunStore, runAgent } from 'cairn/agent';
+import { exitCodeFor, runHeadless } from 'cairn/headless';
 import { DEFAULT_TRANSPORT_TIMEOUTS, transientCause, type ModelStreamPart } from 'cairn/models';
 import { InvalidOptionsError } from 'cairn/policy';
 import { ask } from './fixtures/openai/harness.js';
@@ -136,6 +137,15 @@ describe.each(WIRES)('$name', (wire) => {
     expect(result.error).toMatchObject({ name: 'APICallError', code: 'transport_timeout' });
     expect(result.retry).toMatchObject({ cause: 'timeout' });
     expect(server.requests).toHaveLength(3);
+  });
+
+  it('a headless run against a silent server ends with outcome limit (exit 6), resumable with retryFailed', async () => {
+    server.handler = () => ({ headersOnly: true });
+    const report = await runHeadless({ model: model(), prompt: 'Hi', store: createInMemoryAgentRunStore(), maxRetries: 0 });
+    expect(report.outcome).toBe('limit');
+    expect(exitCodeFor(report)).toBe(6);
+    expect(report.retry).toMatchObject({ resumeWith: 'retryFailed' });
+    expect(server.requests).toHaveLength(1);
   });
 
   it("the caller's abort still ends the call with its own reason, before the headers and mid-stream", async () => {
