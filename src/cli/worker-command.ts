@@ -112,7 +112,10 @@ export async function workerCommand(argv: string[], io: Io): Promise<number> {
       connectionString: url,
       ...(str(parsed, 'schema') !== undefined ? { schema: str(parsed, 'schema')! } : {}),
       ops, agents, concurrency, leaseTtlMs,
-      log: (level, message) => io.stderr.write(`cairn worker: [queue ${level}] ${message}\n`),
+      // graphile-worker's info lines (a crontab it does not find, each job it completes) are noise here.
+      log: (level, message) => {
+        if (level !== 'info') io.stderr.write(`cairn worker: [queue ${level}] ${message}\n`);
+      },
       onEvent: (event) => {
         if (json) io.stdout.write(`${JSON.stringify(event)}\n`);
         else {
@@ -124,12 +127,15 @@ export async function workerCommand(argv: string[], io: Io): Promise<number> {
     const names = Object.keys(agents).join(', ') || '(none)';
     if (json) io.stdout.write(`${JSON.stringify({ type: 'worker-start', workerId: worker.workerId, agents: Object.keys(agents), concurrency })}\n`);
     else io.stdout.write(`worker ${worker.workerId}: agents ${names}; ${concurrency} at a time. SIGTERM or Ctrl-C drains it.\n`);
+    let draining = false;
+    // A second signal (a supervisor that repeats SIGTERM) does not cut the drain short.
     const stop = () => {
-      if (!json) io.stdout.write('draining: no new jobs; the runs in flight stop at their next step and go back on the queue.\n');
+      if (!json) io.stdout.write(draining ? 'still draining.\n' : 'draining: no new jobs; the runs in flight stop at their next step and go back on the queue.\n');
+      draining = true;
       void worker.drain();
     };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
     try {
       await worker.done;
     } finally {
