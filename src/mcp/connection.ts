@@ -14,6 +14,14 @@ const CLIENT_INFO = { name: 'cairn', version: '0.1.0' };
 const CONNECTION_CLOSED = -32000;
 const REQUEST_TIMEOUT = -32001;
 const METHOD_NOT_FOUND = -32601;
+/**
+ * The SDK client would compile every outputSchema it lists (an invalid one then fails the listing as a whole) and
+ * check results against it. Cairn checks both itself, so that a bad schema names its tool and a bad result is a
+ * validation failure recorded with its raw result: the client's own checks pass everything.
+ */
+const CHECKED_BY_CAIRN = {
+  getValidator: () => (input: unknown) => ({ valid: true as const, data: input as never, errorMessage: undefined }),
+};
 /** How much of a stdio server's stderr is kept, for the message of a failed start. */
 const STDERR_TAIL = 2_000;
 
@@ -25,6 +33,12 @@ export interface ConnectionHandlers {
 }
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** What the SDK reports of a message it could not read: not JSON, or JSON that is not JSON-RPC (checked with zod). */
+function isGarbage(error: unknown): boolean {
+  const e = error as { name?: unknown; issues?: unknown } | null;
+  return error instanceof SyntaxError || e?.name === 'ZodError' || Array.isArray(e?.issues);
+}
 
 function codeIn(error: unknown, code: string): boolean {
   for (let e = error as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 5; e = e.cause as typeof e, i++) {
@@ -52,7 +66,7 @@ export class McpConnection {
   /** Starts or reaches the server and makes the handshake, within `connectMs`. */
   static async open(server: CheckedMcpServer, handlers: ConnectionHandlers): Promise<McpConnection> {
     const sdk = await loadMcpSdk(server.name);
-    const client = new sdk.Client(CLIENT_INFO, { capabilities: handlers.sample ? { sampling: {} } : {} });
+    const client = new sdk.Client(CLIENT_INFO, { capabilities: handlers.sample ? { sampling: {} } : {}, jsonSchemaValidator: CHECKED_BY_CAIRN });
     const t = server.transport;
     const transport = t.type === 'stdio'
       ? new sdk.StdioClientTransport({
@@ -76,8 +90,8 @@ export class McpConnection {
     failed.catch(() => undefined);
     // Garbage on the wire or a server that went away fails the handshake at once, not at its timeout.
     client.onerror = (error) => {
-      connection.protocolError ??= error;
-      fail(connection.protocolError);
+      if (isGarbage(error)) connection.protocolError ??= error;
+      fail(error);
     };
     client.onclose = () => {
       connection.closed = true;
@@ -92,7 +106,7 @@ export class McpConnection {
       throw refused;
     }
     client.onerror = (error) => {
-      connection.protocolError ??= error;
+      if (isGarbage(error)) connection.protocolError ??= error;
     };
     return connection;
   }
@@ -123,7 +137,7 @@ export class McpConnection {
 
   /** A result that does not parse as what MCP says it is (the SDK checks each with zod). */
   private looksLikeGarbage(error: unknown): boolean {
-    return (error as { name?: unknown })?.name === 'ZodError' || /JSON|Unexpected token|invalid_type|Invalid input/i.test(messageOf(error));
+    return isGarbage(error) || /invalid_type|Invalid input|Unexpected token/i.test(messageOf(error));
   }
 
   /** Every tool the server lists, all pages, within `listMs`. */

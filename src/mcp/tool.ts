@@ -40,6 +40,11 @@ export function textOf(content: readonly JsonValue[]): string {
   }).join('\n');
 }
 
+/** A result as a call of the tool records it (reconciled outcomes may be any JSON). */
+function isCallResult(value: unknown): value is McpToolResult {
+  return value !== null && typeof value === 'object' && Array.isArray((value as { content?: unknown }).content);
+}
+
 function resultOf(answer: SdkCallResult): McpToolResult {
   const content = toJson<JsonValue[]>(Array.isArray(answer.content) ? answer.content : []);
   const structured = answer.structuredContent;
@@ -69,14 +74,15 @@ export function mcpTool(entry: CatalogTool, connection: McpConnection, output: O
       if (answer.isError === true) throw new McpError('mcp_tool_error', server, textOf(result.content) || `MCP tool ${name} failed.`, { tool: name });
       return result;
     },
-    toModelOutput: (result: McpToolResult) => result.structuredContent ?? textOf(result.content),
+    toModelOutput: (result: unknown) => (isCallResult(result) ? result.structuredContent ?? textOf(result.content) : toJson<JsonValue>(result)),
   };
   if (output) {
     tool.outputSchema = entry.outputSchema;
     // The raw result is in its receipt already; a result that fails the schema is the model's to hear about.
     tool.validateResult = (raw: unknown) => {
-      const result = raw as McpToolResult;
-      const issue = result.structuredContent === undefined ? 'the result has no structuredContent' : output(result.structuredContent);
+      // An outcome an operator recorded (reconciledToolResults) may be the structured content itself.
+      const structured = isCallResult(raw) ? raw.structuredContent : raw;
+      const issue = structured === undefined ? 'the result has no structuredContent' : output(structured);
       if (issue !== undefined) {
         throw new McpError(
           'mcp_output_invalid', server,
@@ -84,7 +90,7 @@ export function mcpTool(entry: CatalogTool, connection: McpConnection, output: O
           { tool: name },
         );
       }
-      return result;
+      return raw;
     };
   }
   return tool;
