@@ -16,8 +16,9 @@
  *   npm run bench -- --engine            the engine section alone (or CAIRN_BENCH=engine)
  *   npm run bench -- --durable           the durable tool loop on each store alone (or CAIRN_BENCH=durable)
  *   npm run bench -- --engine --profile  CPU profiles of the engine loop instead (or CAIRN_BENCH=profile)
- *   npm run bench -- --resume --wal --concurrent --memory --tracing --memory-store --workers
+ *   npm run bench -- --resume --wal --concurrent --memory --tracing --memory-store --workers --redis
  *                                        those sections alone, any of them (or CAIRN_BENCH=resume,wal,...)
+ *   npm run bench -- --agent             agent.run against runAgent, same run (bench/agent.ts)
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -30,6 +31,7 @@ import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createPostgresOpsStore } from 'cairn/ops/postgres';
 import { toolLoop, type LoopModel } from './tool-loop.js';
 import { measureTracing, printTracing } from './tracing.js';
+import { measureAgent, printAgent } from './agent.js';
 import { measureEngine, printEngine, profileEngine } from './engine.js';
 import { measureResume, printResume } from './resume.js';
 import { measureWal, printWal } from './wal.js';
@@ -37,6 +39,7 @@ import { measureConcurrent, printConcurrent } from './concurrent.js';
 import { measureMemory, printMemory } from './memory.js';
 import { measureMemoryStore, printMemoryStore } from './memory-store.js';
 import { measureWorkers, printWorkers } from './worker-scale.js';
+import { measureRedis, printRedis } from './redis.js';
 import { splitEnvelope } from '../src/stores/write-plan.js';
 
 const STEPS = 100;
@@ -355,8 +358,10 @@ const SECTIONS = {
   concurrent: async () => printConcurrent(await measureConcurrent()),
   memory: async () => printMemory(await measureMemory()),
   tracing: async () => printTracing(await measureTracing()),
+  agent: async () => printAgent(await measureAgent()),
   'memory-store': async () => printMemoryStore(await measureMemoryStore()),
   workers: async () => printWorkers(await measureWorkers()),
+  redis: async () => printRedis(await measureRedis()),
 } as const;
 type SectionName = keyof typeof SECTIONS;
 
