@@ -45,7 +45,7 @@ server.registerTool('charge', {
   description: 'Charge an order.',
   inputSchema: { order: z.string() },
 }, async ({ order }) => {
-  effect(`charge-started ${order}`);
+  effect(`charge-started ${order} ${process.pid}`);
   return new Promise(() => undefined);
 });
 
