@@ -1,7 +1,7 @@
 /**
  * One worker process of the worker bench (forked): createWorker on the
  * bench's schemas with the bench agent. Says `ready` over IPC; on `stop` it
- * drains, reports the saves it made and exits.
+ * drains, reports the saves it made and the CPU it spent since `ready`, and exits.
  */
 import { createPostgresOpsStore } from 'cairn/ops/postgres';
 import { createWorker } from 'cairn/worker';
@@ -14,10 +14,12 @@ const worker = await createWorker({
   connectionString: args.url, schema: args.queueSchema, ops: { agentRuns: counted.store, leases: ops.leases },
   agents: benchAgents, concurrency: args.concurrency, leaseTtlMs: 30_000, log: () => undefined,
 });
+const cpuAtReady = process.cpuUsage();
 process.send!({ type: 'ready' });
 process.on('message', async (message: { type: string }) => {
   if (message.type !== 'stop') return;
   await worker.drain();
   await ops.close();
-  process.send!({ type: 'stopped', saves: counted.saves() }, () => process.exit(0));
+  const cpu = process.cpuUsage(cpuAtReady);
+  process.send!({ type: 'stopped', saves: counted.saves(), cpuMs: (cpu.user + cpu.system) / 1000 }, () => process.exit(0));
 });

@@ -10,7 +10,9 @@
  *    loop, timed from the first enqueue to the last run completed; beside
  *    each, the raw commit rate of as many connections as the workers' job
  *    slots (~2 KB upserts in autocommit, 2 s, measured right after), and the
- *    commits the runs made per second (saves counted by the workers).
+ *    commits the runs made per second (saves counted by the workers), and
+ *    the CPU per run of the worker processes and of the PostgreSQL backends
+ *    serving their connections (from /proc, found by application_name).
  * 3. The queue's own overhead per run: the same runs driven 4 at a time by
  *    runAgent with a lease in one process (no queue), against one worker
  *    process at concurrency 4: the difference in wall time per run.
@@ -18,6 +20,7 @@
  *   npm run bench -- --workers     this section alone (or CAIRN_BENCH=workers)
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +43,10 @@ export interface WorkerScaleRow {
   savesPerRun: number;
   cairnCommitsPerSec: number;
   rawCommitsPerSec: number;
+  /** CPU the worker processes spent per run (user + system), drain included. */
+  workerCpuMsPerRun: number;
+  /** CPU the PostgreSQL backends of the workers' connections spent per run (from /proc); null when unreadable. */
+  serverCpuMsPerRun: number | null;
 }
 
 export interface WorkerFigures {
@@ -122,6 +129,24 @@ async function rawCommits(connections: number): Promise<number> {
   return commits / seconds;
 }
 
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+/** CPU time (user + system, ms) of each backend connected with `app` as its application_name. */
+async function backendCpu(pool: pg.Pool, app: string): Promise<Map<number, number>> {
+  const { rows } = await pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [app]);
+  const out = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(pid, (Number(fields[11]) + Number(fields[12])) * TICK_MS);
+    } catch {
+      // gone in between, or a server on another machine
+    }
+  }
+  return out;
+}
+
 interface Env {
   opsSchema: string;
   queueSchema: string;
@@ -149,12 +174,18 @@ const completedIn = async (pool: pg.Pool, schema: string) =>
   (await pool.query(`SELECT count(*)::int AS n FROM "${schema}".cairn_runs WHERE status = 'completed'`)).rows[0].n as number;
 
 /** RUNS runs through `processes` worker processes: seconds from the first enqueue to the last completion, and saves. */
-async function throughWorkers(pool: pg.Pool, processes: number, prefix: string): Promise<{ seconds: number; saves: number }> {
+async function throughWorkers(pool: pg.Pool, processes: number, prefix: string): Promise<{ seconds: number; saves: number; cpuMs: number; serverCpuMs: number | null }> {
   const env = await freshEnv(pool);
   const children: ChildProcess[] = [];
+  const app = `cairn_bench_${prefix}`;
+  const appUrl = (() => {
+    const u = new URL(POSTGRES_URL);
+    u.searchParams.set('application_name', app);
+    return u.toString();
+  })();
   try {
     for (let i = 0; i < processes; i++) {
-      const child = fork(CHILD, [JSON.stringify({ url: POSTGRES_URL, opsSchema: env.opsSchema, queueSchema: env.queueSchema, concurrency: SLOTS })], {
+      const child = fork(CHILD, [JSON.stringify({ url: appUrl, opsSchema: env.opsSchema, queueSchema: env.queueSchema, concurrency: SLOTS })], {
         execArgv: ['--conditions=source', '--import', 'tsx'],
       });
       children.push(child);
@@ -164,20 +195,26 @@ async function throughWorkers(pool: pg.Pool, processes: number, prefix: string):
       });
     }
     const queue = createWorkQueue({ connectionString: POSTGRES_URL, schema: env.queueSchema, log: () => undefined });
+    const before = await backendCpu(pool, app);
     const started = performance.now();
     for (let i = 0; i < RUNS; i++) await queue.enqueueRun({ agent: 'loop', runId: `${prefix}-${i}`, scope: 'bench', prompt: 'Loop.' });
     while ((await completedIn(pool, env.opsSchema)) < RUNS) await sleep(10);
     const seconds = (performance.now() - started) / 1000;
+    const after = await backendCpu(pool, app);
+    const serverCpuMs = after.size === 0 ? null : [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
     await queue.close();
     let saves = 0;
+    let cpuMs = 0;
     await Promise.all(children.map((child) => new Promise<void>((resolve) => {
-      child.on('message', (m: { type: string; saves?: number }) => {
-        if (m.type === 'stopped') saves += m.saves ?? 0;
+      child.on('message', (m: { type: string; saves?: number; cpuMs?: number }) => {
+        if (m.type !== 'stopped') return;
+        saves += m.saves ?? 0;
+        cpuMs += m.cpuMs ?? 0;
       });
       child.once('exit', () => resolve());
       child.send({ type: 'stop' });
     })));
-    return { seconds, saves };
+    return { seconds, saves, cpuMs, serverCpuMs };
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
     await env.drop();
@@ -216,10 +253,11 @@ export async function measureWorkers(): Promise<WorkerFigures> {
     const rows: WorkerScaleRow[] = [];
     let viaQueueMs = 0;
     for (const processes of [1, 2, 4]) {
-      const { seconds, saves } = await throughWorkers(pool, processes, `w${processes}`);
+      const { seconds, saves, cpuMs, serverCpuMs } = await throughWorkers(pool, processes, `w${processes}`);
       if (processes === 1) viaQueueMs = (seconds * 1000) / RUNS;
       const rawCommitsPerSec = await rawCommits(processes * SLOTS);
-      rows.push({ processes, runsPerSec: RUNS / seconds, savesPerRun: saves / RUNS, cairnCommitsPerSec: saves / seconds, rawCommitsPerSec });
+      rows.push({ processes, runsPerSec: RUNS / seconds, savesPerRun: saves / RUNS, cairnCommitsPerSec: saves / seconds, rawCommitsPerSec, workerCpuMsPerRun: cpuMs / RUNS,
+        serverCpuMsPerRun: serverCpuMs === null ? null : serverCpuMs / RUNS });
     }
     return { noop, rows, direct: { msPerRun: directMs }, viaQueue: { msPerRun: viaQueueMs }, cores: availableParallelism() };
   });
@@ -229,9 +267,9 @@ export function printWorkers(f: WorkerFigures): void {
   const n = (x: number, d = 1) => x.toFixed(d);
   console.log(`\nWorker pool (issue 39): ${RUNS} runs of a ${STEPS}-step tool loop, ${SLOTS} job slots a worker process, one PostgreSQL, ${f.cores} cores`);
   console.log(`graphile-worker alone, ${NOOP_JOBS} no-op jobs: enqueue ${n(f.noop.enqueueMs, 2)} ms/job, drain at concurrency ${SLOTS} ${n(f.noop.drainMs, 2)} ms/job`);
-  console.log('processes  runs/s  saves/run  Cairn commits/s  raw commits/s (same connections)  Cairn / raw');
+  console.log('processes  runs/s  saves/run  Cairn commits/s  raw commits/s (same connections)  Cairn / raw  worker CPU ms/run  server CPU ms/run');
   for (const r of f.rows) {
-    console.log(`${String(r.processes).padEnd(9)}  ${n(r.runsPerSec).padStart(6)}  ${n(r.savesPerRun).padStart(9)}  ${n(r.cairnCommitsPerSec, 0).padStart(15)}  ${n(r.rawCommitsPerSec, 0).padStart(32)}  ${n(r.cairnCommitsPerSec / r.rawCommitsPerSec, 2).padStart(11)}`);
+    console.log(`${String(r.processes).padEnd(9)}  ${n(r.runsPerSec).padStart(6)}  ${n(r.savesPerRun).padStart(9)}  ${n(r.cairnCommitsPerSec, 0).padStart(15)}  ${n(r.rawCommitsPerSec, 0).padStart(32)}  ${n(r.cairnCommitsPerSec / r.rawCommitsPerSec, 2).padStart(11)}  ${n(r.workerCpuMsPerRun).padStart(17)}  ${(r.serverCpuMsPerRun === null ? '-' : n(r.serverCpuMsPerRun)).padStart(17)}`);
   }
   const overhead = f.viaQueue.msPerRun - f.direct.msPerRun;
   console.log(`the queue's overhead per run: ${n(f.viaQueue.msPerRun, 2)} ms/run through 1 worker process vs ${n(f.direct.msPerRun, 2)} ms/run by runAgent directly (${SLOTS} at a time): ${n(overhead, 2)} ms/run (${n(f.viaQueue.msPerRun / f.direct.msPerRun, 2)}x)`);
