@@ -3,7 +3,9 @@
  * a TCP proxy of the test's that drops both sockets at the n-th save script:
  * either before the command reaches the server (the save did not happen) or
  * after the server ran it and before its answer came back (the save happened
- * and the store cannot know). Each way the leg fails, and a resume through
+ * and the store cannot know), or after it ran with the answer held back on an
+ * open connection until the store stops waiting (commandTimeoutMs). Each way
+ * the leg fails, and a resume through
  * the same store object must go on exactly as the in-memory store does after
  * the same fault ('reject' and 'apply-then-throw'): no step lost, no effect
  * twice.
@@ -16,8 +18,11 @@ import { createFaultyStore, createLedger, createMockModel, ledgerTool, type Ledg
 import { SAVE } from '../../src/stores/redis/run-scripts.js';
 import { describeRedis } from './redis-env.js';
 
-/** Where a cut falls: before the save reaches the server, or after it ran and before its answer. */
-type Cut = 'before' | 'after';
+/**
+ * Where a cut falls: before the save reaches the server, after it ran and before its answer, or (`'hold'`) after it
+ * ran with its answer held back and the connection left open, until the store gives up waiting (commandTimeoutMs).
+ */
+type Cut = 'before' | 'after' | 'hold';
 
 interface Proxy {
   url: string;
@@ -59,6 +64,10 @@ async function proxy(upstreamPort: number): Promise<Proxy> {
       upstream.write(chunk);
     });
     upstream.on('data', (chunk) => {
+      if (dropOnAnswer && plan?.where === 'hold') {
+        cut = true;
+        return undefined;
+      }
       if (dropOnAnswer) return drop();
       client.write(chunk);
     });
@@ -112,9 +121,13 @@ afterAll(async () => {
 });
 
 describeRedis('redis store: a connection cut mid-save', (env) => {
-  it.each<[Cut, StoreFaultMode]>([['before', 'reject'], ['after', 'apply-then-throw']])(
-    'cut %s the server ran the save, at each save in turn: the resume goes on as the in-memory store after %s',
-    async (where, mode) => {
+  it.each<[string, Cut, StoreFaultMode]>([
+    ['before the server ran it', 'before', 'reject'],
+    ['after the server ran it, before its answer', 'after', 'apply-then-throw'],
+    ['with its answer held past commandTimeoutMs', 'hold', 'apply-then-throw'],
+  ])(
+    'a save cut %s (%s), at each save in turn: the resume goes on as the in-memory store after %s',
+    async (_label, where, mode) => {
       const healthy = createFaultyStore(createInMemoryAgentRunStore());
       await runAgent(twoCharges(healthy, 'order-7', createLedger()));
       const saves = healthy.saves;
@@ -122,7 +135,7 @@ describeRedis('redis store: a connection cut mid-save', (env) => {
       const port = Number(new URL(env.url).port || 6379);
       const wire = await proxy(port);
       closing.push(() => wire.close());
-      const ops: RedisOpsStore = createRedisOpsStore({ url: wire.url, keyPrefix: env.newPrefix() });
+      const ops: RedisOpsStore = createRedisOpsStore({ url: wire.url, keyPrefix: env.newPrefix(), commandTimeoutMs: 400 });
       closing.push(() => ops.close());
 
       const rows: string[] = [];

@@ -7,7 +7,8 @@
  * Nothing is ever sent twice. Commands are not queued while the client is
  * offline: a call waits (up to `connectTimeoutMs`) for the connection, then
  * sends. A command in flight when the connection drops, or that gets no
- * answer in `commandTimeoutMs`, rejects with PersistenceError, and the
+ * answer in `commandTimeoutMs` (the connection is then ended, so no later
+ * answer is taken for another's), rejects with PersistenceError, and the
  * caller finds out what landed by reading (a save's fenced revision makes a
  * second try of the same save a conflict, never a second write). The only
  * resend is of a command the server refused unrun: NOSCRIPT, or LOADING
@@ -74,6 +75,9 @@ export interface RedisConnOptions {
   connectTimeoutMs: number;
   commandTimeoutMs: number;
 }
+
+/** A command whose answer did not come within `commandTimeoutMs`. */
+class CommandTimeout extends Error {}
 
 export class RedisConn {
   private client: Client;
@@ -197,16 +201,13 @@ export class RedisConn {
 
   /** Sends `forms[0]`; on NOSCRIPT the next form. A command the server refused unrun while loading is sent again. */
   private async send(what: string, forms: (string | Buffer)[][], binary: boolean): Promise<Reply> {
-    const options = {
-      timeout: this.options.commandTimeoutMs,
-      ...(binary ? { typeMapping: { [RESP_TYPES.BLOB_STRING]: Buffer } } : {}),
-    };
+    const options = binary ? { typeMapping: { [RESP_TYPES.BLOB_STRING]: Buffer } } : undefined;
     const deadline = Date.now() + this.options.connectTimeoutMs;
     let form = 0;
     for (;;) {
       await this.connect();
       try {
-        return await this.client.sendCommand(forms[form]!, options) as Reply;
+        return await this.answer(forms[form]!, options);
       } catch (error) {
         const message = messageOf(error);
         if (message.startsWith('NOSCRIPT') && form + 1 < forms.length) {
@@ -222,6 +223,37 @@ export class RedisConn {
     }
   }
 
+  /**
+   * The answer to one command, within `commandTimeoutMs`. The driver's own timeout covers only the wait to be
+   * written; once a command is on the wire its answer can only be waited for, so one that does not come in time
+   * ends the connection (every command in flight on it then fails; none is left to take another's answer) and
+   * the next call connects anew.
+   */
+  private async answer(form: (string | Buffer)[], options: Parameters<Client['sendCommand']>[1]): Promise<Reply> {
+    const client = this.client;
+    const reply = client.sendCommand(form, options) as Promise<Reply>;
+    reply.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new CommandTimeout()), this.options.commandTimeoutMs);
+    });
+    try {
+      return await Promise.race([reply, late]);
+    } catch (error) {
+      if (error instanceof CommandTimeout && client === this.client) {
+        try {
+          client.destroy();
+        } catch {
+          // Already closing: it is dropped either way.
+        }
+        this.client = this.newClient();
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   private fail(what: string, error: unknown): CairnError {
     if (CairnError.isInstance(error)) return error;
     const kind = kindOf(error);
@@ -230,7 +262,7 @@ export class RedisConn {
       return new StoreUnreachableError(this.shown, this.options.connectTimeoutMs,
         `${what} was not sent: the connection to Redis at ${this.shown} is down; nothing was written.`, error);
     }
-    if (kind === 'TimeoutError') {
+    if (error instanceof CommandTimeout) {
       return new PersistenceError(`${what}: Redis at ${this.shown} did not answer within ${this.options.commandTimeoutMs} ms; the command may or may not have run.`, error);
     }
     if (kind === 'SocketClosedUnexpectedlyError') {
