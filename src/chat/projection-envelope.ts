@@ -8,9 +8,12 @@ export function chatOfSnapshot(runId: string, context: Pick<RunContext, 'chat' |
   const chat = context.chat;
   if (!chat) return undefined;
   const map = chatMapOf(runId, context.messages as unknown as ModelMessage[], chat.inputCount, null);
+  // The chat acknowledged less than the transcript holds: the write after this checkpoint is still owed, whatever an
+  // earlier write (a suspension's) left. A terminal resume and reconcileAgentRun then finish it.
+  const behind = chat.status === 'written' && chat.cursor < context.messages.length;
   return {
     chatId: chat.chatId,
-    status: chat.status,
+    status: behind ? 'pending' : chat.status,
     cursor: chat.cursor,
     ...map,
     ...(chat.error ? { error: { ...chat.error } } : {}),

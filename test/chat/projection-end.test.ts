@@ -158,4 +158,39 @@ describe('chat projection at the end of a run that did not complete', () => {
     expect(result.status).toBe('stopped');
     expect((await chats.loadChat('chat-n'))?.messages).toEqual(result.messages);
   });
+
+  it('a terminal commit after a suspension\'s projection leaves the chat owed: a lost save after it is repaired, no message lost', async () => {
+    // Found by the memory/chat crash property: the suspension wrote two messages, the terminal commit (four) landed,
+    // and the process died before the chat write; the record said `written` (the suspension's), so nothing repaired it.
+    const chats = createInMemoryChatStore();
+    const inner = createInMemoryAgentRunStore();
+    let failEnd = false;
+    const store: AgentRunStore = {
+      load: (id, o) => inner.load(id, o),
+      save: async (e, o) => {
+        await inner.save(e, o);
+        if (failEnd && e.status === 'completed') throw new Error('connection reset after the write');
+      },
+    };
+    const publish = { parameters: { type: 'object' as const }, needsApproval: true, execute: () => 'published' };
+    const options = {
+      model: createMockModel({ responses: [{ toolCalls: [{ toolName: 'publish', toolCallId: 'p1', args: {} }] }, { text: 'Published.' }] }),
+      prompt: 'Publish.', tools: { publish }, chat: { store: chats, chatId: 'chat-o', scope }, session: { store, runId: 'o1', scope: 't' },
+    };
+    const first = await runAgent(options);
+    expect(first.status).toBe('suspended');
+    expect((await chats.loadChat('chat-o'))?.messageIds).toEqual(['o1:0', 'o1:1']);
+    failEnd = true;
+    const approvalResponses = first.status === 'suspended' ? first.pendingApprovals.map((a) => ({ approvalId: a.approvalId, token: a.token, approved: true })) : [];
+    const second = await resumeAgent({ ...options, approvalResponses });
+    expect(second).toMatchObject({ status: 'failed', error: { code: 'persistence_failed' } });
+    failEnd = false;
+    const stored = await inner.load('o1');
+    expect(stored?.status).toBe('completed');
+    expect(stored?.chat).toMatchObject({ status: 'pending', cursor: 2 });
+    expect(await reconcileAgentRun({ session: options.session, chat: options.chat })).toMatchObject({ chat: 'written' });
+    const record = await chats.loadChat('chat-o');
+    expect(record?.messageIds).toEqual(['o1:0', 'o1:1', 'o1:2', 'o1:3']);
+    expect(record?.messages).toEqual(stored?.result?.messages);
+  });
 });
