@@ -8,7 +8,7 @@
 import { nanoid } from 'nanoid';
 import { createInMemoryAgentRunStore, resumeAgent, runAgent, streamAgent } from '../agent/index.js';
 import type {
-  AgentOptions, AgentResult, AgentRunStore, AgentTool, ApprovalResponse, ClientToolResult, Message,
+  AgentOptions, AgentResult, AgentRunEnvelope, AgentRunStore, AgentTool, ApprovalResponse, ClientToolResult, Message,
   PendingClientCall, ReconciledToolResult, ResumeOptions, Usage, AgentWarning,
 } from '../agent/types.js';
 import type { AgentStream } from '../agent/stream.js';
@@ -111,6 +111,39 @@ function toolsOf(config: AgentConfig<unknown>): Record<string, AgentTool> {
 
 const isEnded = (status: string) => status === 'completed' || status === 'failed' || status === 'stopped';
 
+/**
+ * A store as the engine gets it from an Agent: the same store, whose saves
+ * also keep the last envelope each run wrote, so the state is built from it
+ * without loading the record back. One per store object, so the engine's
+ * one-executor-per-run guard (per store object) still sees every Agent run.
+ */
+interface Capturing {
+  store: AgentRunStore;
+  last: Map<string, AgentRunEnvelope>;
+}
+const capturing = new WeakMap<AgentRunStore, Capturing>();
+
+function capture(store: AgentRunStore): Capturing {
+  const known = capturing.get(store);
+  if (known) return known;
+  const last = new Map<string, AgentRunEnvelope>();
+  const save: AgentRunStore['save'] = async (envelope, options) => {
+    await store.save(envelope, options);
+    last.set(envelope.runId, envelope);
+  };
+  const proxy = new Proxy(store, {
+    get(target, key) {
+      if (key === 'save') return save;
+      const value = Reflect.get(target, key, target) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  const made = { store: proxy, last };
+  capturing.set(store, made);
+  capturing.set(proxy, made);
+  return made;
+}
+
 export class Agent<T = string> {
   readonly name: string;
   readonly instructions: string | undefined;
@@ -190,7 +223,7 @@ export class Agent<T = string> {
       ...(input.retryFailed !== undefined ? { retryFailed: input.retryFailed } : {}),
     };
     const fresh = (history: Message[] | undefined, runId: string, scope: string): Leg<T> => {
-      const store = input.store ?? createInMemoryAgentRunStore();
+      const store = capture(input.store ?? createInMemoryAgentRunStore()).store;
       const session = { store, runId, scope };
       return {
         resume: false, session, warnings: [],
@@ -229,7 +262,7 @@ export class Agent<T = string> {
   async #continue(
     store: AgentRunStore, runId: string, scope: string, responses: ApprovalResponse[] | undefined, extra: Partial<ResumeOptions<T>>,
   ): Promise<Leg<T>> {
-    const session = { store, runId, scope };
+    const session = { store: capture(store).store, runId, scope };
     let warnings: AgentWarning[] = [];
     let approvalResponses = responses;
     if (responses !== undefined) {
@@ -247,7 +280,10 @@ export class Agent<T = string> {
 
   async #finish(leg: Leg<T>, result: AgentResult<T>): Promise<AgentRunResult<T>> {
     const { store, runId, scope } = leg.session;
-    const record = (await store.load(runId, { scope }).catch(() => undefined)) ?? null;
+    const saved = capture(store).last;
+    const written = saved.get(runId);
+    saved.delete(runId);
+    const record = written ?? (await store.load(runId, { scope }).catch(() => undefined)) ?? null;
     const merged = leg.warnings.length > 0 ? { ...result, warnings: [...leg.warnings, ...result.warnings] } : result;
     const state = agentStateOf({ record, result: merged as AgentResult<unknown>, scope, approvalVersionOf: (n) => this.approvalVersionOf(n) });
     return {

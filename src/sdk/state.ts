@@ -10,7 +10,6 @@
  * through untrusted hands should be kept server-side or in a run store.
  */
 import { digestOf } from '../agent/digest.js';
-import { toJson } from '../agent/json.js';
 import { resultBase } from '../agent/result.js';
 import type { RunContext } from '../../machines/index.js';
 import type {
@@ -20,6 +19,7 @@ import type { SerializedError } from '../errors/index.js';
 import { agentApprovalId } from './approvals.js';
 import { AgentStateError } from './errors.js';
 import { taskOutcomeOf, TASK_OUTCOMES, type TaskOutcome } from './task-outcome.js';
+import { digestOfSorted, sortedCopy } from './canonical.js';
 
 /** The schema version this Cairn writes, and the ones it reads. */
 export const AGENT_STATE_SCHEMA_VERSION = 1;
@@ -119,9 +119,10 @@ class AgentStateSummary {
 }
 
 /** The digest is computed over every field but itself (symbol keys are not data). */
+/** The digest of a state that is a sorted copy: over every field but the digest itself (symbol keys are not data). */
 function digestOfState(state: Omit<AgentState, 'digest'> & { digest?: unknown }): string {
   const { digest: _digest, ...rest } = state;
-  return digestOf(rest);
+  return digestOfSorted(rest);
 }
 
 function withSummary(state: AgentState): AgentState {
@@ -207,10 +208,11 @@ export function agentStateOf(input: StateInput): AgentState {
     usage: { ...result.usage },
     ...(result.status === 'stopped' ? { stopReason: result.reason } : {}),
     ...(result.status === 'failed' ? { error: result.error } : {}),
-    record: record ? toJson<AgentRunEnvelope>(record) : null,
+    record,
   };
-  const plain = toJson<AgentState>(state);
-  return withSummary({ ...plain, digest: digestOfState(plain) });
+  // One copy of everything: the state shares nothing with the record the engine saved or the result it returned.
+  const plain = sortedCopy(state) as Omit<AgentState, 'digest'>;
+  return withSummary({ ...plain, digest: digestOfSorted(plain) });
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -231,12 +233,15 @@ export function checkAgentState(value: unknown): AgentState {
     );
   }
   let plain: AgentState;
+  let digest: string;
   try {
-    plain = toJson<AgentState>(value);
+    // Copied in sorted key order, as the writer built it: the digest does not depend on how the state was stored.
+    plain = sortedCopy(value) as AgentState;
+    digest = digestOfState(plain);
   } catch {
     throw new AgentStateError('agent_state_invalid', 'state is not plain JSON data.');
   }
-  if (typeof plain.digest !== 'string' || digestOfState(plain) !== plain.digest) {
+  if (typeof plain.digest !== 'string' || digest !== plain.digest) {
     throw new AgentStateError('agent_state_tampered', 'state does not match its digest: it was changed after the run returned it. Nothing ran.');
   }
   const shaped = typeof plain.runId === 'string' && plain.runId !== '' && typeof plain.scope === 'string' &&

@@ -222,6 +222,11 @@ describe('the state', () => {
     const state = await finished();
     expect(checkAgentState(JSON.parse(JSON.stringify(state))).digest).toBe(state.digest);
     expect(checkAgentState(structuredClone(state)).digest).toBe(state.digest);
+    // Stored where JSON keys come back in another order (a jsonb column, say): still the same state.
+    const reordered = JSON.parse(JSON.stringify(state, (_key, value: unknown) => (value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).reverse()) : value)));
+    expect(Object.keys(reordered)[0]).toBe('digest');
+    expect(checkAgentState(reordered).digest).toBe(state.digest);
     const { inspect } = await import('node:util');
     const shown = inspect(state, { depth: 5 });
     expect(shown).toContain("status: 'completed'");
