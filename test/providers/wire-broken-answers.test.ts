@@ -12,7 +12,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { runAgent } from 'cairn/agent';
-import { transientCause, type ModelStreamPart } from 'cairn/models';
+import { readSse, transientCause, type ModelStreamPart } from 'cairn/models';
 import { ask } from './fixtures/openai/harness.js';
 import { visibleText, wireServerForFile } from './wire-server.js';
 import { fullStream, sseText, WIRE_KEY, WIRES } from './wire-table.js';
@@ -137,5 +137,44 @@ describe.each(WIRES)('$name', (wire) => {
     expect(result.status).toBe('completed');
     if (result.status === 'completed') expect(result.text).toBe('Hi');
     expect(server.requests).toHaveLength(2);
+  });
+});
+
+describe('readSse for an adapter of your own', () => {
+  // One event, then the read fails as undici's does when the socket closes.
+  const breaking = () => {
+    let pulls = 0;
+    return new Response(new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulls++ === 0) controller.enqueue(new TextEncoder().encode('data: {"a": 1}\n\n'));
+        else controller.error(Object.assign(new TypeError('terminated'), { cause: { code: 'UND_ERR_SOCKET', message: 'other side closed' } }));
+      },
+    }, { highWaterMark: 0 }));
+  };
+  const read = async (events: AsyncIterable<unknown>) => {
+    const seen: unknown[] = [];
+    try {
+      for await (const event of events) seen.push(event);
+    } catch (error) {
+      return { seen, error };
+    }
+    return { seen, error: undefined };
+  };
+
+  it('given the provider and endpoint, a body that breaks is a network APICallError naming them', async () => {
+    const { seen, error } = await read(readSse(breaking(), undefined, { provider: 'echo', url: 'https://echo.example/stream?x=1' }));
+    expect(seen).toEqual([{ event: undefined, data: '{"a": 1}' }]);
+    expect(error).toMatchObject({ name: 'APICallError', provider: 'echo', url: 'https://echo.example/stream', isRetryable: true });
+    expect(transientCause(error, false)).toBe('network');
+  });
+
+  it('without them, the read error goes through as it is', async () => {
+    const { error } = await read(readSse(breaking()));
+    expect(error).toBeInstanceOf(TypeError);
+  });
+
+  it('given them, a body with no event but other text is invalid_response', async () => {
+    const { error } = await read(readSse(new Response('upstream says no\n'), undefined, { provider: 'echo', url: 'https://echo.example/stream' }));
+    expect(error).toMatchObject({ name: 'APICallError', code: 'invalid_response', responseBody: 'upstream says no\n' });
   });
 });
