@@ -1,4 +1,4 @@
-/** `appendSessionTurn`: append a turn, retrying at the new revision when another writer got there first. */
+/** `appendSessionTurn`: append a turn, and after any turns another writer stored first when it lost the race. */
 import { SessionConflictError } from './errors.js';
 import { checkSessionKey } from './records.js';
 import type { Session, SessionKey, SessionService, SessionTurnInput } from './types.js';
@@ -10,21 +10,27 @@ export interface AppendSessionTurnOptions {
    * is read first. It is recorded on the turn as `basedOnRevision`.
    */
   expectedRevision?: number;
-  /** How many writes to try before `SessionConflictError`. @default 12 */
-  maxAttempts?: number;
-  /** The pause before retry n (1-based), in ms. @default a random wait of up to 2 ** n ms, at most 250 */
-  backoff?: (attempt: number) => number;
+  /**
+   * What a conflict (another writer stored a turn since that revision) does:
+   * `'append'` writes the same turn after the others, in one atomic step
+   * (`expectedRevision: 'latest'`); `'throw'` writes nothing and throws
+   * SessionConflictError, so you can run the turn again on the newer history.
+   * @default 'append'
+   */
+  onConflict?: 'append' | 'throw';
 }
-
-const defaultBackoff = (attempt: number): number => Math.random() * Math.min(250, 2 ** attempt);
 
 /**
  * Appends `turn` to the session: the call a Runner makes after a turn ran.
- * When another writer appended first (a conflict), the same turn is appended
- * after that writer's, at the new revision, so both turns are kept in the
- * order they were stored; after `maxAttempts` conflicts it throws
- * `SessionConflictError` with nothing of the turn written. A turn whose id the
- * session already holds is not written again (the stored session is returned).
+ * The turn is written at `expectedRevision` (a compare-and-swap). If another
+ * writer appended first, the same turn is appended after that writer's turns
+ * (never over them), with `basedOnRevision` saying what it was decided at; so
+ * two processes running turns on one session at once keep every turn, in the
+ * order they were stored. A turn whose id the session already holds is not
+ * written again (the stored session is returned). Throws
+ * SessionConflictError, with nothing written, with `onConflict: 'throw'`, or
+ * when the service could not get the write in at all (the file service's
+ * lock wait ran out).
  *
  * @example
  * ```ts
@@ -40,16 +46,12 @@ export async function appendSessionTurn(
   options: AppendSessionTurnOptions = {},
 ): Promise<Session> {
   const checked = checkSessionKey(key);
-  const maxAttempts = options.maxAttempts ?? 12;
-  const backoff = options.backoff ?? defaultBackoff;
-  let revision = options.expectedRevision ?? (await service.getSession(checked))?.revision ?? 0;
+  const revision = options.expectedRevision ?? (await service.getSession(checked))?.revision ?? 0;
   const input: SessionTurnInput = turn.basedOnRevision === undefined ? { ...turn, basedOnRevision: revision } : turn;
-  for (let attempt = 1; ; attempt++) {
-    const result = await service.appendTurn(checked, input, { expectedRevision: revision });
-    if (result.status !== 'conflict') return result.session;
-    if (attempt >= maxAttempts) throw new SessionConflictError(checked.sessionId, attempt, result.revision);
-    revision = result.revision;
-    const wait = backoff(attempt);
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-  }
+  const first = await service.appendTurn(checked, input, { expectedRevision: revision });
+  if (first.status !== 'conflict') return first.session;
+  if (options.onConflict === 'throw') throw new SessionConflictError(checked.sessionId, 1, first.revision);
+  const second = await service.appendTurn(checked, input, { expectedRevision: 'latest' });
+  if (second.status !== 'conflict') return second.session;
+  throw new SessionConflictError(checked.sessionId, 2, second.revision);
 }

@@ -58,12 +58,17 @@ export class SessionForeignError extends CairnError {
   }
 }
 
-/** `appendSessionTurn` met a newer revision on each of its attempts. Nothing of the turn was written. */
+/**
+ * `appendSessionTurn` did not write the turn: another writer stored a turn
+ * first and `onConflict` is `'throw'`, or the service could not get the write
+ * in at all (a file lock another writer held for the whole wait). Nothing of
+ * the turn was written.
+ */
 export class SessionConflictError extends CairnError {
   constructor(readonly sessionId: string, readonly attempts: number, readonly storedRevision: number) {
     super(
       'session_conflict',
-      `Session ${sessionId}: the turn met a concurrent write on each of ${attempts} attempts (stored revision ${storedRevision}).`,
+      `Session ${sessionId}: the turn was not written; it met a concurrent write on ${attempts === 1 ? 'its attempt' : `each of ${attempts} attempts`} (stored revision ${storedRevision}).`,
       { fault: 'dependency', isRetryable: true },
     );
     this.name = 'SessionConflictError';

@@ -77,7 +77,6 @@ export async function acquireLock(path: string, tempName: string, options: LockO
   const token = randomBytes(12).toString('hex');
   const body: LockBody = { token, pid: process.pid, host: HOST, at: options.clock(), temp: tempName };
   const started = options.clock();
-  let pause = 1;
   for (;;) {
     try {
       await writeFile(path, JSON.stringify(body), { flag: 'wx' });
@@ -121,7 +120,8 @@ export async function acquireLock(path: string, tempName: string, options: LockO
       continue;
     }
     if (options.clock() - started >= options.waitMs) return undefined;
-    await new Promise((resolve) => setTimeout(resolve, Math.random() * pause));
-    pause = Math.min(pause * 2, 20);
+    // A short, flat poll: a write holds the lock for a few ms, and a waiter that
+    // slept longer than the holder's gap between two writes would never get it.
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 2));
   }
 }

@@ -14,6 +14,7 @@ import {
   checkSessionKey,
   checkSessionOwner,
   checkTurnInput,
+  revisionMatches,
   storedTurn,
   summarize,
 } from './records.js';
@@ -135,7 +136,8 @@ export function createFileSessionService(options: FileSessionServiceOptions): Se
     }
   };
 
-  const view = (s: StoredSession): Session => buildSession(s, s.revision, s.createdAt, s.updatedAt, s.turns);
+  // Every StoredSession here was just parsed or built for this call: nobody else holds its turns.
+  const view = (s: StoredSession): Session => buildSession(s, s.revision, s.createdAt, s.updatedAt, s.turns, true);
 
   return {
     kind: 'file',
@@ -152,7 +154,7 @@ export function createFileSessionService(options: FileSessionServiceOptions): Se
         const current = await readOwned(key);
         if (current?.turns.some((t) => t.turnId === turn.turnId)) return { status: 'duplicate', session: view(current) };
         const revision = current?.revision ?? 0;
-        if (revision !== expected) return { status: 'conflict', revision };
+        if (!revisionMatches(expected, revision)) return { status: 'conflict', revision };
         const now = clock();
         const next: StoredSession = {
           kind: SESSION_KIND,

@@ -1,5 +1,5 @@
 /** `createInMemorySessionService`: sessions in this process's memory. */
-import { checkExpectedRevision, checkOwner, checkSessionKey, checkSessionOwner, checkTurnInput, buildSession, bySessionAge, storedTurn, summarize } from './records.js';
+import { checkExpectedRevision, revisionMatches, checkOwner, checkSessionKey, checkSessionOwner, checkTurnInput, buildSession, bySessionAge, storedTurn, summarize } from './records.js';
 import type { Session, SessionKey, SessionService, SessionServiceOptions, SessionTurn } from './types.js';
 
 interface Entry {
@@ -44,7 +44,7 @@ export function createInMemorySessionService(options: SessionServiceOptions = {}
       const entry = owned(key);
       if (entry?.turns.some((t) => t.turnId === turn.turnId)) return { status: 'duplicate', session: view(entry) };
       const stored = entry?.revision ?? 0;
-      if (stored !== expected) return { status: 'conflict', revision: stored };
+      if (!revisionMatches(expected, stored)) return { status: 'conflict', revision: stored };
       const now = clock();
       const next: Entry = entry ?? { key, revision: 0, createdAt: now, updatedAt: now, turns: [] };
       next.revision = stored + 1;

@@ -45,12 +45,18 @@ export function checkSessionOwner(owner: unknown): { appName: string; userId: st
   return { appName: checkName('appName', o.appName), userId: checkName('userId', o.userId) };
 }
 
-export function checkExpectedRevision(sessionId: string, options: unknown): number {
+export function checkExpectedRevision(sessionId: string, options: unknown): number | 'latest' {
   const revision = (options as { expectedRevision?: unknown } | undefined)?.expectedRevision;
+  if (revision === 'latest') return revision;
   if (typeof revision !== 'number' || !Number.isSafeInteger(revision) || revision < 0) {
-    throw new SessionTurnError(sessionId, 'appendTurn needs options.expectedRevision: an integer of 0 or more.');
+    throw new SessionTurnError(sessionId, "appendTurn needs options.expectedRevision: an integer of 0 or more, or 'latest'.");
   }
   return revision;
+}
+
+/** Whether a write at `expected` may go on a session stored at `stored`. */
+export function revisionMatches(expected: number | 'latest', stored: number): boolean {
+  return expected === 'latest' || expected === stored;
 }
 
 /** A copy of plain JSON, or undefined when `value` is not plain JSON (a function, a class instance, a cycle, NaN ...). */
@@ -94,28 +100,32 @@ function messageProblem(message: unknown): string | undefined {
   return typeof m.content === 'string' ? undefined : 'has no string content';
 }
 
-/** The turn, checked and copied as plain JSON; a malformed turn throws SessionTurnError. */
-export function checkTurnInput(sessionId: string, turn: unknown): SessionTurnInput {
-  const fail = (why: string): never => {
-    throw new SessionTurnError(sessionId, `The turn for session ${sessionId} ${why}.`);
-  };
-  if (typeof turn !== 'object' || turn === null) return fail('is not an object');
+/** Why `turn` is not a turn, or undefined when its shape is one (plain JSON is checked apart). */
+function turnProblem(turn: unknown): string | undefined {
+  if (typeof turn !== 'object' || turn === null) return 'is not an object';
   const t = turn as Record<string, unknown>;
-  if (typeof t.turnId !== 'string' || t.turnId.length === 0 || t.turnId.length > NAME_LIMIT) return fail('needs a turnId (1 to 256 characters)');
-  if (t.runId !== undefined && typeof t.runId !== 'string') return fail('has a runId that is not a string');
-  if (!Array.isArray(t.messages) || t.messages.length === 0) return fail('needs at least one message');
-  t.messages.forEach((message, i) => {
-    const problem = messageProblem(message);
-    if (problem) fail(`has message ${i} that ${problem}`);
-  });
+  if (typeof t.turnId !== 'string' || t.turnId.length === 0 || t.turnId.length > NAME_LIMIT) return 'needs a turnId (1 to 256 characters)';
+  if (t.runId !== undefined && typeof t.runId !== 'string') return 'has a runId that is not a string';
+  if (!Array.isArray(t.messages) || t.messages.length === 0) return 'needs at least one message';
+  for (let i = 0; i < t.messages.length; i++) {
+    const problem = messageProblem(t.messages[i]);
+    if (problem) return `has message ${i} that ${problem}`;
+  }
   if (t.basedOnRevision !== undefined && (!Number.isSafeInteger(t.basedOnRevision) || (t.basedOnRevision as number) < 0)) {
-    return fail('has a basedOnRevision that is not an integer of 0 or more');
+    return 'has a basedOnRevision that is not an integer of 0 or more';
   }
   if (t.metadata !== undefined && (typeof t.metadata !== 'object' || t.metadata === null || Array.isArray(t.metadata))) {
-    return fail('has metadata that is not an object');
+    return 'has metadata that is not an object';
   }
-  const copy = plainJson({ turnId: t.turnId, runId: t.runId, messages: t.messages, basedOnRevision: t.basedOnRevision, metadata: t.metadata });
-  if (copy === undefined) return fail('is not plain JSON data');
+  return undefined;
+}
+
+/** The turn, checked and copied as plain JSON; a malformed turn throws SessionTurnError. */
+export function checkTurnInput(sessionId: string, turn: unknown): SessionTurnInput {
+  const problem = turnProblem(turn);
+  const t = turn as Record<string, unknown>;
+  const copy = problem ? undefined : plainJson({ turnId: t.turnId, runId: t.runId, messages: t.messages, basedOnRevision: t.basedOnRevision, metadata: t.metadata });
+  if (copy === undefined) throw new SessionTurnError(sessionId, `The turn for session ${sessionId} ${problem ?? 'is not plain JSON data'}.`);
   return copy as unknown as SessionTurnInput;
 }
 
@@ -124,24 +134,29 @@ export function storedTurn(input: SessionTurnInput, revision: number, createdAt:
   return { ...input, revision, createdAt };
 }
 
-/** A stored turn read back (a JSON value from a file or a row), checked; a bad one throws SessionCorruptError. */
+/**
+ * A stored turn read back: a value JSON.parse just made (so plain JSON, and
+ * this caller's own), checked in place; a bad one throws SessionCorruptError.
+ */
 export function readStoredTurn(sessionId: string, value: unknown): SessionTurn {
   const t = value as Record<string, unknown> | null;
   if (typeof t !== 'object' || t === null || !Number.isSafeInteger(t.revision) || typeof t.createdAt !== 'number') {
     throw new SessionCorruptError(sessionId, `Session ${sessionId} holds a turn without its revision and time.`);
   }
-  let input: SessionTurnInput;
-  try {
-    input = checkTurnInput(sessionId, t);
-  } catch (error) {
-    throw new SessionCorruptError(sessionId, `Session ${sessionId} holds a turn that is not well-formed.`, error);
-  }
-  return storedTurn(input, t.revision as number, t.createdAt);
+  const problem = turnProblem(t);
+  if (problem) throw new SessionCorruptError(sessionId, `Session ${sessionId} holds a turn that ${problem.replace(/^(is|has|needs) /, '$1 ')}.`);
+  return t as unknown as SessionTurn;
 }
 
-/** The session a caller gets: a fresh copy with `messages` flattened from the turns. */
-export function buildSession(key: SessionKey, revision: number, createdAt: number, updatedAt: number, turns: readonly SessionTurn[]): Session {
-  const copies = turns.map((turn) => structuredClone(turn));
+/**
+ * The session a caller gets, with `messages` flattened from the turns. The
+ * turns are copied unless `owned` (just parsed, nobody else holds them); the
+ * messages are always a copy of their own.
+ */
+export function buildSession(
+  key: SessionKey, revision: number, createdAt: number, updatedAt: number, turns: readonly SessionTurn[], owned = false,
+): Session {
+  const copies = owned ? [...turns] : turns.map((turn) => structuredClone(turn));
   const messages: SessionMessage[] = copies.flatMap((turn) => structuredClone(turn.messages));
   return { appName: key.appName, userId: key.userId, sessionId: key.sessionId, revision, createdAt, updatedAt, turns: copies, messages };
 }

@@ -50,5 +50,5 @@ export function sessionFromRows(key: SessionKey, row: SessionRow, turns: readonl
   if (read.length === 0 || read[read.length - 1]!.revision > revision) {
     throw new SessionCorruptError(key.sessionId, `Session ${key.sessionId} cannot be read: its turns do not match its revision.`);
   }
-  return buildSession(key, revision, row.created_at, row.updated_at, read);
+  return buildSession(key, revision, row.created_at, row.updated_at, read, true);
 }

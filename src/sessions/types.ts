@@ -87,20 +87,29 @@ export interface AppendTurnOptions {
    * The revision the caller read (`session.revision`; 0 for a session not
    * stored yet, which the write then creates). The turn is written only if the
    * stored revision is still this one.
+   *
+   * `'latest'`: the turn goes after whatever is stored, in the same atomic
+   * step that reads the revision (the revision still moves by one, and no
+   * turn is replaced). This is how `appendSessionTurn` retries a conflict:
+   * set the turn's `basedOnRevision` so a reader can tell what it was decided at.
    */
-  expectedRevision: number;
+  expectedRevision: number | 'latest';
 }
 
 /**
  * What `appendTurn` did. A conflict is an answer, not an error: nothing was
  * written, and the caller decides again (`appendSessionTurn` appends the same
- * turn at the new revision, a bounded number of times).
+ * turn after the others, with `expectedRevision: 'latest'`).
  */
 export type AppendTurnResult =
   | { status: 'appended'; session: Session }
   /** The session already holds a turn with this id; nothing was written. */
   | { status: 'duplicate'; session: Session }
-  /** Nothing was written; `revision` is the one stored now (0 when no session is stored). */
+  /**
+   * Nothing was written; `revision` is the one stored now (0 when no session is
+   * stored). Also the answer, at any `expectedRevision`, of a service that
+   * could not get its write in at all (the file service after `lockWaitMs`).
+   */
   | { status: 'conflict'; revision: number };
 
 /**

@@ -198,7 +198,7 @@ function registerBadInputCases(register: SessionRegister): void {
     for (const t of bad) {
       await refusedWith(call(() => service.appendTurn(ADA, t as never, { expectedRevision: 0 })), 'SessionTurnError', 'session_turn_invalid');
     }
-    for (const options of [undefined, {}, { expectedRevision: -1 }, { expectedRevision: 1.5 }, { expectedRevision: '0' }]) {
+    for (const options of [undefined, {}, { expectedRevision: -1 }, { expectedRevision: 1.5 }, { expectedRevision: '0' }, { expectedRevision: 'any' }]) {
       await refusedWith(call(() => service.appendTurn(ADA, turn('t1'), options as never)), 'SessionTurnError', 'session_turn_invalid');
     }
     assert.equal(await service.getSession(ADA), undefined);
@@ -220,7 +220,10 @@ function registerRaceCases(register: SessionRegister): void {
     const services = await servicesOf(fixture, 3);
     await Promise.all(services.map(async (service, w) => {
       for (let i = 0; i < 8; i++) {
-        await appendSessionTurn(service, ADA, turn(`w${w}-${i}`), { maxAttempts: 50, backoff: () => Math.random() * 3 });
+        // As a Runner does: read, decide (a pause), append at the revision read.
+        const before = await service.getSession(ADA);
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 2));
+        await appendSessionTurn(service, ADA, turn(`w${w}-${i}`), { expectedRevision: before?.revision ?? 0 });
       }
     }));
     const session = (await fixture.service.getSession(ADA))!;
@@ -233,6 +236,29 @@ function registerRaceCases(register: SessionRegister): void {
       assert.deepEqual(own, Array.from({ length: 8 }, (_, i) => `w${w}-${i}`), 'each writer\'s turns in its own order');
     }
     for (const t of session.turns) assert.ok(t.basedOnRevision !== undefined && t.basedOnRevision < t.revision);
+  });
+
+  register("'latest' appends after whatever is stored: 10 such writes at once are all kept, each once", async (fixture) => {
+    await fixture.service.appendTurn(ADA, turn('t0'), { expectedRevision: 0 });
+    const services = await servicesOf(fixture, 3);
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) =>
+      services[i % services.length]!.appendTurn(ADA, { ...turn(`l${i}`), basedOnRevision: 1 }, { expectedRevision: 'latest' })));
+    assert.deepEqual(results.map((r) => r.status), Array(10).fill('appended'));
+    const session = (await fixture.service.getSession(ADA))!;
+    assert.deepEqual(session.turns.map((t) => t.revision), Array.from({ length: 11 }, (_, i) => i + 1));
+    assert.deepEqual(new Set(session.turns.slice(1).map((t) => t.turnId)), new Set(Array.from({ length: 10 }, (_, i) => `l${i}`)));
+    assert.equal((await fixture.service.appendTurn(ADA, turn('l3'), { expectedRevision: 'latest' })).status, 'duplicate');
+    assert.equal((await fixture.service.appendTurn(key('fresh'), turn('t1'), { expectedRevision: 'latest' })).status, 'appended');
+  });
+
+  register("appendSessionTurn after a conflict: appends after the other turn, or throws with onConflict 'throw'", async ({ service }) => {
+    await service.appendTurn(ADA, turn('t1'), { expectedRevision: 0 });
+    await service.appendTurn(ADA, turn('other'), { expectedRevision: 1 });
+    await refusedWith(appendSessionTurn(service, ADA, turn('t2'), { expectedRevision: 1, onConflict: 'throw' }), 'SessionConflictError', 'session_conflict');
+    assert.equal((await service.getSession(ADA))!.revision, 2);
+    const after = await appendSessionTurn(service, ADA, turn('t2'), { expectedRevision: 1 });
+    assert.deepEqual(after.turns.map((t) => [t.turnId, t.revision, t.basedOnRevision ?? null]), [['t1', 1, null], ['other', 2, null], ['t2', 3, 1]]);
+    assert.equal((await appendSessionTurn(service, ADA, turn('t2'), { expectedRevision: 0 })).revision, 3, 'a turn already stored is not written again');
   });
 
   register('what one service object wrote, another over the same data reads (when it has reopen)', async (fixture) => {

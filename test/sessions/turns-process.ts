@@ -4,14 +4,16 @@
  * history, append the turn at the revision it read, retried on conflict),
  * and prints what it saw as one JSON line.
  *
- * argv: <file|sqlite|postgres> <directory|path|url> <schema|-> <writer> <count> <startAt ms>
+ * argv: <file|sqlite|postgres> <directory|path|url> <schema|-> <writer> <count>
+ *
+ * It prints `ready` once its service is open, and starts when a line comes on stdin.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { appendSessionTurn, createFileSessionService, type SessionService } from 'cairn/sessions';
 import { createPostgresSessionService } from 'cairn/sessions/postgres';
 import { createSqliteSessionService } from 'cairn/sessions/sqlite';
 
-const [kind, where, schema, writer, countText, startText] = process.argv.slice(2) as [string, string, string, string, string, string];
+const [kind, where, schema, writer, countText] = process.argv.slice(2) as [string, string, string, string, string];
 const count = Number(countText);
 const key = { appName: 'support-copilot', userId: 'user_123', sessionId: 'shared' };
 
@@ -40,7 +42,10 @@ const service: SessionService = {
   },
 };
 
-await sleep(Math.max(0, Number(startText) - Date.now()));
+await service.getSession(key); // connected, tables read
+console.log('ready');
+await new Promise((resolve) => process.stdin.once('data', resolve));
+process.stdin.pause();
 let stale = 0;
 for (let i = 0; i < count; i++) {
   const before = await service.getSession(key);

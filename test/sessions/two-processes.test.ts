@@ -5,7 +5,7 @@
  * turns in the order it ran them, and the conversation is the turns'
  * messages in that order. A last-writer-wins service would lose turns here.
  */
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,12 +32,26 @@ function tempDir(): string {
 
 interface Report { writer: string; conflicts: number; stale: number }
 
+/** Starts both writers, waits until both have their service open, then lets them go at once. */
 async function race(kind: string, where: string, schema = '-'): Promise<Report[]> {
-  const startAt = Date.now() + 2500; // both have loaded their modules by then
-  const outputs = await Promise.all(['a', 'b'].map((writer) => new Promise<string>((resolve, reject) => {
-    execFile(process.execPath, ['--conditions=source', '--import', 'tsx', script, kind, where, schema, writer, String(TURNS), String(startAt)],
-      { cwd: root, timeout: 120_000 }, (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)));
-  })));
+  const children = ['a', 'b'].map((writer) => {
+    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', script, kind, where, schema, writer, String(TURNS)],
+      { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const ready = new Promise<void>((resolve, reject) => {
+      const check = () => (stdout.includes('ready\n') ? resolve() : undefined);
+      child.stdout.on('data', check);
+      child.once('exit', (code) => reject(new Error(`writer ${writer} exited with ${code} before it was ready:\n${stderr}`)));
+    });
+    const done = new Promise<string>((resolve, reject) => child.once('exit', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`writer ${writer} exited with ${code}:\n${stderr}`)))));
+    return { child, ready, done };
+  });
+  await Promise.all(children.map((c) => c.ready));
+  for (const { child } of children) child.stdin.end('go\n');
+  const outputs = await Promise.all(children.map((c) => c.done));
   const reports = outputs.map((out) => JSON.parse(out.trim().split('\n').at(-1)!) as Report);
   console.log(`${kind}: conflicts answered ${reports.map((r) => `${r.writer}=${r.conflicts}`).join(', ')}; turns appended after a turn they had not seen ${reports.map((r) => `${r.writer}=${r.stale}`).join(', ')}`);
   return reports;
@@ -55,6 +69,9 @@ async function expectEveryTurnOnce(service: SessionService): Promise<Session> {
   }
   expect(session.messages).toEqual(session.turns.flatMap((t) => t.messages));
   expect(session.messages.filter((m) => m.role === 'user').map((m) => (m.content as string).split(':')[0])).toEqual(ids);
+  // They really ran at once: the stored order switches between the writers, not one writer's 50 then the other's.
+  const switches = ids.filter((id, i) => i > 0 && id[0] !== ids[i - 1]![0]).length;
+  expect(switches).toBeGreaterThan(2);
   return session;
 }
 

@@ -6,7 +6,7 @@
  */
 import { opsTables, migrate } from '../../stores/postgres/migrations.js';
 import { Db, quoteSchema, type PostgresConnection } from '../../stores/postgres/sql.js';
-import { checkExpectedRevision, checkOwner, checkSessionKey, checkSessionOwner, checkTurnInput, bySessionAge, storedTurn } from '../records.js';
+import { buildSession, checkExpectedRevision, revisionMatches, checkOwner, checkSessionKey, checkSessionOwner, checkTurnInput, bySessionAge, storedTurn } from '../records.js';
 import { sessionFromRows, turnText, type SessionRow, type TurnRow } from '../rows.js';
 import type { AppendTurnResult, Session, SessionKey, SessionService, SessionServiceOptions, SessionSummary } from '../types.js';
 
@@ -78,20 +78,26 @@ FROM ${sessions} s WHERE s.app_name = $1 AND s.user_id = $2 ORDER BY s.created_a
       const key = checkSessionKey(rawKey);
       const turn = checkTurnInput(key.sessionId, rawTurn);
       const expected = checkExpectedRevision(key.sessionId, rawOptions);
-      const result = await db.transaction('Appending a session turn', 'BEGIN ISOLATION LEVEL READ COMMITTED', async (raw): Promise<AppendTurnResult | 'retry'> => {
+      const attempt = () => db.transaction('Appending a session turn', 'BEGIN ISOLATION LEVEL READ COMMITTED', async (raw): Promise<AppendTurnResult | 'retry'> => {
         const client = raw as Client;
         // Locked, then read whole and checked: a session that cannot be read is refused, never written over.
         const current = await readWith(client, key, true);
         if (current?.turns.some((t) => t.turnId === turn.turnId)) return { status: 'duplicate', session: current };
         const revision = current?.revision ?? 0;
-        if (revision !== expected) return { status: 'conflict', revision };
+        if (!revisionMatches(expected, revision)) return { status: 'conflict', revision };
         const now = clock();
         if (current) await client.query(sql.bump, [now, key.sessionId, revision]);
         // Another writer created the session since our read: read again, outside this transaction.
         else if ((await client.query(sql.create, [key.sessionId, key.appName, key.userId, now])).rows.length === 0) return 'retry';
-        await client.query(sql.addTurn, [key.sessionId, revision + 1, turn.turnId, turnText(storedTurn(turn, revision + 1, now))]);
-        return { status: 'appended', session: (await readWith(client, key))! };
+        const stored = storedTurn(turn, revision + 1, now);
+        await client.query(sql.addTurn, [key.sessionId, revision + 1, turn.turnId, turnText(stored)]);
+        // Written under the row's lock: the session is what was read plus this turn (no second read).
+        const turns = [...(current?.turns ?? []), structuredClone(stored)];
+        return { status: 'appended', session: buildSession(key, revision + 1, current?.createdAt ?? now, now, turns, true) };
       });
+      let result = await attempt();
+      // 'latest' goes after whatever is there: a session another writer just created is locked and appended to.
+      if (result === 'retry' && expected === 'latest') result = await attempt();
       if (result !== 'retry') return result;
       const now = await read(key);
       if (now?.turns.some((t) => t.turnId === turn.turnId)) return { status: 'duplicate', session: now };

@@ -6,9 +6,9 @@
 import type Database from 'better-sqlite3';
 import { InvalidOptionsError } from '../../errors/index.js';
 import { connectionOf, createSqliteOpsStore, type SqliteOpsStore } from '../../stores/sqlite/index.js';
-import { bySessionAge, checkExpectedRevision, checkOwner, checkSessionKey, checkSessionOwner, checkTurnInput, storedTurn } from '../records.js';
+import { buildSession, bySessionAge, checkExpectedRevision, revisionMatches, checkOwner, checkSessionKey, checkSessionOwner, checkTurnInput, storedTurn } from '../records.js';
 import { sessionFromRows, turnText, type SessionRow, type TurnRow } from '../rows.js';
-import type { AppendTurnResult, Session, SessionKey, SessionService, SessionServiceOptions, SessionSummary } from '../types.js';
+import type { AppendTurnResult, Session, SessionKey, SessionService, SessionServiceOptions, SessionSummary, SessionTurnInput } from '../types.js';
 
 export interface SqliteSessionServiceOptions extends SessionServiceOptions {
   /** An ops store of `createSqliteOpsStore` (cairn/ops/sqlite): the sessions go in its file, on its connection. */
@@ -55,18 +55,21 @@ export function createSqliteSessionService(options: SqliteSessionServiceOptions)
     return sessionFromRows(key, row, sql().turns.all(key.sessionId) as TurnRow[]);
   };
 
-  const append = db.transaction((key: SessionKey, body: (revision: number, now: number) => string, turnId: string, expected: number): AppendTurnResult => {
+  const append = db.transaction((key: SessionKey, turn: SessionTurnInput, expected: number | 'latest'): AppendTurnResult => {
     const s = sql();
     // Read whole and checked first: a session that cannot be read is refused, never written over.
     const current = readSession(key);
-    if (current?.turns.some((t) => t.turnId === turnId)) return { status: 'duplicate', session: current };
+    if (current?.turns.some((t) => t.turnId === turn.turnId)) return { status: 'duplicate', session: current };
     const revision = current?.revision ?? 0;
-    if (revision !== expected) return { status: 'conflict', revision };
+    if (!revisionMatches(expected, revision)) return { status: 'conflict', revision };
     const now = clock();
     if (current) s.bump.run(now, key.sessionId, revision);
     else s.create.run(key.sessionId, key.appName, key.userId, now, now);
-    s.addTurn.run(key.sessionId, revision + 1, turnId, body(revision + 1, now));
-    return { status: 'appended', session: readSession(key)! };
+    const stored = storedTurn(turn, revision + 1, now);
+    s.addTurn.run(key.sessionId, revision + 1, turn.turnId, turnText(stored));
+    // Written under the transaction's lock: the session is what was read plus this turn (no second read).
+    const turns = [...(current?.turns ?? []), structuredClone(stored)];
+    return { status: 'appended', session: buildSession(key, revision + 1, current?.createdAt ?? now, now, turns, true) };
   });
 
   return {
@@ -79,7 +82,7 @@ export function createSqliteSessionService(options: SqliteSessionServiceOptions)
       const key = checkSessionKey(rawKey);
       const turn = checkTurnInput(key.sessionId, rawTurn);
       const expected = checkExpectedRevision(key.sessionId, rawOptions);
-      return append.immediate(key, (revision, now) => turnText(storedTurn(turn, revision, now)), turn.turnId, expected);
+      return append.immediate(key, turn, expected);
     },
     async listSessions(rawOwner) {
       const owner = checkSessionOwner(rawOwner);
