@@ -162,6 +162,26 @@ describeRedis('redis store', (env) => {
     expect(await env.keysUnder(b)).toEqual([]);
   });
 
+  it('keeps a lease hash (and its token) unless leaseRetentionMs is set; then Redis deletes it that long after release', async () => {
+    const kept = env.newPrefix();
+    const retained = env.newPrefix();
+    for (const [prefix, extra] of [[kept, {}], [retained, { leaseRetentionMs: 60_000 }]] as const) {
+      const leases = open(env.url, prefix, extra).leases;
+      const lease = await leases.acquire('run-1', 'worker-1', 5_000);
+      expect(lease?.token).toBe(1);
+      await leases.release(lease!);
+      // The next holder's token is greater: the hash kept the last one.
+      const next = await leases.acquire('run-1', 'worker-2', 5_000);
+      expect(next?.token).toBe(2);
+      await leases.release(next!);
+    }
+    const ttl = async (prefix: string) => Number(await env.command(['PTTL', `${prefix}l:run-1`]));
+    expect(await ttl(kept)).toBe(-1);
+    const left = await ttl(retained);
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThanOrEqual(60_000);
+  });
+
   it('appends the transcript: every save keeps the parts stored before it, byte for byte', async () => {
     const prefix = env.newPrefix();
     const store = open(env.url, prefix).agentRuns;
