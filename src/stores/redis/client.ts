@@ -37,7 +37,7 @@ export interface Script {
  * A script that writes (`'write'`) or only reads (`'read'`). The first line
  * declares it (Redis 7 script flags): a server short of memory then refuses a
  * writing script before its first command instead of failing it half way,
- * and a read runs on a read-only replica too.
+ * and still runs one that declares it writes nothing.
  */
 export function script(mode: 'write' | 'read', body: string): Script {
   const source = `${mode === 'read' ? '#!lua flags=no-writes' : '#!lua'}\n${body}`;
