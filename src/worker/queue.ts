@@ -4,9 +4,9 @@
  * before it is written; a job goes in through graphile-worker's `add_job`,
  * whose NOTIFY wakes an idle worker at once.
  */
-import { redactSecrets } from '../errors/index.js';
 import { parseJobPayload, type JobAnswers, type JobPayload } from './payload.js';
-import { QueueDb, setupQueue, type QueueConnection } from './schema.js';
+import { QueueDb, setupQueue } from './queue-db.js';
+import type { QueueConnection } from './schema.js';
 
 /** How many times a job is tried before it is dead-lettered. */
 export const DEFAULT_MAX_ATTEMPTS = 10;
@@ -158,23 +158,4 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
     },
     close: () => db.close(),
   };
-}
-
-/** Records a job a worker gives up on; a second record of the same job is ignored. */
-export async function deadLetter(
-  db: QueueDb,
-  job: { id: string; payload: unknown },
-  parsed: Partial<Pick<JobPayload, 'kind' | 'agent' | 'runId' | 'scope'>>,
-  error: { code: string; message: string },
-  attempts: number,
-): Promise<void> {
-  const str = (v: unknown) => (typeof v === 'string' ? v : null);
-  const raw = job.payload as Record<string, unknown> | null;
-  const field = (key: 'kind' | 'agent' | 'runId' | 'scope') => str(parsed[key]) ?? (raw && typeof raw === 'object' ? str(raw[key]) : null);
-  await db.query('Dead-lettering a job', `
-    INSERT INTO ${db.q}.cairn_dead_jobs (job_id, kind, agent, run_id, scope, payload, code, reason, attempts)
-    VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, $9) ON CONFLICT (job_id) DO NOTHING`, [
-    job.id, field('kind'), field('agent'), field('runId'), field('scope'),
-    JSON.stringify(job.payload ?? null), error.code, redactSecrets(error.message).slice(0, 2000), attempts,
-  ]);
 }

@@ -15,8 +15,9 @@ import { driveJob, type JobOutcome, type WorkerAgent, type WorkerOps } from './d
 import { WorkerJobError } from './errors.js';
 import { graphileLogger, loadGraphile, TASK_IDENTIFIER, type GraphileHelpers, type GraphileRunner } from './graphile.js';
 import { parseJobPayload, type JobPayload } from './payload.js';
-import { deadLetter, DEFAULT_MAX_ATTEMPTS } from './queue.js';
-import { QueueDb, setupQueue, type QueueConnection } from './schema.js';
+import { DEFAULT_MAX_ATTEMPTS } from './queue.js';
+import { deadLetter, QueueDb, setupQueue } from './queue-db.js';
+import type { QueueConnection } from './schema.js';
 
 export interface WorkerRetryOptions {
   /** The first retry's delay; each further one doubles it (with jitter). @default 1000 */
