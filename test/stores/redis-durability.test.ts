@@ -126,6 +126,56 @@ describeOwnRedis('redis store across a server restart (AOF, appendfsync always)'
   });
 });
 
+describeOwnRedis('redis store on a server out of memory', () => {
+  it('refuses a save whole when the server is full (noeviction), keeps the last record readable, and the run goes on once there is room', async () => {
+    const redis = await server(['--maxmemory-policy', 'noeviction']);
+    const admin = rawClient(redis.url);
+    await admin.connect();
+    cleanup.push(() => admin.close());
+    const used = Number(/used_memory:(\d+)/.exec(String(await admin.sendCommand(['INFO', 'memory'])))![1]);
+    await admin.sendCommand(['CONFIG', 'SET', 'maxmemory', String(used + 3 * 1024 * 1024)]);
+
+    const ops = store(redis.url);
+    let acknowledged = 0;
+    const tracking: AgentRunStore = {
+      load: (runId, options) => ops.agentRuns.load(runId, options),
+      async save(envelope, options) {
+        await ops.agentRuns.save(envelope, options);
+        acknowledged = envelope.revision;
+      },
+    };
+    const payments = createLedger();
+    const options = (on: AgentRunStore) => ({
+      model: createMockModel({
+        strict: false,
+        responses: [(request) => {
+          const answered = request.messages.filter((m) => m.role === 'tool').length;
+          return answered < 200 ? { toolCalls: [{ toolName: 'fill', toolCallId: `f${answered}` }] } : { text: 'Full.' };
+        }],
+      }),
+      prompt: 'Fill the server.',
+      maxSteps: 210,
+      session: { store: on, runId: 'fill', scope: 'tenant-a' },
+      // 64 KB a result; a repeat is harmless, so a resume may run a call whose result was not saved again.
+      tools: { fill: ledgerTool(payments, 'fill', { idempotent: true, result: (_, ctx) => `${ctx.toolCallId}:${'x'.repeat(64_000)}` }) },
+    });
+    const first = await runAgent(options(tracking));
+    expect(outcome(first)).toBe('failed (persistence_failed)');
+    expect(first.status === 'failed' && String((first.error as { cause?: unknown }).cause ?? first.error.message)).toMatch(/OOM|memory/i);
+    expect(acknowledged).toBeGreaterThan(2);
+    // The refused save wrote nothing: the last acknowledged record loads whole.
+    const last = await ops.agentRuns.load('fill');
+    expect(last?.revision).toBe(acknowledged);
+
+    await admin.sendCommand(['CONFIG', 'SET', 'maxmemory', '0']);
+    const done = await resumeAgent(options(ops.agentRuns));
+    expect(outcome(done)).toBe('completed');
+    expect(done.status === 'completed' && done.text).toBe('Full.');
+    for (const times of Object.values(payments.entries())) expect(times).toBeLessThanOrEqual(2);
+    expect(Object.keys(payments.entries())).toHaveLength(200);
+  });
+});
+
 describeOwnRedis('redis store: a server it cannot trust', () => {
   it('refuses a server whose maxmemory-policy may evict any key, before writing anything', async () => {
     const redis = await server(['--maxmemory-policy', 'allkeys-lru']);
