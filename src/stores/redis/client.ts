@@ -36,8 +36,8 @@ export interface Script {
 /**
  * A script that writes (`'write'`) or only reads (`'read'`). The first line
  * declares it (Redis 7 script flags): a server short of memory then refuses a
- * writing script before its first command instead of failing it half way,
- * and still runs one that declares it writes nothing.
+ * writing script before it runs, and still runs one that declares it writes
+ * nothing.
  */
 export function script(mode: 'write' | 'read', body: string): Script {
   const source = `${mode === 'read' ? '#!lua flags=no-writes' : '#!lua'}\n${body}`;
