@@ -11,12 +11,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { agentRunLeaseKey, createInMemoryAgentRunStore, type AgentRunStore } from 'cairn/agent';
+import { agentRunLeaseKey, createInMemoryAgentRunStore, runAgent, type AgentRunStore } from 'cairn/agent';
+import { createFaultyStore, createLedger } from 'cairn/testing';
 import { evidenceStreamId, reconcileAgentToolExecution, ToolEvidenceError, type ToolReconciliationStore } from 'cairn/evidence';
 import { createPostgresOpsStore } from 'cairn/ops/postgres';
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { describePostgres } from '../stores/pg-env.js';
-import { crashedRun, evidenceFor, inMemoryStore, ledgerVerifier, resume, RUN } from './fixture.js';
+import { crashedRun, evidenceFor, inMemoryStore, ledgerVerifier, resume, RUN, runOptions } from './fixture.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -77,6 +78,28 @@ function suite(name: string, open: () => Promise<{ store: ToolReconciliationStor
         expect(payments.entries()).toEqual({ 'charge@0:pay-A7': 1 });
       });
     }
+
+    withStore('a call whose result write the store refused (the run failed on it) is settled the same way', async (store) => {
+      const payments = createLedger();
+      // Save 3 records the charge's result: it fails, after the charge went through.
+      const failed = await runAgent(runOptions(createFaultyStore(store.agentRuns, { failSave: { at: 3, mode: 'reject' } }), payments) as never);
+      expect(failed).toMatchObject({ status: 'failed', error: { code: 'persistence_failed' } });
+      expect((await receipt(store)).status).toBe('executing');
+      await reconcileAgentToolExecution({ store, evidence: evidenceFor(), verifyEvidence: ledgerVerifier(payments) });
+      expect(await resume(store, payments)).toMatchObject({ status: 'completed', text: 'charged: [{"receipt":"rcpt-1"}]' });
+      expect(payments.entries()).toEqual({ 'charge@0:pay-A7': 1 });
+    });
+
+    withStore('evidence that the effect happened and failed answers the call as failed, with its message to the model', async (store) => {
+      const payments = await crashedRun(store, 'after');
+      const evidence = evidenceFor({ output: 'card declined', isError: true });
+      await reconcileAgentToolExecution({ store, evidence, verifyEvidence: ledgerVerifier(payments) });
+      expect(await receipt(store)).toMatchObject({ status: 'failed', reconciled: true, error: { code: 'reconciled_error', message: 'card declined' } });
+      const done = await resume(store, payments);
+      expect(done.status).toBe('completed');
+      expect(done.text).toContain('card declined');
+      expect(payments.entries()).toEqual({ 'charge@0:pay-A7': 1 });
+    });
 
     withStore('identical evidence again is idempotent: no write, the same state', async (store) => {
       const payments = await crashedRun(store, 'after');
