@@ -19,6 +19,7 @@
  *   npm run bench -- --resume --wal --concurrent --memory --tracing --memory-store --workers --redis
  *                                        those sections alone, any of them (or CAIRN_BENCH=resume,wal,...)
  *   npm run bench -- --agent             agent.run against runAgent, same run (bench/agent.ts)
+ *   npm run bench -- --mcp               an MCP tool call over stdio through a run against a direct callTool (bench/mcp.ts)
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -40,6 +41,7 @@ import { measureMemory, printMemory } from './memory.js';
 import { measureMemoryStore, printMemoryStore } from './memory-store.js';
 import { measureWorkers, printWorkers } from './worker-scale.js';
 import { measureRedis, printRedis } from './redis.js';
+import { measureMcp, printMcp } from './mcp.js';
 import { splitEnvelope } from '../src/stores/write-plan.js';
 
 const STEPS = 100;
@@ -362,6 +364,7 @@ const SECTIONS = {
   'memory-store': async () => printMemoryStore(await measureMemoryStore()),
   workers: async () => printWorkers(await measureWorkers()),
   redis: async () => printRedis(await measureRedis()),
+  mcp: async () => printMcp(await measureMcp()),
 } as const;
 type SectionName = keyof typeof SECTIONS;
 
