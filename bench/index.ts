@@ -20,6 +20,7 @@
  *                                        those sections alone, any of them (or CAIRN_BENCH=resume,wal,...)
  *   npm run bench -- --agent             agent.run against runAgent, same run (bench/agent.ts)
  *   npm run bench -- --mcp               an MCP tool call over stdio through a run against a direct callTool (bench/mcp.ts)
+ *   npm run bench -- --memory-run        a tool loop on SQLite with and without memory and chat (bench/memory-run.ts)
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -39,6 +40,7 @@ import { measureWal, printWal } from './wal.js';
 import { measureConcurrent, printConcurrent } from './concurrent.js';
 import { measureMemory, printMemory } from './memory.js';
 import { measureMemoryStore, printMemoryStore } from './memory-store.js';
+import { measureMemoryRun, printMemoryRun } from './memory-run.js';
 import { measureWorkers, printWorkers } from './worker-scale.js';
 import { measureRedis, printRedis } from './redis.js';
 import { measureMcp, printMcp } from './mcp.js';
@@ -362,6 +364,7 @@ const SECTIONS = {
   tracing: async () => printTracing(await measureTracing()),
   agent: async () => printAgent(await measureAgent()),
   'memory-store': async () => printMemoryStore(await measureMemoryStore()),
+  'memory-run': async () => printMemoryRun(await measureMemoryRun()),
   workers: async () => printWorkers(await measureWorkers()),
   redis: async () => printRedis(await measureRedis()),
   mcp: async () => printMcp(await measureMcp()),
