@@ -45,6 +45,8 @@ export interface GraphileRunOptions {
   taskList: Record<string, GraphileTask>;
   logger: unknown;
   events?: unknown;
+  /** Always empty: a `crontab` file in the working directory must not schedule jobs here. */
+  parsedCronItems: [];
 }
 
 interface GraphileModule {

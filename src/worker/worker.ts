@@ -252,7 +252,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   const startRunner = async (slots: number) => {
     const runner = await graphile.run({
       pgPool: db.pool, schema: db.schema, concurrency: slots, pollInterval: pollIntervalMs, noHandleSignals: true,
-      taskList: { [TASK_IDENTIFIER]: task }, logger: graphileLogger(graphile, log), events,
+      taskList: { [TASK_IDENTIFIER]: task }, logger: graphileLogger(graphile, log), events, parsedCronItems: [],
     });
     runners.push(runner);
     return runner;
