@@ -11,6 +11,14 @@ export const OPENAI_WIRE_EXAMPLES: Record<string, ScriptTurn[]> = {
     { toolCalls: [{ name: 'lookupAccount', args: { accountId: 'acct_123' } }], usage: { input: 64, output: 18 } },
     { text: 'acct_123 is active on the team plan.', usage: { input: 97, output: 11 } },
   ],
+  'agent-runner': [
+    { text: 'Noted: short answers.', usage: { input: 40, output: 6 } },
+    { text: 'Your account is active.', usage: { input: 58, output: 6 } },
+  ],
+  'agent-evidence': [
+    { toolCalls: [{ name: 'charge', args: { order: 'A-7' } }], usage: { input: 30, output: 12 } },
+    { text: 'Order A-7 is charged (receipt rcpt-1).', usage: { input: 52, output: 10 } },
+  ],
   'agent-interrupt': [
     { toolCalls: [{ name: 'deploy', args: { target: 'eu-west' } }], usage: { input: 52, output: 14 } },
     { text: 'The release is live in eu-west.', usage: { input: 80, output: 9 } },
