@@ -100,6 +100,8 @@ export interface AgentState {
 }
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+/** Receipts whose call the model was answered with an error (a failed receipt keeps no isError of its own). */
+const ERROR_STATUSES: ReadonlySet<string> = new Set(['failed', 'validation-failed', 'projection-failed']);
 
 /** What `console.log(state)` prints: counts and status, never the conversation, arguments or ids. */
 class AgentStateSummary {
@@ -189,7 +191,7 @@ export function agentStateOf(input: StateInput): AgentState {
     messages,
     steps: stepsOf(messages),
     toolResults: Object.values(record?.receipts ?? {}).map((r) => ({
-      toolCallId: r.toolCallId, toolName: r.toolName, modelStep: r.modelStep, status: r.status, isError: r.isError === true,
+      toolCallId: r.toolCallId, toolName: r.toolName, modelStep: r.modelStep, status: r.status, isError: r.isError === true || ERROR_STATUSES.has(r.status),
       ...(r.modelOutput !== undefined ? { output: r.modelOutput } : {}), ...(r.reconciled ? { reconciled: true } : {}),
     })),
     approvals: Object.entries(record?.approvals ?? {}).map(([approvalId, a]) => ({

@@ -111,6 +111,20 @@ describe('createRunner', () => {
     expect(stored!.turns[0]!.turnId).toBe(waiting.runId);
   });
 
+  it('keeps both turns of two runs on one session at once', async () => {
+    const model = createMockModel({ strict: false, responses: [(request) => ({ text: `re: ${request.messages.at(-1)!.content}` })] });
+    const sessionService = createInMemorySessionService();
+    const runner = createRunner({ appName: 'app', agent: new Agent({ model }), sessionService });
+    const [a, b] = await Promise.all([
+      runner.run({ userId: 'u', sessionId: 'busy', prompt: 'one' }),
+      runner.run({ userId: 'u', sessionId: 'busy', prompt: 'two' }),
+    ]);
+    const stored = await sessionService.getSession({ appName: 'app', userId: 'u', sessionId: 'busy' });
+    expect(stored!.revision).toBe(2);
+    expect(stored!.turns.map((t) => t.turnId).sort()).toEqual([a.runId, b.runId].sort());
+    expect(stored!.messages.map((m) => m.content).sort()).toEqual(['one', 're: one', 're: two', 'two']);
+  });
+
   it('refuses bad options', () => {
     const agent = new Agent({ model: createMockModel({ responses: [] }) });
     const sessionService = createInMemorySessionService();
