@@ -23,7 +23,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
 /** Every public entry point, from package.json, so one added later is checked too. */
-const subpaths = Object.keys(manifest.exports).filter((k) => k !== './package.json').map((k) => `cairn/${k.slice(2)}`);
+const subpaths = Object.keys(manifest.exports).filter((k) => k !== './package.json').map((k) => (k === '.' ? 'cairn' : `cairn/${k.slice(2)}`));
 /** React's types come from @types/react (an optional peer, as react is): the version this repository tests with. */
 const reactTypes = (JSON.parse(readFileSync(join(root, 'node_modules/@types/react/package.json'), 'utf8')) as { version: string }).version;
 
