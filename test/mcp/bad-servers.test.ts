@@ -95,6 +95,24 @@ describe('a server that breaks the protocol or goes silent', () => {
     expect(settled.status).toBe('completed');
     expect(settled.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(['it ran']);
   });
+
+  it('a call of a tool the server marks idempotent, cut off, runs again by itself on the next resume', async () => {
+    const store = createInMemoryAgentRunStore();
+    const session = { store, runId: 'hang-idem', scope: 't' };
+    const model = createMockModel({ responses: [{ toolCalls: [{ toolName: 'broken__wait', toolCallId: 'w1' }] }, { text: 'Waited.' }] });
+    const hanging = brokenServer('hang-call');
+    (hanging.transport as { env: Record<string, string> }).env.MCP_IDEMPOTENT = '1';
+    const first = await runAgent({ model, prompt: 'x', mcp: { servers: [hanging], timeouts: { callMs: 300 } }, session });
+    expect(first.status).toBe('stopped');
+    expect(Object.values((await store.load('hang-idem'))!.receipts)).toMatchObject([{ status: 'executing', idempotent: true }]);
+    // The same catalog from a server that answers: the call runs again under the same identity, no operator needed.
+    const answering = rawServer('broken', [{
+      name: 'wait', description: 'Never answers.', inputSchema: { type: 'object', properties: {} }, annotations: { idempotentHint: true },
+    }]);
+    const resumed = await resumeAgent({ model, prompt: 'x', mcp: { servers: [answering] }, session });
+    expect(resumed.status).toBe('completed');
+    expect(resumed.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(['wait ok']);
+  });
 });
 
 describe('a catalog that cannot be offered', () => {

@@ -7,6 +7,7 @@
 //   exit       writes to stderr and exits with code 3 at once
 //   hang-list  makes the handshake, then never answers tools/list
 //   hang-call  makes the handshake and lists one tool, then never answers tools/call
+// MCP_IDEMPOTENT=1 marks that tool idempotentHint.
 import { createInterface } from 'node:readline';
 
 const mode = process.env.MCP_BROKEN ?? 'text';
@@ -14,6 +15,10 @@ if (mode === 'exit') {
   process.stderr.write('broken server: no configuration found\n');
   process.exit(3);
 }
+const wait = {
+  name: 'wait', description: 'Never answers.', inputSchema: { type: 'object', properties: {} },
+  ...(process.env.MCP_IDEMPOTENT === '1' ? { annotations: { idempotentHint: true } } : {}),
+};
 const send = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
 const lines = createInterface({ input: process.stdin });
 lines.on('line', (line) => {
@@ -43,7 +48,7 @@ lines.on('line', (line) => {
     if (mode === 'hang-list') return;
     send({
       jsonrpc: '2.0', id: message.id,
-      result: { tools: [{ name: 'wait', description: 'Never answers.', inputSchema: { type: 'object', properties: {} } }] },
+      result: { tools: [wait] },
     });
     return;
   }
