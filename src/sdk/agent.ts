@@ -253,7 +253,8 @@ export class Agent<T = string> {
     const scope = scopeGiven ?? DEFAULT_SCOPE;
     if (input.runId !== undefined && input.store) {
       // The same call again after a crash continues the stored run; a run that ended answers with what it stored.
-      const stored = await input.store.load(input.runId, { scope }).catch(() => undefined);
+      // A load that fails (another scope, a corrupt record) goes to the engine's resume, which refuses it as a failed result.
+      const stored = await input.store.load(input.runId, { scope }).then((r) => r !== undefined, () => true);
       if (stored) return this.#continue(input.store, input.runId, scope, input.approvalResponses, { ...extra, ...answers });
     }
     return fresh(input.messages, input.runId ?? nanoid(), scope);

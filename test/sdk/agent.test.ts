@@ -84,6 +84,18 @@ describe('agent.run', () => {
     expect(engine.text).toBe('hi');
   });
 
+  it('a run id stored under another scope is refused, with no model call and nothing written', async () => {
+    const store = createInMemoryAgentRunStore();
+    const agent = new Agent({ model: createMockModel({ responses: [{ text: 'mine' }] }) });
+    const first = await agent.run({ runId: 'shared-id', store, scope: 'tenant-a', prompt: 'hi' });
+    const model = createMockModel({ responses: [] });
+    const other = await new Agent({ model }).run({ runId: 'shared-id', store, scope: 'tenant-b', prompt: 'hi' });
+    expect(other.status).toBe('failed');
+    expect(other.result.status === 'failed' && other.result.error.code).toBe('scope_mismatch');
+    expect(model.calls).toHaveLength(0);
+    expect((await store.load('shared-id'))!.revision).toBe(first.state.revision);
+  });
+
   it('a finished state plus a prompt is the next turn: the model request holds the earlier one', async () => {
     const model = createMockModel({ responses: [{ text: 'Noted.' }, { text: 'You prefer short answers.' }] });
     const agent = new Agent({ model, instructions: 'Be brief.' });

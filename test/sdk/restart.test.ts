@@ -107,6 +107,31 @@ function scenarios(label: string, world: (name: string) => Omit<RestartArgs, 'ba
   });
 }
 
+describe('an idempotent tool killed mid-effect', () => {
+  it('runs again in the next process under the same idempotencyKey, and the run completes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-sdk-restart-'));
+    dirs.push(dir);
+    const script = 'restart-idempotent';
+    server.script(script, [{ toolCalls: [{ name: 'charge', args: { order: 'A-1' } }] }]);
+    const args: RestartArgs = {
+      backend: 'sqlite', path: join(dir, 'runs.sqlite'), idempotent: true,
+      baseURL: server.baseURL(script), runId: 'order-a1', effects: join(dir, 'effects.log'),
+    };
+    const first = start({ ...args, hangIn: 'tool' });
+    await until('the effect', () => lines(args.effects).length === 1, first);
+    first.kill();
+    await first.done;
+    server.script(script, [{ text: 'Charged order A-1.' }]);
+    const second = await start(args).done;
+    expect(JSON.parse(second.out.trim())).toMatchObject({ status: 'completed', taskOutcome: 'resolved' });
+    const effects = lines(args.effects).map((l) => JSON.parse(l) as { key: string; pid: number });
+    expect(effects).toHaveLength(2);
+    // Two processes, one call: the key the system the tool calls can deduplicate by is the same.
+    expect(effects[0]!.pid).not.toBe(effects[1]!.pid);
+    expect(effects[1]!.key).toBe(effects[0]!.key);
+  });
+});
+
 describe('an Agent run on SQLite survives a killed process', () => {
   scenarios('sqlite', (name) => {
     const dir = mkdtempSync(join(tmpdir(), 'cairn-sdk-db-'));

@@ -20,6 +20,8 @@ export interface RestartArgs {
   runId: string;
   effects: string;
   hangIn?: 'tool';
+  /** Mark the tool replay: 'idempotent'. */
+  idempotent?: boolean;
 }
 
 async function open(args: RestartArgs): Promise<{ store: AgentRunStore; close(): unknown }> {
@@ -44,6 +46,7 @@ const charge = tool({
     if (args.hangIn === 'tool') await new Promise(() => undefined);
     return `charged ${order}`;
   },
+  ...(args.idempotent ? { replay: 'idempotent' as const } : {}),
 });
 const agent = new Agent({ model: createOpenAI({ apiKey: 'sk-local', baseURL: args.baseURL })('gpt-6-astra'), maxSteps: 4, tools: { charge } });
 const result = await agent.run({ runId: args.runId, store: opened.store, scope: 'tenant-a', prompt: 'Charge order A-1.' });
