@@ -151,7 +151,9 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     const loaded = await session.store.load(runId, { scope: session.scope });
     if (loaded === undefined) throw new RunIdentityError('run_not_found', runId);
     const stored = checkEnvelope(loaded, runId, session.scope);
-    const ended = ['completed', 'failed', 'stopped'].includes(stored.status) && !(stored.status === 'failed' && options.retryFailed === true);
+    // A run that ended answers with its stored result (below): its MCP servers are not contacted for that.
+    const ended = ['completed', 'failed', 'stopped'].includes(stored.status) && stored.result !== undefined
+      && !(stored.status === 'failed' && options.retryFailed === true);
     const mcp = await connectMcpForResume(opts, stored, ended);
     for (const warning of mcp.warnings) emit(warning);
     const changed = bindingChanges(stored.binding, opts.binding).filter((key) => !(mcp.accepted && key === 'mcp'));
