@@ -144,6 +144,17 @@ function capture(store: AgentRunStore): Capturing {
   return made;
 }
 
+/**
+ * An agent: a model, its instructions, its tools and its limits, run by the
+ * native engine on a session (see docs/agent-class.md).
+ *
+ * @example
+ * ```ts
+ * const agent = new Agent({ model: openai('gpt-6-astra'), instructions: 'Be brief.', maxSteps: 3, tools: { lookupAccount } });
+ * const first = await agent.run({ prompt: 'Check account acct_123.' });
+ * const next = await agent.run({ state: first.state, prompt: 'And its plan?' });
+ * ```
+ */
 export class Agent<T = string> {
   readonly name: string;
   readonly instructions: string | undefined;

@@ -7,6 +7,14 @@ import { runAgent as runEngine } from '../agent/index.js';
 import type { AgentOptions, AgentResult } from '../agent/types.js';
 import { isAgent, type Agent, type AgentRunInput, type AgentRunResult } from './agent.js';
 
+/**
+ * Runs an Agent (`agent.run(input)`), or, given the engine's options object, the engine's runAgent.
+ *
+ * @example
+ * ```ts
+ * const result = await runAgent(agent, { state, maxSteps: state.currentStep + 2 });
+ * ```
+ */
 export function runAgent<T = string>(agent: Agent<T>, input?: AgentRunInput): Promise<AgentRunResult<T>>;
 export function runAgent<T = string>(options: AgentOptions<T>): Promise<AgentResult<T>>;
 export function runAgent<T = string>(
