@@ -89,6 +89,7 @@ export interface McpFigures {
   mcpNoStore: Times;
   mcpInMemory: Times;
   localNoStore: Times;
+  localInMemory: Times;
 }
 
 export async function measureMcp(): Promise<McpFigures> {
@@ -96,6 +97,7 @@ export async function measureMcp(): Promise<McpFigures> {
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [SERVER], stderr: 'pipe' }));
   const figures: McpFigures = {
     direct: { wall: [], cpu: [] }, mcpNoStore: { wall: [], cpu: [] }, mcpInMemory: { wall: [], cpu: [] }, localNoStore: { wall: [], cpu: [] },
+    localInMemory: { wall: [], cpu: [] },
   };
   const perCall = (into: Times, many: { wall: number; cpu: number }, none: { wall: number; cpu: number }) => {
     into.wall.push((many.wall - none.wall) / CALLS);
@@ -117,6 +119,8 @@ export async function measureMcp(): Promise<McpFigures> {
       const store = createInMemoryAgentRunStore();
       perCall(figures.mcpInMemory, await timed(run('mcp', CALLS, store, `s-${round}`)), await timed(run('mcp', 0, store, `s0-${round}`)));
       perCall(figures.localNoStore, await timed(run('local', CALLS, null, `l-${round}`)), await timed(run('local', 0, null, `l0-${round}`)));
+      const local = createInMemoryAgentRunStore();
+      perCall(figures.localInMemory, await timed(run('local', CALLS, local, `ls-${round}`)), await timed(run('local', 0, local, `ls0-${round}`)));
     }
   } finally {
     await client.close();
@@ -136,7 +140,9 @@ export function printMcp(f: McpFigures): void {
     const added = median(t.cpu) - cpu0;
     console.log(`| ${label} | ${ms(median(t.cpu))} | ${ms(added)} (${added < TARGET_MS ? 'under' : 'NOT under'} ${TARGET_MS} ms) | ${ms(median(t.wall))} | ${ms(median(t.wall) - wall0)} |`);
   }
-  console.log(`| for scale: a run step calling a local no-op tool, no store | ${ms(median(f.localNoStore.cpu))} | | ${ms(median(f.localNoStore.wall))} | |`);
+  for (const [label, t] of [['no store', f.localNoStore], ['in-memory store', f.localInMemory]] as const) {
+    console.log(`| for scale: a run step calling a local no-op tool, ${label} | ${ms(median(t.cpu))} | | ${ms(median(t.wall))} | |`);
+  }
   console.log('A run step: a model turn (a scripted model that answers at once), the call through the tool path with its receipt, the');
   console.log("step's checkpoint. The target is read on CPU time: the server's own time is in neither; wall time holds it and the pipe");
   console.log('in both, and on a loaded machine mostly the scheduler (see the load average below).');
