@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 
 export const DEFAULT_POSTGRES_URL = 'postgres://root@127.0.0.1:5432/test';
 
@@ -63,7 +63,11 @@ export interface PostgresTestEnv {
  * {@link PostgresTestEnv} when the database answers; otherwise skips with a
  * warning, or, on CI, registers a test that fails and says why.
  */
-export function describePostgres(name: string, fn: (env: PostgresTestEnv) => void): void {
+export function describePostgres(
+  name: string,
+  fn: (env: PostgresTestEnv) => void,
+  options: { ownDatabase?: boolean } = {},
+): void {
   const url = postgresUrl();
   if (unreachable !== null) {
     const why = `PostgreSQL at ${shown(url)} is not reachable (${unreachable}). Set CAIRN_TEST_POSTGRES_URL to a database the tests may create schemas in.`;
@@ -89,7 +93,7 @@ export function describePostgres(name: string, fn: (env: PostgresTestEnv) => voi
         return schema;
       },
       async sql(text, values = []) {
-        const client = new pg.Client({ connectionString: url });
+        const client = new pg.Client({ connectionString: env.url });
         client.on('error', () => undefined);
         await client.connect();
         try {
@@ -99,6 +103,32 @@ export function describePostgres(name: string, fn: (env: PostgresTestEnv) => voi
         }
       },
     };
+    if (options.ownDatabase) {
+      // A database of the suite's own: graphile-worker tells every worker listening in a database to shut down when
+      // any queue schema in it takes a breaking migration (its NOTIFY channel is not per schema), so suites that run
+      // workers must not share one with suites that create queues.
+      const database = `cairn_test_db_${randomBytes(6).toString('hex')}`;
+      const admin = async (text: string) => {
+        const client = new pg.Client({ connectionString: url });
+        client.on('error', () => undefined);
+        await client.connect();
+        try {
+          await client.query(text);
+        } finally {
+          await client.end().catch(() => undefined);
+        }
+      };
+      beforeAll(async () => {
+        await admin(`CREATE DATABASE "${database}"`);
+        const own = new URL(url);
+        own.pathname = `/${database}`;
+        env.url = own.toString();
+      });
+      afterAll(async () => {
+        env.url = url;
+        await admin(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+      });
+    }
     afterAll(async () => {
       for (const schema of schemas.splice(0)) await env.sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     });

@@ -111,7 +111,7 @@ describePostgres('bad jobs on the queue', (env) => {
     expect(await w.queue.listDeadJobs({ runId: 'u-1' })).toEqual([]);
     expect((await w.queue.requeue('no-such-job')).requeued).toEqual([]);
   });
-});
+}, { ownDatabase: true });
 
 describePostgres('a queue schema of a newer version', (env) => {
   let w: WorkerEnv;
@@ -148,4 +148,4 @@ describePostgres('a queue schema of a newer version', (env) => {
     expect(process.exitCode ?? 0).toBe(0);
     await queue.close();
   });
-});
+}, { ownDatabase: true });

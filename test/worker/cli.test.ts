@@ -92,4 +92,4 @@ describePostgres('cairn worker from the command line', (env) => {
       await child.exited;
     }
   });
-});
+}, { ownDatabase: true });

@@ -86,7 +86,18 @@ if (refusal !== null) {
       };
 
       const workers = [await spawn(0, 'w0'), await spawn(1, 'w1', { clockOffsetMs: 90_000 }), await spawn(2, 'w2')];
-      for (const runId of runIds) await w.queue.enqueueRun({ agent: agentOf(runId), runId, scope: 't', prompt: `Work on ${runId}.` });
+      // The runs go on the queue in four batches, the next one after each fault has healed, so a worker is always
+      // inside a tool when the next fault waits for it: on a quiet machine the others would otherwise finish every run
+      // while one is cut off.
+      const BATCH = RUNS / 4;
+      let enqueued = 0;
+      const enqueueBatch = async () => {
+        for (const runId of runIds.slice(enqueued, enqueued + BATCH)) {
+          await w.queue.enqueueRun({ agent: agentOf(runId), runId, scope: 't', prompt: `Work on ${runId}.` });
+        }
+        enqueued = Math.min(RUNS, enqueued + BATCH);
+      };
+      await enqueueBatch();
 
       const completed = async () =>
         (await w.pool.query(`SELECT count(*)::int AS n FROM "${w.opsSchema}".cairn_runs WHERE status = 'completed'`)).rows[0].n as number;
@@ -99,32 +110,40 @@ if (refusal !== null) {
       const faults: string[] = [];
       const cutFor = LEASE_TTL_MS * 2 + 1_000; // past the lease and the heartbeat's staleness, so another worker takes over
 
+      // Each fault waits until all but 35 of the runs on the queue have completed, then for its worker's next tool.
+      const ahead = () => enqueued - 35;
       let chaosError: unknown;
       const chaos = (async () => {
-        let hit = await nextInTool(workers[0]!, 20);
+        let hit = await nextInTool(workers[0]!, ahead());
         nets[0]!.linkDown();
         faults.push(`w0 link down inside ${hit.runId}/${hit.toolCallId}`);
         await sleep(cutFor);
         nets[0]!.linkUp();
+        await enqueueBatch();
 
-        hit = await nextInTool(workers[1]!, 60);
+        hit = await nextInTool(workers[1]!, ahead());
         nets[1]!.dropOn();
         faults.push(`w1 (clock +90 s) iptables DROP inside ${hit.runId}/${hit.toolCallId}`);
         await sleep(cutFor);
         nets[1]!.dropOff();
+        await enqueueBatch();
 
-        hit = await nextInTool(workers[2]!, 90);
+        hit = await nextInTool(workers[2]!, ahead());
         proxies[2]!.cut();
         faults.push(`w2 connections reset inside ${hit.runId}/${hit.toolCallId}`);
         await sleep(cutFor);
         proxies[2]!.heal();
+        await enqueueBatch();
 
-        hit = await nextInTool(workers[2]!, 120);
+        hit = await nextInTool(workers[2]!, ahead());
         workers[2]!.process.kill('SIGKILL');
         faults.push(`w2 SIGKILLed inside ${hit.runId}/${hit.toolCallId}`);
         await workers[2]!.exited;
         workers[2] = await spawn(2, 'w2b');
-      })().catch((error: unknown) => { chaosError = error; });
+      })().catch(async (error: unknown) => {
+        chaosError = error;
+        while (enqueued < RUNS) await enqueueBatch();
+      });
 
       const deadline = Date.now() + 150_000;
       let done = 0;
@@ -191,5 +210,5 @@ if (refusal !== null) {
       ].join('\n'));
       expect(faults).toHaveLength(4);
     }, 200_000);
-  });
+  }, { ownDatabase: true });
 }

@@ -105,4 +105,4 @@ describePostgres('worker processes', (env) => {
       expect(await effectsOf(w, runId)).toEqual({ [effectKey(runId, 0, 's0')]: 1, [effectKey(runId, 1, 's1')]: 1 });
     }
   });
-});
+}, { ownDatabase: true });

@@ -95,4 +95,4 @@ describePostgres('a worker on the PostgreSQL queue', (env) => {
     // The reason says nothing of the other tenant's run.
     expect(dead[0]!.reason).not.toContain('tenant-a');
   });
-});
+}, { ownDatabase: true });
