@@ -40,6 +40,9 @@ export interface HeldLock {
 
 const HOST = hostname();
 
+/** How long a lock file with no readable body is waited for before it is taken to be a killed writer's (ms). */
+const HALF_WRITTEN_GRACE_MS = 1_000;
+
 function readBody(text: string): LockBody | undefined {
   try {
     const body = JSON.parse(text) as Partial<LockBody>;
@@ -63,7 +66,10 @@ function pidAlive(pid: number): boolean {
 
 /** Whether a lock found on disk was left by a writer that is gone (a dead process on this host, or too old). */
 function isStale(body: LockBody | undefined, options: LockOptions, seenSince: number): boolean {
-  if (!body) return options.clock() - seenSince > options.staleMs; // half-written: judge by how long we have seen it
+  // Empty or half-written: its writer was killed between creating the file and writing it (a live writer fills it
+  // within the same instant). Judge it by how long we have seen it, with a short grace; should a writer that was only
+  // slow come back, its token check before the rename finds the lock is no longer its own and it writes nothing.
+  if (!body) return options.clock() - seenSince > Math.min(options.staleMs, HALF_WRITTEN_GRACE_MS);
   if (body.host === HOST && body.pid !== process.pid && !pidAlive(body.pid)) return true;
   return options.clock() - body.at > options.staleMs;
 }

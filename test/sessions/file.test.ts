@@ -123,6 +123,15 @@ describe('writers that die or hold on', () => {
     expect(readdirSync(directory)).toEqual(['crashy.json']);
   }, 60_000);
 
+  it('an empty lock file (a writer killed between creating and filling it) is broken after a short grace, not lockStaleMs', async () => {
+    const { directory } = setup();
+    const service = createFileSessionService({ directory });
+    await service.appendTurn(ADA, turn('t1'), { expectedRevision: 0 });
+    writeFileSync(join(directory, '.demo.lock'), '');
+    expect((await service.appendTurn(ADA, turn('t2'), { expectedRevision: 1 })).status).toBe('appended');
+    expect(readdirSync(directory)).toEqual(['demo.json']);
+  }, 20_000);
+
   it('a lock a live writer holds makes a write wait, then answer a conflict; a lock older than lockStaleMs is removed', async () => {
     const { parent, directory } = setup();
     const service = createFileSessionService({ directory, lockWaitMs: 50 });
