@@ -13,3 +13,4 @@ export { McpError, type McpErrorCode } from '../mcp/errors.js';
 export type {
   McpHttpTransport, McpOptions, McpSamplingModel, McpSamplingOptions, McpServerConfig, McpStdioTransport, McpTimeouts,
 } from '../mcp/types.js';
+export * from '../v3/store-exports.js';
