@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import type { ChatRecord, ConditionalChatStore } from '../chat/types.js';
 import { registerConditionalBadInput, registerConditionalCases, registerRaceCases } from './chat-cases.js';
+import { freshFixtureCases } from './conformance/suite.js';
 import type { ConformanceTestApi } from './conformance/types.js';
 import {
   BAD_CHAT_IDS, badRecords, chat, refused, stored, withoutRevision, type ChatRegister, type ChatStoreInitializer, type ConditionalRegister,
@@ -29,16 +30,7 @@ export type { ChatStoreFixture, ChatStoreInitializer } from './chat-fixture.js';
  */
 export function defineChatStoreConformance(initializer: ChatStoreInitializer, api: ConformanceTestApi): void {
   const conditional = initializer.conditional !== false;
-  const register: ChatRegister = (name, body) => {
-    api.it(name, async () => {
-      const fixture = await initializer.create();
-      try {
-        await body(fixture);
-      } finally {
-        await initializer.destroy?.(fixture);
-      }
-    });
-  };
+  const register: ChatRegister = freshFixtureCases(initializer, api);
   const registerConditional: ConditionalRegister = (name, body) => register(name, async (fixture) => {
     const store = fixture.store as ConditionalChatStore;
     for (const method of ['readChat', 'writeChat', 'deleteChat'] as const) {

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { memoryContentHash } from '../memory/records.js';
+import { describeConformance } from './conformance/suite.js';
 import type { ConformanceTestApi } from './conformance/types.js';
 import { registerBadInputCases, registerRaceCases, registerSearchCases } from './memory-cases.js';
 import {
@@ -28,17 +29,7 @@ export type { MemoryStoreFixture, MemoryStoreInitializer } from './memory-fixtur
  * ```
  */
 export function defineMemoryStoreConformance(initializer: MemoryStoreInitializer, api: ConformanceTestApi): void {
-  const register: MemoryRegister = (name, body) => {
-    api.it(name, async () => {
-      const fixture = await initializer.create();
-      try {
-        await body(fixture);
-      } finally {
-        await initializer.destroy?.(fixture);
-      }
-    });
-  };
-  api.describe(`MemoryStore conformance: ${initializer.name}`, () => {
+  describeConformance('MemoryStore', initializer, api, (register: MemoryRegister) => {
     api.describe('records and dedup', () => registerRecordCases(register));
     api.describe('scopes', () => registerScopeCases(register));
     api.describe('search and sweep', () => registerSearchCases(register));

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { appendSessionTurn } from '../sessions/append.js';
 import type { SessionService } from '../sessions/types.js';
+import { describeConformance } from './conformance/suite.js';
 import type { ConformanceTestApi } from './conformance/types.js';
 import { ADA, BAD_SESSION_IDS, call, key, refusedWith, turn, type SessionRegister, type SessionServiceInitializer } from './session-fixture.js';
 
@@ -25,17 +26,7 @@ export type { SessionServiceFixture, SessionServiceInitializer } from './session
  * ```
  */
 export function defineSessionServiceConformance(initializer: SessionServiceInitializer, api: ConformanceTestApi): void {
-  const register: SessionRegister = (name, body) => {
-    api.it(name, async () => {
-      const fixture = await initializer.create();
-      try {
-        await body(fixture);
-      } finally {
-        await initializer.destroy?.(fixture);
-      }
-    });
-  };
-  api.describe(`SessionService conformance: ${initializer.name}`, () => {
+  describeConformance('SessionService', initializer, api, (register: SessionRegister) => {
     api.describe('turns and revisions', () => registerTurnCases(register));
     api.describe('owners and ids', () => registerOwnerCases(register));
     api.describe('bad input', () => registerBadInputCases(register));

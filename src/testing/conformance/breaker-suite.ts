@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import type { BreakerState, BreakerStore } from '../../models/breaker-store.js';
+import { describeConformance } from './suite.js';
 import type { ConformanceTestApi } from './types.js';
 
 /** What `create()` hands one breaker case. */
@@ -58,18 +59,7 @@ const T = 1_700_000_060_000;
  * ```
  */
 export function validateBreakerStore(initializer: BreakerStoreInitializer, api: ConformanceTestApi): void {
-  const register: Register = (name, body) => {
-    api.it(name, async () => {
-      const fixture = await initializer.create();
-      try {
-        await body(fixture);
-      } finally {
-        await initializer.destroy?.(fixture);
-      }
-    });
-  };
-
-  api.describe(`BreakerStore conformance: ${initializer.name}`, () => {
+  describeConformance('BreakerStore', initializer, api, (register: Register) => {
     api.describe('get and set', () => registerStateCases(register));
     api.describe('sharing and durability', () => registerSharingCases(register));
   });

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import type { AgentStreamJournal, JournalFrame } from '../../ui/journal.js';
 import { exactlyOneWins, rejectsWith } from './assert.js';
 import { AWKWARD_BODIES, framesAfter, headOf, largeBody, plain, readAll } from './journal-frames.js';
+import { describeConformance } from './suite.js';
 import type { ConformanceTestApi } from './types.js';
 
 /** What `create()` hands one journal case. */
@@ -67,18 +68,7 @@ const INVALID = { name: 'InvalidOptionsError', code: 'invalid_options' };
  * ```
  */
 export function defineJournalConformance(initializer: JournalInitializer, api: ConformanceTestApi): void {
-  const register: Register = (name, body) => {
-    api.it(name, async () => {
-      const fixture = await initializer.create();
-      try {
-        await body(fixture);
-      } finally {
-        await initializer.destroy?.(fixture);
-      }
-    });
-  };
-
-  api.describe(`AgentStreamJournal conformance: ${initializer.name}`, () => {
+  describeConformance('AgentStreamJournal', initializer, api, (register: Register) => {
     api.describe('append and read', () => registerRoundTripCases(register));
     api.describe('the head check', () => registerConflictCases(register));
     api.describe('sharing and durability', () => registerSharingCases(register));

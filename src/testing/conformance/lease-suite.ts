@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import type { Lease, LeaseProvider } from '../../agent/types.js';
+import { describeConformance } from './suite.js';
 import type { ConformanceTestApi, LeaseProviderFixture, LeaseProviderInitializer } from './types.js';
 
 interface LeaseCase {
@@ -35,19 +36,11 @@ interface LeaseCase {
  * ```
  */
 export function validateLeaseProvider(initializer: LeaseProviderInitializer, api: ConformanceTestApi): void {
-  const register = (name: string, body: (c: LeaseCase) => Promise<void>) => {
-    api.it(name, async () => {
-      const fixture = await initializer.create();
-      try {
-        assert.equal(typeof fixture.advance, 'function', 'create() must return `advance(ms)`: the lease cases move time');
-        await body({ provider: fixture.provider, advance: (ms) => fixture.advance(ms), ttl: fixture.ttlMs ?? 10_000, fixture });
-      } finally {
-        await initializer.destroy?.(fixture);
-      }
+  describeConformance('LeaseProvider', initializer, api, (fresh) => {
+    const register: Register = (name, body) => fresh(name, async (fixture) => {
+      assert.equal(typeof fixture.advance, 'function', 'create() must return `advance(ms)`: the lease cases move time');
+      await body({ provider: fixture.provider, advance: (ms) => fixture.advance(ms), ttl: fixture.ttlMs ?? 10_000, fixture });
     });
-  };
-
-  api.describe(`LeaseProvider conformance: ${initializer.name}`, () => {
     api.describe('acquire and inspect', () => registerAcquireCases(register));
     api.describe('renew, release and drain', () => registerRenewCases(register));
     api.describe('races', () => registerRaceCases(register));

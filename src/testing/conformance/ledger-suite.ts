@@ -7,6 +7,7 @@
  * held, so a ledger that admits by the shared rule refuses exactly as it does.
  */
 import assert from 'node:assert/strict';
+import { describeConformance } from './suite.js';
 import type { ConformanceTestApi } from './types.js';
 import {
   admits, ask, AT, type LedgerInitializer, plain, refuses, type Register, reservation, rootCeiling, settles, stored, sum, totals,
@@ -30,18 +31,7 @@ export type { LedgerFixture, LedgerInitializer } from './ledger-fixture.js';
  * ```
  */
 export function defineLedgerConformance(initializer: LedgerInitializer, api: ConformanceTestApi): void {
-  const register: Register = (name, body) => {
-    api.it(name, async () => {
-      const fixture = await initializer.create();
-      try {
-        await body(fixture);
-      } finally {
-        await initializer.destroy?.(fixture);
-      }
-    });
-  };
-
-  api.describe(`BudgetLedger conformance: ${initializer.name}`, () => {
+  describeConformance('BudgetLedger', initializer, api, (register: Register) => {
     api.describe('admission', () => registerAdmissionCases(register));
     api.describe('replayed ids', () => registerReplayCases(register));
     api.describe('settle', () => registerSettleCases(register));

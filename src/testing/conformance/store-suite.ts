@@ -7,6 +7,7 @@ import type { AgentRunEnvelope, AgentRunStore } from '../../agent/types.js';
 import { exactlyOneWins, rejectsWith } from './assert.js';
 import { awkwardJson, buildEnvelope, jsonCopy, recordEngineRun, type EnvelopeSpec } from './envelopes.js';
 import { registerListCases, registerPruneCases } from './store-list-cases.js';
+import { describeConformance } from './suite.js';
 import type { AgentRunStoreFixture, AgentRunStoreInitializer, ConformanceTestApi, StoreCaseRegistrar } from './types.js';
 
 const REVISION_CONFLICT = { name: 'RevisionConflictError', code: 'revision_conflict' };
@@ -31,18 +32,7 @@ const LEASE_LOST = { name: 'AgentRunLeaseError', code: 'lease_lost' };
  */
 export function validateAgentRunStore(initializer: AgentRunStoreInitializer, api: ConformanceTestApi): void {
   const features = { list: true, prune: true, leases: false, ...initializer.features };
-  const register: StoreCaseRegistrar = (name, body) => {
-    api.it(name, async () => {
-      const fixture = await initializer.create();
-      try {
-        await body(fixture);
-      } finally {
-        await initializer.destroy?.(fixture);
-      }
-    });
-  };
-
-  api.describe(`AgentRunStore conformance: ${initializer.name}`, () => {
+  describeConformance('AgentRunStore', initializer, api, (register: StoreCaseRegistrar) => {
     api.describe('save and load', () => registerRoundTripCases(register));
     api.describe('revision fence', () => registerRevisionCases(register));
     api.describe('scope', () => registerScopeCases(register));
