@@ -55,6 +55,8 @@ export function checkEnvelope(value: unknown, runId: string, scope: string): Age
     throw new InvalidOptionsError(`Stored record of run ${runId} is not plain data.`, 'invalid_envelope');
   }
   if (record.kind !== ENVELOPE_KIND) throw new RunIdentityError('scope_mismatch', runId);
+  // A V3 record (checkpointVersion: 3) is not a run this path executes: refused as the spec words it, before anything runs.
+  if ((record.version as number) === 3) throw new RunIdentityError('scope_mismatch', runId);
   if (!SUPPORTED_ENVELOPE_VERSIONS.includes(record.version as 1 | 2)) {
     throw new CheckpointVersionError(record.version, SUPPORTED_ENVELOPE_VERSIONS);
   }

@@ -18,6 +18,8 @@ export type JsonObject = { [key: string]: JsonValue };
 export interface AgentRunContextStep {
   /** The model step the package was compiled for (0 for the first call). */
   step: number;
+  /** The phase of the call: the tool loop, or a final answer call. */
+  phase: 'loop' | 'finalize';
   /** The package's blob in the store: `sha256:<hex>` of its blocks' canonical JSON. */
   blob: { digest: string };
   /**
@@ -26,13 +28,15 @@ export interface AgentRunContextStep {
    * blob was redacted by a forget loads it with `redacted: true`.
    */
   manifest: JsonObject;
+  /** Set by a load (never kept by a save) when a forget redacted the package's blob. */
+  redacted?: boolean;
 }
 
 /** `AgentRunEnvelopeV3.context`: every package the run sent, in step order, and the compiler's state. */
 export interface AgentRunContext {
   steps: AgentRunContextStep[];
   /** The compiler's `state()` at this save (a resume restores it, or refuses a compiler whose state differs). */
-  state?: JsonValue;
+  compiler?: JsonValue;
 }
 
 /** `AgentRunEnvelopeV3.workingMemory`: the run's working-memory snapshot and how many patches made it. */

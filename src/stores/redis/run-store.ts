@@ -19,7 +19,9 @@ import {
 } from '../../errors/index.js';
 import type { AgentRunEnvelope } from '../../agent/types.js';
 import type { AgentRunListPage, AgentRunListQuery, AgentRunStore, Lease } from '../types.js';
-import { decodeCursor, encodeCursor, isAgentRunStatus, listLimit, listStatuses, toSummary } from '../list-query.js';
+import {
+  checkSaveEnvelope, decodeCursor, finiteTime, isAgentRunStatus, listLimit, listPage, listStatuses, toSummary,
+} from '../list-query.js';
 import {
   planSave, readIndex, readRecord, SaveMemory, type PlanIndex, type SavePlan, type StoredRows, type StoredState,
 } from '../write-plan.js';
@@ -29,6 +31,8 @@ import { LOAD, PRUNE_ONE, SAVE, STATE, SUMMARIES } from './run-scripts.js';
 
 /** An AgentRunStore with list and prune. */
 export interface RedisAgentRunStore extends AgentRunStore {
+  /** Names the backend, so a `checkpointVersion: 3` run can refuse this store as Redis (it keeps no V3 records). */
+  readonly backend: 'redis';
   list(query?: AgentRunListQuery): Promise<AgentRunListPage>;
   prune(options: { terminalBefore: number }): Promise<number>;
 }
@@ -148,6 +152,7 @@ export function createRedisAgentRunStore(conn: RedisConn, k: Keys): RedisAgentRu
   }
 
   return {
+    backend: 'redis',
     async load(runId, options) {
       if (typeof runId !== 'string' || runId === '') throw new InvalidOptionsError('load needs a run id.');
       const scope = options?.scope;
@@ -186,7 +191,7 @@ export function createRedisAgentRunStore(conn: RedisConn, k: Keys): RedisAgentRu
     },
 
     async save(envelope, options) {
-      checkEnvelope(envelope);
+      checkSaveEnvelope(envelope);
       const lease = options?.lease;
       let plan: SavePlan | undefined;
       try {
@@ -209,8 +214,8 @@ export function createRedisAgentRunStore(conn: RedisConn, k: Keys): RedisAgentRu
       if (statuses !== null && statuses.length === 0) return { runs: [] };
       const limit = listLimit(query.limit);
       const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
-      const before = query.updatedBefore === undefined ? null : finite('updatedBefore', query.updatedBefore);
-      const from = query.updatedAfter === undefined ? null : finite('updatedAfter', query.updatedAfter);
+      const before = query.updatedBefore === undefined ? null : finiteTime('updatedBefore', query.updatedBefore);
+      const from = query.updatedAfter === undefined ? null : finiteTime('updatedAfter', query.updatedAfter);
       let upper = '+inf';
       if (after && (before === null || after.updatedAt < before)) upper = String(after.updatedAt);
       else if (before !== null) upper = `(${before}`;
@@ -238,13 +243,11 @@ export function createRedisAgentRunStore(conn: RedisConn, k: Keys): RedisAgentRu
         if (found.length > limit) break;
       }
       await flush();
-      const runs = found.slice(0, limit);
-      const last = runs[runs.length - 1];
-      return found.length > limit && last ? { runs, nextCursor: encodeCursor(last) } : { runs };
+      return listPage(found, limit);
     },
 
     async prune(options) {
-      const before = finite('terminalBefore', options?.terminalBefore);
+      const before = finiteTime('terminalBefore', options?.terminalBefore);
       const candidates: string[] = [];
       for await (const entry of walk(`(${before}`, '-inf')) candidates.push(entry.runId);
       let gone = 0;
@@ -256,27 +259,4 @@ export function createRedisAgentRunStore(conn: RedisConn, k: Keys): RedisAgentRu
       return gone;
     },
   };
-}
-
-function checkEnvelope(envelope: AgentRunEnvelope): void {
-  const e = envelope as Partial<AgentRunEnvelope> | null;
-  const problem =
-    !e || typeof e !== 'object' ? 'is not an object'
-      : e.kind !== 'cairn-agent-run' ? 'is not a cairn-agent-run envelope'
-        : typeof e.runId !== 'string' || e.runId === '' ? 'has no runId'
-          : typeof e.scope !== 'string' ? 'has no scope'
-            // A revision below 1 gets past here and is refused as a revision conflict.
-            : !Number.isSafeInteger(e.revision) ? 'has no integer revision'
-              : !isAgentRunStatus(e.status) ? 'has an unknown status'
-                : !Number.isFinite(e.createdAt) || !Number.isFinite(e.updatedAt) ? 'has no createdAt/updatedAt'
-                  : !Array.isArray(e.pendingApprovals) || !Array.isArray(e.pendingClientCalls) ? 'has no pending lists'
-                    : null;
-  if (problem) throw new InvalidOptionsError(`save: the envelope ${problem}.`, 'invalid_envelope');
-}
-
-function finite(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw new InvalidOptionsError(`${name} must be a finite number (ms), got ${JSON.stringify(value)}.`);
-  }
-  return value;
 }
