@@ -5,42 +5,18 @@
  * as a second process opens it); and the plain-ChatStore half against a
  * store that offers only loadChat and saveChat.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, it } from 'vitest';
-import { createInMemoryChatStore, type ChatStore, type ConditionalChatStore } from 'cairn/chat';
-import { createPostgresOpsStore } from 'cairn/ops/postgres';
-import { createSqliteOpsStore } from 'cairn/ops/sqlite';
-import { defineChatStoreConformance, type ChatStoreFixture } from 'cairn/testing';
-import { describePostgres, type PostgresTestEnv } from '../stores/pg-env.js';
+import { createInMemoryChatStore, type ChatStore } from 'cairn/chat';
+import { defineChatStoreConformance } from 'cairn/testing';
+import { defineStoreMatrix, opsBackends, reopening } from './store-matrix.js';
 
-interface Ops {
-  chats: ConditionalChatStore;
-  close(): void | Promise<void>;
-}
-
-const opened = new WeakMap<ChatStoreFixture, { stores: Ops[]; cleanup?: () => void }>();
-
-function opsFixture(open: () => Ops, cleanup?: () => void): ChatStoreFixture {
-  const stores: Ops[] = [];
-  const next = () => {
-    const ops = open();
-    stores.push(ops);
-    return ops.chats;
-  };
-  const fixture: ChatStoreFixture = { store: next(), reopen: async () => next() };
-  opened.set(fixture, { stores, ...(cleanup ? { cleanup } : {}) });
-  return fixture;
-}
-
-async function destroyOps(fixture: ChatStoreFixture): Promise<void> {
-  const state = opened.get(fixture);
-  for (const ops of state?.stores.splice(0) ?? []) await ops.close();
-  state?.cleanup?.();
-}
-
-defineChatStoreConformance({ name: 'in-memory', create: async () => ({ store: createInMemoryChatStore() }) }, { describe, it });
+defineStoreMatrix({
+  label: 'chat conformance',
+  define: defineChatStoreConformance,
+  inMemory: () => ({ store: createInMemoryChatStore() }),
+  backends: opsBackends({ synchronous: 'normal' }),
+  fixture: (opened) => reopening(opened, (ops) => ops.chats),
+});
 
 // A store of your own with no conditional writes: only loadChat and saveChat, over the in-memory one.
 defineChatStoreConformance({
@@ -59,28 +35,3 @@ defineChatStoreConformance({
     return { store: plain };
   },
 }, { describe, it });
-
-defineChatStoreConformance({
-  name: 'sqlite',
-  durable: true,
-  async create() {
-    const dir = mkdtempSync(join(tmpdir(), 'cairn-chat-conformance-'));
-    return opsFixture(() => createSqliteOpsStore({ path: join(dir, 'ops.sqlite'), synchronous: 'normal' }), () => rmSync(dir, { recursive: true, force: true }));
-  },
-  destroy: destroyOps,
-}, { describe, it });
-
-describePostgres('postgres chat conformance', (env: PostgresTestEnv) => {
-  defineChatStoreConformance({
-    name: 'postgres',
-    durable: true,
-    async create() {
-      const schema = env.newSchema();
-      const setup = createPostgresOpsStore({ connectionString: env.url, poolOptions: { max: 1 } }, { schema });
-      await setup.setup();
-      await setup.close();
-      return opsFixture(() => createPostgresOpsStore({ connectionString: env.url, poolOptions: { max: 4 } }, { schema }));
-    },
-    destroy: destroyOps,
-  }, { describe, it: (name, fn) => it(name, fn, 60_000) });
-});

@@ -8,9 +8,10 @@
  * `advance` sleeps and the ttl is short.
  */
 import { describe, it } from 'vitest';
-import { createRedisOpsStore, type RedisOpsStore } from 'cairn/ops/redis';
-import { defineLedgerConformance, defineStoreConformance, type LedgerFixture } from 'cairn/testing';
+import { createRedisOpsStore } from 'cairn/ops/redis';
+import { defineLedgerConformance, defineStoreConformance } from 'cairn/testing';
 import { describeRedis, type RedisTestEnv } from '../stores/redis-env.js';
+import { ledgerFixture, openedInitializer } from './store-matrix.js';
 
 /** As the PostgreSQL suite's: long enough for a few round trips on a loaded machine, short enough to sleep through. */
 const TTL_MS = 1_500;
@@ -33,32 +34,8 @@ describeRedis('redis conformance', (env: RedisTestEnv) => {
     },
   }, { describe, it: (name, fn) => it(name, fn, CASE_TIMEOUT_MS) });
 
-  /** Each fixture's stores, so destroy closes them. */
-  const opened = new WeakMap<LedgerFixture, RedisOpsStore[]>();
-  defineLedgerConformance({
-    name: 'redis',
-    durable: true,
-    async create() {
-      const keyPrefix = env.newPrefix();
-      const stores: RedisOpsStore[] = [];
-      const ledger = async () => {
-        const ops = createRedisOpsStore({ url: env.url, keyPrefix });
-        stores.push(ops);
-        return ops.budgets.ledger(LEDGER);
-      };
-      const fixture: LedgerFixture = {
-        ledger: await ledger(),
-        reopen: ledger,
-        async restart() {
-          for (const ops of stores.splice(0)) await ops.close();
-          return ledger();
-        },
-      };
-      opened.set(fixture, stores);
-      return fixture;
-    },
-    async destroy(fixture) {
-      for (const ops of opened.get(fixture)?.splice(0) ?? []) await ops.close();
-    },
-  }, { describe, it: (name, fn) => it(name, fn, CASE_TIMEOUT_MS) });
+  defineLedgerConformance(openedInitializer('redis', async () => {
+    const keyPrefix = env.newPrefix();
+    return { open: () => createRedisOpsStore({ url: env.url, keyPrefix }), data: undefined };
+  }, (opened) => ledgerFixture(opened, LEDGER)), { describe, it: (name, fn) => it(name, fn, CASE_TIMEOUT_MS) });
 });

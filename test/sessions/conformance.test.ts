@@ -10,16 +10,47 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, it } from 'vitest';
-import { createFileSessionService, createInMemorySessionService, type SessionService } from 'cairn/sessions';
+import { createFileSessionService, createInMemorySessionService } from 'cairn/sessions';
 import { createPostgresSessionService, type PostgresSessionService } from 'cairn/sessions/postgres';
 import { createSqliteSessionService, type SqliteSessionService } from 'cairn/sessions/sqlite';
 import { defineSessionServiceConformance, type SessionServiceFixture } from 'cairn/testing';
-import { describePostgres } from '../stores/pg-env.js';
+import { defineStoreMatrix, type CaseData } from '../conformance/store-matrix.js';
 
-const cleanups = new WeakMap<SessionServiceFixture, () => Promise<void>>();
-const destroy = async (fixture: SessionServiceFixture) => cleanups.get(fixture)?.();
+const pgService = (url: string, schema: string, max: number) => createPostgresSessionService({ connectionString: url, poolOptions: { max } }, { schema });
 
-defineSessionServiceConformance({ name: 'in-memory', create: async () => ({ service: createInMemorySessionService() }) }, { describe, it });
+/** Damages a stored session's turn row so that it no longer parses. */
+function corrupter(data: CaseData): (sessionId: string) => Promise<void> {
+  if (data.backend === 'sqlite') {
+    return async (sessionId) => {
+      const db = new Database(data.path);
+      db.prepare("UPDATE cairn_session_turns SET body = '{\"turnId\":' WHERE session_id = ?").run(sessionId);
+      db.close();
+    };
+  }
+  return async (sessionId) => {
+    await data.env.sql(`UPDATE "${data.schema}".cairn_session_turns SET body = '[1,' WHERE session_id = $1`, [sessionId]);
+  };
+}
+
+defineStoreMatrix<SqliteSessionService | PostgresSessionService, SessionServiceFixture>({
+  label: 'session service',
+  define: defineSessionServiceConformance,
+  inMemory: () => ({ service: createInMemorySessionService() }),
+  backends: {
+    sqlite: (path) => createSqliteSessionService({ path, synchronous: 'normal' }),
+    postgres: {
+      open: (env, schema) => pgService(env.url, schema, 4),
+      async setup(env, schema) {
+        const setup = pgService(env.url, schema, 1);
+        await setup.setup();
+        await setup.close();
+      },
+    },
+  },
+  fixture: (opened, data) => ({ service: opened.open(), reopen: async () => opened.open(), corrupt: corrupter(data) }),
+});
+
+const directories = new WeakMap<SessionServiceFixture, string>();
 
 defineSessionServiceConformance({
   name: 'file',
@@ -31,66 +62,11 @@ defineSessionServiceConformance({
       // A write cut off half way, as a service without the temp file and rename would leave it.
       corrupt: async (sessionId) => writeFileSync(join(directory, `${sessionId}.json`), '{"kind":"cairn-session","version":1,"appN'),
     };
-    cleanups.set(fixture, async () => rmSync(directory, { recursive: true, force: true }));
+    directories.set(fixture, directory);
     return fixture;
   },
-  destroy,
-}, { describe, it });
-
-defineSessionServiceConformance({
-  name: 'sqlite',
-  async create() {
-    const directory = mkdtempSync(join(tmpdir(), 'cairn-sessions-sqlite-'));
-    const path = join(directory, 'ops.sqlite');
-    const opened: SqliteSessionService[] = [];
-    const open = () => {
-      const service = createSqliteSessionService({ path, synchronous: 'normal' });
-      opened.push(service);
-      return service;
-    };
-    const fixture: SessionServiceFixture = {
-      service: open(),
-      reopen: async () => open(),
-      corrupt: async (sessionId) => {
-        const db = new Database(path);
-        db.prepare("UPDATE cairn_session_turns SET body = '{\"turnId\":' WHERE session_id = ?").run(sessionId);
-        db.close();
-      },
-    };
-    cleanups.set(fixture, async () => {
-      for (const service of opened) service.close();
-      rmSync(directory, { recursive: true, force: true });
-    });
-    return fixture;
+  async destroy(fixture) {
+    const directory = directories.get(fixture);
+    if (directory) rmSync(directory, { recursive: true, force: true });
   },
-  destroy,
 }, { describe, it });
-
-describePostgres('postgres session service', (env) => {
-  defineSessionServiceConformance({
-    name: 'postgres',
-    async create() {
-      const schema = env.newSchema();
-      const opened: PostgresSessionService[] = [];
-      const open = () => {
-        const service = createPostgresSessionService({ connectionString: env.url, poolOptions: { max: 4 } }, { schema });
-        opened.push(service);
-        return service;
-      };
-      const first = open();
-      await first.setup();
-      const fixture: SessionServiceFixture = {
-        service: first,
-        reopen: async (): Promise<SessionService> => open(),
-        corrupt: async (sessionId) => {
-          await env.sql(`UPDATE "${schema}".cairn_session_turns SET body = '[1,' WHERE session_id = $1`, [sessionId]);
-        },
-      };
-      cleanups.set(fixture, async () => {
-        for (const service of opened) await service.close();
-      });
-      return fixture;
-    },
-    destroy,
-  }, { describe, it: (name, fn) => it(name, fn, 60_000) });
-});
