@@ -7,6 +7,9 @@ export { runMachine, RUN_MACHINE_VERSION, RUN_PROMPTS, callPhase, toolCallMachin
 export { memoryIntentMachine, MEMORY_INTENT_MACHINE_VERSION };
 export type * from './types.js';
 export type * from './memory-intent-types.js';
+export type * from './sub-agent-types.js';
+export type * from './run-handoff-types.js';
+export type { HandoffOutput } from './run-handoff-logic.js';
 
 export interface MachineCatalogEntry {
   name: string;

@@ -8,6 +8,7 @@ import { assign, enqueueActions, fromPromise, setup, type SnapshotFrom } from 'x
 import { byStepThenCall, toolCallMachine } from './tool-call.js';
 import { memoryIntentMachine } from './memory-intent.js';
 import type { MemoryIntentOutput } from './memory-intent-types.js';
+import { handsOff, takeHandoff, type HandoffOutput } from './run-handoff-logic.js';
 import type {
   CallPhase, ErrorData, Json, ModelCallInput, ModelCallOutput, OutputCheck, PolicyOutput, RunChat, RunContext, RunEvent, RunInput,
   ToolCallOutput, Turn, UsageTotals, ValidateInput, VerifierOutput, VerifyInput,
@@ -75,13 +76,16 @@ export const runSetup = setup({
   actors: {
     toolCall: toolCallMachine,
     memoryIntent: memoryIntentMachine,
-    writeChat: fromPromise<Pick<RunChat, 'status' | 'cursor' | 'error'>, { at: string }>(notProvided('writeChat')),
+    // `cursor`: what the chat acknowledged before this write (a write that fails acknowledges nothing new).
+    writeChat: fromPromise<Pick<RunChat, 'status' | 'cursor' | 'error'>, { at: string; cursor?: number }>(notProvided('writeChat')),
     saveCheckpoint: fromPromise<void, { at: string }>(notProvided('saveCheckpoint')),
     callModel: fromPromise<ModelCallOutput, ModelCallInput>(notProvided('callModel')),
     checkBatchPolicy: fromPromise<PolicyOutput, { step: number }>(notProvided('checkBatchPolicy')),
     validateOutput: fromPromise<OutputCheck, ValidateInput>(notProvided('validateOutput')),
     beginVerify: fromPromise<void, { attempt: number }>(notProvided('beginVerify')),
     runVerifier: fromPromise<VerifierOutput, VerifyInput>(notProvided('runVerifier')),
+    // Puts the handoff target's model, instructions and tools in place for the next step (see run-handoff.ts).
+    enterHandoff: fromPromise<HandoffOutput, { agent: string }>(notProvided('enterHandoff')),
   },
   guards: {
     stepsLeft: ({ context }) => context.step < context.maxSteps,
@@ -124,6 +128,8 @@ export const runSetup = setup({
     // The run projects its transcript to a chat (see run-chat.ts).
     projectsChat: ({ context }) => Boolean(context.chat),
     endsWithWork: ({ context }) => Boolean(context.chat) || typeof context.memory?.operationId === 'string',
+    // A call of the ended batch completed a transfer tool (see run-handoff.ts).
+    handsOff: ({ context }) => handsOff(context),
   },
   actions: {
     recordTurn: assign(({ context, event }) => {
@@ -133,7 +139,7 @@ export const runSetup = setup({
       return {
         lastTurn: turn,
         step: context.step + 1,
-        messages: [...context.messages, assistantMessage(turn)],
+        messages: [...context.messages, ...(output.contextMessages ?? []), assistantMessage(turn)],
         usage: addUsage(context.usage, turn.usage),
         ...(turn.model ? { usageByModel: { ...context.usageByModel, [turn.model]: addUsage(context.usageByModel?.[turn.model] ?? ZERO_USAGE, turn.usage) } } : {}),
         ...(output.models !== undefined ? { models: output.models } : {}),
@@ -224,6 +230,12 @@ export const runSetup = setup({
         batch: [], phases: {}, outputs: {},
       });
     }),
+    takeHandoff: assign(({ context }) => takeHandoff(context)),
+    // The target's tools (and their plan) from the next step on.
+    noteHandoff: assign(({ event }) => {
+      const output = (event as unknown as { output: HandoffOutput }).output;
+      return { toolNames: output.toolNames, plan: output.plan };
+    }),
     takeTextCandidate: assign(({ context }) => ({
       candidate: { text: context.lastTurn?.text ?? '', output: context.lastTurn?.text ?? '' },
     })),
@@ -236,9 +248,12 @@ export const runSetup = setup({
       ? { memory: { ...context.memory, extraction: { operationId: context.memory.operationId, status: 'pending' as const } } }
       : {})),
     // Where the chat write left the projection (its output is the projection's new state).
-    noteChat: assign(({ context, event }) => ({
-      chat: { ...context.chat!, ...(event as unknown as { output: Partial<RunChat> }).output },
-    })),
+    noteChat: assign(({ context, event }) => {
+      const { error: _previous, ...chat } = context.chat!;
+      return { chat: { ...chat, ...(event as unknown as { output: Partial<RunChat> }).output } };
+    }),
+    // A cancel queued for the run says when it was asked for, and why (src/runtime/cancel.ts).
+    noteCancel: assign(({ event }) => (event.type === 'CANCEL' && event.details !== undefined ? { stopDetails: event.details } : {})),
     noteExtraction: assign(({ context, event }) => ({
       memory: { ...context.memory!, extraction: (event as unknown as { output: MemoryIntentOutput }).output },
     })),

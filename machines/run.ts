@@ -10,7 +10,8 @@ import { and, assign, not } from 'xstate';
 import { modelCallInput, runSetup } from './run-setup.js';
 import { finalizingState, verifyingState } from './run-finish.js';
 import { endingState } from './run-memory.js';
-import { suspendedStates } from './run-chat.js';
+import { drainedChatStates, failingState, stoppingState, suspendedStates } from './run-chat.js';
+import { handingOffState } from './run-handoff.js';
 export { callPhase, RUN_PROMPTS } from './run-setup.js';
 
 /**
@@ -55,8 +56,8 @@ export const runMachine = runSetup.createMachine({
     'xstate.snapshot.*': { guard: 'callPhaseChanged', actions: 'noteCallSnapshot' },
     'xstate.done.actor.*': { actions: 'noteCallDone' },
     STORE_FAILED: { target: '.failed', actions: assign({ error: ({ event }) => event.error }) },
-    POLICY_VIOLATION: { target: '.failed', actions: assign({ error: ({ event }) => event.error }) },
-    CANCEL: { target: '.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
+    POLICY_VIOLATION: { target: '.failing', actions: assign({ error: ({ event }) => event.error }) },
+    CANCEL: { target: '.stopping', actions: [{ type: 'stopWith', params: { reason: 'aborted' } }, 'noteCancel'] },
     DRAIN: { actions: assign({ drainRequested: true }) },
     RETRY_FAILED: {
       actions: assign(({ context, event }) => ({
@@ -87,7 +88,7 @@ export const runMachine = runSetup.createMachine({
           always: [
             { guard: 'drainRequested', target: '#run.draining', actions: assign({ drainedIn: 'loop' as const }) },
             { guard: 'stepsLeft', target: 'callingModel' },
-            { target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'max-steps' } } },
+            { target: '#run.stopping', actions: { type: 'stopWith', params: { reason: 'max-steps' } } },
           ],
         },
         callingModel: {
@@ -96,9 +97,9 @@ export const runMachine = runSetup.createMachine({
             id: 'callModel',
             input: ({ context }) => modelCallInput(context, 'loop'),
             onDone: [
-              { guard: { type: 'outputIs', params: { kind: 'aborted' } }, target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
-              { guard: { type: 'outputIs', params: { kind: 'deadline' } }, target: '#run.failed', actions: 'failWith' },
-              { guard: { type: 'outputIs', params: { kind: 'budget' } }, target: '#run.stopped', actions: 'stopOnBudget' },
+              { guard: { type: 'outputIs', params: { kind: 'aborted' } }, target: '#run.stopping', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
+              { guard: { type: 'outputIs', params: { kind: 'deadline' } }, target: '#run.failing', actions: 'failWith' },
+              { guard: { type: 'outputIs', params: { kind: 'budget' } }, target: '#run.stopping', actions: 'stopOnBudget' },
               // A turn with calls is saved by the first save its calls make (the
               // `executing` receipt, a suspension, a checkpoint): none of them has
               // an effect before that save, so a restore before it may ask the
@@ -107,7 +108,7 @@ export const runMachine = runSetup.createMachine({
               { guard: 'turnHasCalls', target: 'awaitingCalls', actions: ['recordTurn', 'spawnCalls'] },
               { target: 'recordingTurn', actions: 'recordTurn' },
             ],
-            onError: { target: '#run.failed', actions: 'failWith' },
+            onError: { target: '#run.failing', actions: 'failWith' },
           },
         },
         // A turn without calls is durable before the run goes on from it. (A
@@ -119,8 +120,8 @@ export const runMachine = runSetup.createMachine({
             input: { at: 'turn' },
             onDone: [
               { guard: 'hasToolCalls', target: 'checkingPolicy' },
-              { guard: 'refused', target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'refusal' } } },
-              { guard: 'cutOff', target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'length' } } },
+              { guard: 'refused', target: '#run.stopping', actions: { type: 'stopWith', params: { reason: 'refusal' } } },
+              { guard: 'cutOff', target: '#run.stopping', actions: { type: 'stopWith', params: { reason: 'length' } } },
               { guard: 'structured', target: '#run.finalizing', actions: 'askForFinalAnswer' },
               { guard: 'verifies', target: '#run.verifying', actions: 'takeTextCandidate' },
               { target: '#run.ending', actions: 'takeTextCandidate' },
@@ -135,10 +136,10 @@ export const runMachine = runSetup.createMachine({
             id: 'checkBatchPolicy',
             input: ({ context }) => ({ step: context.step }),
             onDone: [
-              { guard: { type: 'outputIs', params: { kind: 'violation' } }, target: '#run.failed', actions: 'failWith' },
+              { guard: { type: 'outputIs', params: { kind: 'violation' } }, target: '#run.failing', actions: 'failWith' },
               { target: 'dispatching' },
             ],
-            onError: { target: '#run.failed', actions: 'failWith' },
+            onError: { target: '#run.failing', actions: 'failWith' },
           },
         },
         dispatching: {
@@ -149,14 +150,15 @@ export const runMachine = runSetup.createMachine({
         // the step's answers are folded into the history unless a call says the run must stop.
         awaitingCalls: {
           always: [
-            { guard: and(['allEnded', 'anyNotDispatched', 'refused']), target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'refusal' } } },
-            { guard: and(['allEnded', 'anyNotDispatched']), target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'length' } } },
+            { guard: and(['allEnded', 'anyNotDispatched', 'refused']), target: '#run.stopping', actions: { type: 'stopWith', params: { reason: 'refusal' } } },
+            { guard: and(['allEnded', 'anyNotDispatched']), target: '#run.stopping', actions: { type: 'stopWith', params: { reason: 'length' } } },
             {
               guard: and(['allEnded', 'anyNotAdmitted', 'deadlinePassed']),
-              target: '#run.failed',
+              target: '#run.failing',
               actions: assign({ error: { name: 'ExecutionPolicyError', code: 'deadline_exceeded', message: 'The execution deadline elapsed.' } }),
             },
-            { guard: and(['allEnded', 'anyNotAdmitted']), target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
+            { guard: and(['allEnded', 'anyNotAdmitted']), target: '#run.stopping', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
+            { guard: and(['allEnded', 'handsOff']), target: 'handingOff', actions: ['takeHandoff', 'foldAnswers'] },
             { guard: and(['allEnded', 'durable']), target: 'checkpointing', actions: 'foldAnswers' },
             // With no store there is nothing to save the step to.
             { guard: 'allEnded', target: 'admitting', actions: 'foldAnswers' },
@@ -164,6 +166,7 @@ export const runMachine = runSetup.createMachine({
             { guard: and([not('anyActive'), 'anySuspended']), target: '#run.suspending' },
           ],
         },
+        handingOff: handingOffState,
         // The step's answers are saved before the next model call.
         checkpointing: {
           invoke: {
@@ -196,10 +199,11 @@ export const runMachine = runSetup.createMachine({
         src: 'saveCheckpoint',
         id: 'saveDrain',
         input: { at: 'drain' },
-        onDone: { target: 'drained' },
+        onDone: [{ guard: 'projectsChat', target: 'publishingDrain' }, { target: 'drained' }],
         onError: { target: 'failed', actions: 'failWith' },
       },
     },
+    ...drainedChatStates,
     drained: {
       tags: ['drained'],
       on: {
@@ -224,6 +228,8 @@ export const runMachine = runSetup.createMachine({
         { target: 'suspended' },
       ],
     },
+    // On the way to `stopped` / `failed`: a run with a chat commits its end and writes the chat first (run-chat.ts).
+    stopping: stoppingState, failing: failingState,
     completed: { type: 'final', tags: ['terminal'] },
     stopped: { type: 'final', tags: ['terminal'] },
     failed: { type: 'final', tags: ['terminal'] },

@@ -3,6 +3,7 @@
  * these are what a checkpoint stores.
  */
 import type { MemoryIntentOutput } from './memory-intent-types.js';
+import type { HandoffInput, HandoffState } from './run-handoff-types.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -38,7 +39,7 @@ export interface ClientAnswer {
 
 /** Where a receipt stands: `executing` until the call's outcome is recorded. */
 export type ReceiptStatus =
-  | 'executing' | 'executed' | 'failed' | 'validation-failed' | 'projection-failed' | 'completed' | 'unstorable';
+  | 'executing' | 'executed' | 'failed' | 'validation-failed' | 'projection-failed' | 'completed' | 'unstorable' | 'suspended';
 
 /**
  * The receipt of one effect, keyed by [modelStep, toolCallId]. It lives in the
@@ -61,6 +62,8 @@ export interface CallReceipt {
   reconciled?: boolean;
   /** Came from a client tool's result. */
   client?: boolean;
+  /** A sub-agent call's child run (machines/sub-agent.ts); `suspended` while the call waits on it. */
+  child?: import('./sub-agent-types.js').ChildRunFacts;
 }
 
 /** An approval request the run issued for a call: its id, its single token, and the verdict once one came. */
@@ -103,6 +106,8 @@ export interface CallPlan {
   projects: boolean;
   /** The run is saved (it has a session): receipts are made durable before effects. */
   durable: boolean;
+  /** The tool is a sub-agent (agentTool): its effect is a child run (machines/sub-agent.ts). */
+  delegates?: boolean;
 }
 
 /** The run's plan: whether it is saved, whether an execution policy checks each batch, and each tool's call plan. */
@@ -291,7 +296,7 @@ export interface ErrorData {
 
 export type CallPhase = 'active' | 'suspended' | 'unknown' | 'ended';
 
-export interface RunInput {
+export interface RunInput extends HandoffInput {
   runId: string;
   /** The conversation the run starts from (system, input messages). */
   messages: Json[];
@@ -340,7 +345,7 @@ export interface RunMemory {
   extraction: MemoryIntentOutput | { operationId: string; status: 'pending' } | null;
 }
 
-export interface RunContext extends RunInput {
+export interface RunContext extends RunInput, HandoffState {
   /** Model turns made so far (loop and finalization). */
   step: number;
   lastTurn: Turn | null;
@@ -400,7 +405,8 @@ export type RunEvent =
   | { type: 'STORE_FAILED'; error: ErrorData }
   /** The resume's settle found a call the execution policy forbids, before any call went on. */
   | { type: 'POLICY_VIOLATION'; error: ErrorData }
-  | { type: 'CANCEL' };
+  /** Stop the run (reason `aborted`); `details` become its stopDetails (a queued cancel's request). */
+  | { type: 'CANCEL'; details?: Json };
 
 export interface ModelCallInput {
   step: number;
@@ -425,8 +431,9 @@ export type ModelCallOutput =
   /**
    * `models`: the fail-over record after this call, when the call failed over.
    * `toolNames`: the run's tools from this step on, when they changed at the step's start (an MCP catalog refresh).
+   * `contextMessages`: what joins the history before the turn (a V3 run's retrieval block, see src/v3/run-leg.ts).
    */
-  | { kind: 'turn'; turn: Turn; models?: Json; toolNames?: string[] }
+  | { kind: 'turn'; turn: Turn; models?: Json; toolNames?: string[]; contextMessages?: Json[] }
   | { kind: 'aborted' }
   | { kind: 'deadline'; error: ErrorData }
   /** The execution budget refused the call: what was spent, held and asked for. */

@@ -14,6 +14,7 @@ import type { AgentChatOptions } from '../chat/projection-types.js';
 import type { McpOptions } from '../mcp/types.js';
 import type { VerifyVerdict } from './record-types.js';
 import type { AgentTools, StandardSchemaV1, ToolCallGuardDecision, ToolCallGuardInput, ToolResultGuardInput } from './tool-types.js';
+import type { AgentV3Options } from '../v3/run-types.js';
 
 export interface OutputSpec<T> {
   /** `json`: the final turn answers in JSON; `tool`: the model calls a forced output tool. @default 'json' */
@@ -116,8 +117,41 @@ export type AgentModel = LanguageModel | {
   doStream(options: any): PromiseLike<unknown>;
 };
 
-export interface AgentOptions<T = string> {
+/**
+ * An agent a run can hand its conversation to (docs/delegation.md#handoffs),
+ * given as plain options. After the handoff its model (with its fallbacks),
+ * instructions and tools drive every later step; the run's own settings
+ * (output, verify, limits, guardrails, session, execution, memory, chat) stay
+ * the run's.
+ */
+export interface HandoffAgentOptions extends Pick<AgentOptions<any>,
+  'model' | 'fallbackModels' | 'instructions' | 'system' | 'tools' | 'toolsContext' | 'handoffs' | 'handoffDescription' | 'mcp'
+  | 'temperature' | 'topP' | 'effort' | 'promptCaching' | 'toolChoice' | 'maxOutputTokens' | 'providerOptions' | 'maxRetries' | 'modelTimeoutMs'> {
+  /** Names the agent: its transfer tool is `transfer_to_<name>`, and the run records it as the active agent. */
+  name: string;
+}
+
+/** What `handoffs` takes: an Agent from `cairn` (anything with a `name` and `engineOptions`), or {@link HandoffAgentOptions}. */
+export type HandoffTarget = HandoffAgentOptions | {
+  readonly name: string;
+  engineOptions(runId: string, extra: Record<string, never>): AgentOptions<any>;
+};
+
+export interface AgentOptions<T = string> extends AgentV3Options {
   model: AgentModel;
+  /**
+   * The name of the run's own agent, as its handoffs know it (a target that
+   * lists an agent of this name would hand the run back: a cycle). @default 'root'
+   */
+  name?: string;
+  /**
+   * Agents the run can hand its conversation to (docs/delegation.md#handoffs):
+   * each is offered to the model as a tool `transfer_to_<name>`. Each target's
+   * model, instructions and tool schemas are part of the binding.
+   */
+  handoffs?: HandoffTarget[];
+  /** What a transfer tool to this agent tells the model, when the agent is a handoff target. */
+  handoffDescription?: string;
   /**
    * Models a call fails over to, in order, when the model before them fails
    * with a transient error before its first content (see docs/models.md).

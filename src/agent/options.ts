@@ -19,6 +19,10 @@ import type { AgentChatOptions } from '../chat/projection-types.js';
 import { checkMcpOptions } from '../mcp/options.js';
 import { describeCatalogChanges } from '../mcp/catalog-changes.js';
 import type { CheckedMcpOptions, McpStepBoundary } from '../mcp/types.js';
+import { isScopedContext, parentOf, subAgentOf } from '../delegation/agent-tool-marker.js';
+import { SubAgentError } from '../delegation/agent-tool-errors.js';
+import type { HandoffLeg } from '../delegation/handoff-types.js';
+import { describeHandoffChanges } from '../delegation/handoff-binding.js';
 import type {
   AgentOptions, AgentRunBinding, AgentTool, JsonValue, Message, ResumeOptions,
 } from './types.js';
@@ -76,6 +80,8 @@ export interface NormalizedOptions<T> {
   mcp: CheckedMcpOptions | null;
   /** The leg's connected servers, once connected (their tools are in `tools`). */
   mcpLive: McpStepBoundary | null;
+  /** The run's handoffs (docs/delegation.md#handoffs), once checked; null without them. */
+  handoff: HandoffLeg | null;
 }
 
 function positiveInt(name: string, value: unknown, fallback: number): number {
@@ -168,6 +174,8 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
   if (memory) binding.memory = memoryBindingOf(memory);
   const chat = checkChatOptions(options.chat);
   if (chat) binding.chat = chatBindingOf(chat);
+  // A child run of a sub-agent names its parent in its record (docs/delegation.md); not compared on resume.
+  if (parentOf(options)) binding.parent = { ...parentOf(options)! };
   const mcp = checkMcpOptions(options.mcp);
   return {
     raw: options,
@@ -200,6 +208,7 @@ export function normalizeOptions<T>(options: AgentOptions<T> | ResumeOptions<T>)
     chat,
     mcp,
     mcpLive: null,
+    handoff: null,
   };
 }
 
@@ -326,7 +335,7 @@ export function bindingOf(
   };
 }
 
-const COMPARED: readonly (keyof AgentRunBinding)[] = ['bindingId', 'model', 'tools', 'output', 'limits', 'fallback', 'memory', 'chat', 'mcp'];
+const COMPARED: readonly (keyof AgentRunBinding)[] = ['bindingId', 'model', 'tools', 'output', 'limits', 'fallback', 'memory', 'chat', 'mcp', 'handoffs'];
 
 /** Keys whose fingerprints differ (a key only one side has counts). */
 export function bindingChanges(stored: AgentRunBinding, current: AgentRunBinding): string[] {
@@ -335,7 +344,7 @@ export function bindingChanges(stored: AgentRunBinding, current: AgentRunBinding
 
 const KEY_NAMES: Record<string, string> = {
   bindingId: 'the bindingId', model: 'the model', output: 'the output schema', fallback: 'fallbackModels',
-  tools: 'the tools', limits: 'the limits', memory: 'the memory scope', chat: 'the chat', mcp: 'the MCP tool catalog',
+  tools: 'the tools', limits: 'the limits', memory: 'the memory scope', chat: 'the chat', mcp: 'the MCP tool catalog', handoffs: 'the handoffs',
 };
 
 /**
@@ -362,6 +371,8 @@ export function describeBindingChanges(stored: AgentRunBinding, current: AgentRu
       }
     } else if (key === 'mcp' && stored.mcp !== undefined && current.mcp !== undefined) {
       out.push(...describeCatalogChanges(before?.mcp, now?.mcp));
+    } else if (key === 'handoffs') {
+      out.push(...describeHandoffChanges(before?.handoffs, now?.handoffs));
     } else if (key === 'limits' && before && now) {
       for (const name of [...new Set([...Object.keys(before.limits), ...Object.keys(now.limits)])].sort()) {
         if (before.limits[name] !== now.limits[name]) out.push(`limit ${name}`);
@@ -378,6 +389,9 @@ export async function validateToolContexts(options: AgentOptions<unknown>): Prom
   const out: Record<string, unknown> = {};
   for (const [name, tool] of Object.entries(options.tools ?? {})) {
     const value = options.toolsContext?.[name];
+    if (subAgentOf(tool) && isScopedContext(value)) {
+      throw new SubAgentError('agent_tool_scoped_context', `agentTool "${name}": toolsContext gives it a scoped context, which a sub-agent refuses; the child run gets the parent's trusted context.`, name);
+    }
     if (tool.contextSchema === undefined && tool.validateContext === undefined) {
       out[name] = value;
       continue;

@@ -52,6 +52,8 @@ export interface PendingApproval {
   toolName: string;
   args: JsonValue;
   modelStep: number;
+  /** The sub-agent's child run that asked (docs/delegation.md#sub-agents); absent for the run's own calls. Answer it on the root's resume. */
+  runId?: string;
 }
 
 export interface PendingClientCall {
@@ -156,6 +158,8 @@ export interface RecordedVerdict {
 
 /** An interrupted call, as a stopped result lists it: a copy of its receipt, and the verdict it ran under. */
 export interface UnknownEffect extends AgentToolReceipt {
+  /** The sub-agent's child run whose call this is (docs/delegation.md#sub-agents); absent for the run's own calls. */
+  runId?: string;
   /**
    * Present when the call was held for approval: the approval the run issued
    * for it (`approvalId`, `token`) and the verdict the run recorded
@@ -175,9 +179,10 @@ export interface AgentToolReceipt {
   /**
    * `unstorable`: the tool ran and returned, but its result could not be kept
    * (not JSON, or over `maxReceiptBytes`); `error` says why. Like every status
-   * but `executing`, it answers the call on a resume: the tool does not run again.
+   * but `executing` and `suspended` (a sub-agent call whose child run waits), it
+   * answers the call on a resume: the tool does not run again.
    */
-  status: 'executing' | 'executed' | 'failed' | 'validation-failed' | 'projection-failed' | 'completed' | 'unstorable';
+  status: 'executing' | 'executed' | 'failed' | 'validation-failed' | 'projection-failed' | 'completed' | 'unstorable' | 'suspended';
   /** Whether the tool that ran the call was marked `replay: 'idempotent'`. */
   idempotent: boolean;
   /** The raw result (executed / completed), or the error (failed). */
@@ -190,6 +195,8 @@ export interface AgentToolReceipt {
   reconciled?: boolean;
   /** Came from clientToolResults. */
   client?: boolean;
+  /** A sub-agent call's child run (docs/delegation.md#sub-agents): its id, and while the call is `suspended`, what the child waits on. */
+  child?: import('../../machines/sub-agent-types.js').ChildRunFacts;
 }
 
 export interface AgentRunBinding {
@@ -206,6 +213,10 @@ export interface AgentRunBinding {
   chat?: string;
   /** The MCP servers' tool catalog (names, descriptions, schemas, replay, approval); absent for a run without mcp. */
   mcp?: string;
+  /** Each handoff agent's model, instructions, tool schemas and handoffs (docs/delegation.md#handoffs); absent for a run without handoffs. */
+  handoffs?: string;
+  /** A sub-agent's child run: the run, call and depth that started it (docs/delegation.md#sub-agents). Not compared on resume. */
+  parent?: import('../delegation/agent-tool-marker.js').SubAgentParent;
   /**
    * Fingerprints of each tool and each limit, so a changed binding can say
    * which part changed. Not compared itself: the keys above decide.
@@ -215,6 +226,8 @@ export interface AgentRunBinding {
     limits: Record<string, string>;
     /** Each MCP tool, by the name the model sees. */
     mcp?: Record<string, string>;
+    /** Each handoff agent's parts, `<agent>:<aspect>`. */
+    handoffs?: Record<string, string>;
   };
 }
 
@@ -273,6 +286,8 @@ export interface AgentRunEnvelope {
   chat?: AgentRunChat;
   /** The execution ledger as this save found it; present for a run with `execution` (see docs/policy.md). */
   ledger?: AgentRunLedger;
+  /** The handoff agent that drives the run since its last handoff; absent while the run's own agent does (docs/delegation.md#handoffs). */
+  activeAgent?: string;
   /**
    * Which save wrote each part of the record, as a store that keeps it reads
    * it back (the SQLite and PostgreSQL stores do; the in-memory store does not): the revision

@@ -13,6 +13,7 @@ import { prepareMemory } from '../memory/run-start.js';
 import { chatOwed, repairChat } from '../chat/projection-repair.js';
 import { initialModels } from '../runtime/model-call.js';
 import { bindMcp, closeMcp, connectMcp, connectMcpForResume } from '../mcp/leg.js';
+import { closeHandoffs, connectHandoffMcp, enterStoredHandoff, prepareHandoffs, transfersOf } from '../delegation/handoff.js';
 import { checkEnvelope } from './envelope.js';
 import { toJson } from './json.js';
 import {
@@ -23,11 +24,17 @@ import { emptyAccounting, resultBase } from './result.js';
 import { checkSnapshot } from './snapshot-check.js';
 import { createAgentStream, type AgentStream } from './stream.js';
 import { runViewSeed } from './run-view.js';
+import { asksForV3, openV3, withV3Sink } from '../v3/run-open.js';
+import { v3LegOf } from '../v3/run-leg.js';
+import { createAgentStreamV3, type AgentStreamV3 } from '../v3/run-stream.js';
+import type { AgentOptionsV3, ResumeOptionsV3 } from '../v3/run-options-types.js';
 import type {
   AgentEvent, AgentOptions, AgentResult, AgentRunEnvelope, AgentRunStore, AgentToolReceipt, AgentWarning, ApprovalResponse, Lease, Message,
   RecordedVerdict, ResumeOptions, UnknownEffect,
 } from './types.js';
 import { receiptKey } from './envelope.js';
+import { ownReconciliation } from '../delegation/agent-tool-answers.js';
+import { provideChildEngine } from '../delegation/agent-tool-engine.js';
 import {
   answerMovingCalls, approvalOf, checkReconciliation, describeUnknownEffects, interruptedCalls, reconciledReceipt,
 } from './interrupted.js';
@@ -72,8 +79,13 @@ async function guarded<T>(
 ): Promise<AgentResult<T>> {
   let runId = options?.session?.runId ?? '';
   let result: AgentResult<T>;
+  let closeV3 = () => undefined as void;
   try {
-    const opts = normalizeOptions(options);
+    // A V3 leg (checkpointVersion: 3) is refused here or gets its store adapter and leg; any other leg is untouched.
+    const v3 = openV3(options);
+    closeV3 = v3.close;
+    const opts = normalizeOptions(v3.options);
+    v3LegOf(opts.raw)?.bind(opts as NormalizedOptions<unknown>);
     runId = opts.runId || opts.generateId();
     const release = opts.raw.session ? claim(opts.raw.session.store, runId) : () => undefined;
     let lease: Lease | null = null;
@@ -88,9 +100,11 @@ async function guarded<T>(
       }
       opts.toolContexts = await validateToolContexts(options as AgentOptions<unknown>);
       try {
+        await prepareHandoffs(opts, runId);
         result = await body(opts, runId, lease);
       } finally {
         await closeMcp(opts);
+        await closeHandoffs(opts);
       }
     } finally {
       if (lease) await leaseOptions!.provider.release(lease).catch(() => undefined);
@@ -99,6 +113,8 @@ async function guarded<T>(
   } catch (error) {
     result = refusal<T>(runId, error);
     emit({ type: 'error', error: serializeError(error) });
+  } finally {
+    closeV3();
   }
   emit({ type: 'result', result });
   return result;
@@ -108,6 +124,7 @@ async function start<T>(options: AgentOptions<T>, emit: Emit<T>): Promise<AgentR
   return guarded(options, emit, async (opts, runId, lease) => {
     // The servers are connected and their tools listed before the run starts: a bad server fails it with nothing written.
     await connectMcp(opts);
+    await connectHandoffMcp(opts);
     const input: RunInput = {
       runId,
       messages: toJson(initialMessages(options as AgentOptions<unknown>)),
@@ -120,6 +137,7 @@ async function start<T>(options: AgentOptions<T>, emit: Emit<T>): Promise<AgentR
       deadlineAt: opts.deadlineAt,
       // A run with fallbacks keeps its fail-over record from the start (which model it calls now).
       models: opts.models.length > 1 ? toJson(initialModels(opts.model)) : null,
+      handoffs: transfersOf(opts),
     };
     const host = new RunHost<T>(opts, runId, emit);
     host.lease = lease;
@@ -145,7 +163,7 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     return result;
   }
   return guarded(options, emit, async (opts, runId, lease) => {
-    const session = options.session;
+    const session = opts.raw.session!;
     // Malformed or contradicting verdicts are refused before anything is read or written.
     const approvalResponses = checkApprovalResponses(options.approvalResponses);
     const loaded = await session.store.load(runId, { scope: session.scope });
@@ -156,6 +174,7 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
       && !(stored.status === 'failed' && options.retryFailed === true);
     const mcp = await connectMcpForResume(opts, stored, ended);
     for (const warning of mcp.warnings) emit(warning);
+    await connectHandoffMcp(opts, stored, ended);
     const changed = bindingChanges(stored.binding, opts.binding).filter((key) => !(mcp.accepted && key === 'mcp'));
     if (changed.length > 0) throw new BindingChangedError(changed, describeBindingChanges(stored.binding, opts.binding));
     const retrying = stored.status === 'failed' && options.retryFailed === true;
@@ -175,7 +194,8 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     const context = (stored.snapshot as unknown as { context: RunContext }).context;
     const messages = context.messages as unknown as Message[];
     const interrupted = interruptedCalls(stored);
-    const reconciliation = checkReconciliation(interrupted, options.retryToolCallIds, options.reconciledToolResults);
+    // A sub-agent's unknown effects are its child's to reconcile (src/delegation/agent-tool-answers.ts).
+    const reconciliation = checkReconciliation(interrupted, ...ownReconciliation(stored, interrupted, options.retryToolCallIds, options.reconciledToolResults));
     const ignoredRetries: AgentWarning[] = reconciliation.ignored.map((toolCallId) => ({
       type: 'warning', setting: 'retryToolCallIds', toolCallId,
       message: `retryToolCallIds: ${toolCallId} is not an interrupted call of this run; it was ignored.`,
@@ -201,6 +221,8 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
       });
     }
     if (stored.ledger || opts.execution) await restoreLedger(stored, opts as NormalizedOptions<unknown>);
+    // A run handed to another agent goes on with that agent's model, instructions and tools.
+    enterStoredHandoff(opts, context.activeAgent);
     const releaseScope = holdMemoryScope(opts.execution, opts.memory);
     const host = new RunHost<T>(opts, runId, emit, stored);
     host.lease = lease;
@@ -324,27 +346,45 @@ function storedResult<T>(stored: AgentRunEnvelope, context: RunContext, warnings
 }
 
 /** Runs an agent to rest: completed, suspended, stopped or failed. Never rejects. */
-export function runAgent<T = string>(options: AgentOptions<T>): Promise<AgentResult<T>> {
-  return start(options, () => undefined);
+export function runAgent<T = string>(options: AgentOptions<T> | AgentOptionsV3<T>): Promise<AgentResult<T>> {
+  return start(options as AgentOptions<T>, () => undefined);
 }
 
 /** Goes on with a stored run: answers pending approvals and client calls, or returns a terminal run's stored result. */
-export function resumeAgent<T = string>(options: ResumeOptions<T>): Promise<AgentResult<T>> {
-  return resume(options, () => undefined);
+export function resumeAgent<T = string>(options: ResumeOptions<T> | ResumeOptionsV3<T>): Promise<AgentResult<T>> {
+  return resume(options as ResumeOptions<T>, () => undefined);
 }
 
 const outputModeOf = (options: AgentOptions<unknown>) => (options?.output ? options.output.mode ?? 'json' : 'none');
 
 /** Like runAgent, as a stream. Returns at once; the run starts on first access. */
-export function streamAgent<T = string>(options: AgentOptions<T>): AgentStream<T> {
-  return createAgentStream<T>((emit) => start(options, emit), {
+export function streamAgent<T = string>(options: AgentOptionsV3<T>): AgentStreamV3<T>;
+export function streamAgent<T = string>(options: AgentOptions<T>): AgentStream<T>;
+export function streamAgent<T = string>(options: AgentOptions<T> | AgentOptionsV3<T>): AgentStream<T> {
+  if (asksForV3(options)) {
+    // A V3 stream: eventsV3 carries the V3 events beside every other one (a refused V3 leg gets one too).
+    return createAgentStreamV3<T>((emit, emitV3) => start(withV3Sink(options as AgentOptions<T>, emitV3), emit), {
+      outputMode: outputModeOf(options as AgentOptions<unknown>), runView: runViewSeed(options as AgentOptions<unknown>),
+    });
+  }
+  return createAgentStream<T>((emit) => start(options as AgentOptions<T>, emit), {
     outputMode: outputModeOf(options as AgentOptions<unknown>), runView: runViewSeed(options as AgentOptions<unknown>),
   });
 }
 
 /** Like resumeAgent, as a stream. */
-export function resumeStreamAgent<T = string>(options: ResumeOptions<T>): AgentStream<T> {
-  return createAgentStream<T>((emit) => resume(options, emit), {
+export function resumeStreamAgent<T = string>(options: ResumeOptionsV3<T>): AgentStreamV3<T>;
+export function resumeStreamAgent<T = string>(options: ResumeOptions<T>): AgentStream<T>;
+export function resumeStreamAgent<T = string>(options: ResumeOptions<T> | ResumeOptionsV3<T>): AgentStream<T> {
+  if (asksForV3(options)) {
+    return createAgentStreamV3<T>((emit, emitV3) => resume(withV3Sink(options as ResumeOptions<T>, emitV3), emit), {
+      outputMode: outputModeOf(options as AgentOptions<unknown>), runView: runViewSeed(options as AgentOptions<unknown>),
+    });
+  }
+  return createAgentStream<T>((emit) => resume(options as ResumeOptions<T>, emit), {
     outputMode: outputModeOf(options as AgentOptions<unknown>), runView: runViewSeed(options as AgentOptions<unknown>),
   });
 }
+
+// A sub-agent call drives its child run through the engine's own entry points (src/delegation/agent-tool-engine.ts).
+provideChildEngine({ start: (o) => streamAgent(o), resume: (o) => resumeStreamAgent(o) });

@@ -54,11 +54,13 @@ export function runState(snapshot: Pick<PersistedRun, 'value'>): string {
   return typeof value === 'string' ? value : Object.keys(value as object)[0] ?? '';
 }
 
-/** What an open call waits for, read from its state. */
-export function callWait(call: Pick<PersistedCall, 'value'>): 'approval' | 'client' | 'unknown' | null {
+/** What an open call waits for, read from its state (`child`: a sub-agent call whose child run waits on approvals). */
+export function callWait(call: Pick<PersistedCall, 'value'>): 'approval' | 'client' | 'unknown' | 'child' | null {
   const value = call.value as string | Record<string, unknown>;
   if (value === 'unknownEffect') return 'unknown';
   if (typeof value !== 'object' || value === null) return null;
+  if (value.delegation === 'childSuspended') return 'child';
+  if (value.delegation === 'childNeedsReconciliation') return 'unknown';
   if (value.approval === 'awaitingApproval') return 'approval';
   if (value.effectIdentity === 'awaitingClientResult') return 'client';
   return null;
@@ -105,6 +107,8 @@ export function pendingOf(snapshot: PersistedRun): Pending {
     if (receiptHasOutcome(c.receipt as AgentToolReceipt | null ?? undefined)) continue;
     const facts = { toolCallId: c.toolCallId, toolName: c.toolName, args: c.args as JsonValue, modelStep: c.modelStep };
     const wait = callWait(call);
+    // A sub-agent's child asks through the root: its approvals (and its children's) are the run's, each with its runId.
+    if (wait === 'child') approvals.push(...((c.receipt?.child?.pendingApprovals ?? []) as unknown as PendingApproval[]));
     if (wait === 'approval' && c.approval) {
       approvals.push({ approvalId: c.approval.approvalId, token: c.approval.token, ...facts });
       if (c.approval.client) clientCalls.push(facts);
@@ -117,10 +121,11 @@ export function pendingOf(snapshot: PersistedRun): Pending {
 
 /** Receipts of open calls left `executing` (their effect may or may not have happened), with the verdict each ran under. */
 export function unknownEffectsOf(snapshot: PersistedRun): UnknownEffect[] {
-  const receipts = openCalls(snapshot)
-    .filter((call) => callWait(call) === 'unknown' && call.context.receipt)
-    .map((call) => call.context.receipt as AgentToolReceipt);
-  return describeUnknownEffects(receipts, approvalsOf(snapshot));
+  const calls = openCalls(snapshot).filter((call) => callWait(call) === 'unknown' && call.context.receipt);
+  const receipts = calls.filter((call) => !call.context.receipt!.child).map((call) => call.context.receipt as AgentToolReceipt);
+  // A sub-agent call's child lists its own (each with its runId): they are reconciled at the child.
+  const delegated = calls.flatMap((call) => (call.context.receipt!.child?.unknownEffects ?? []) as unknown as UnknownEffect[]);
+  return [...describeUnknownEffects(receipts, approvalsOf(snapshot)), ...delegated];
 }
 
 /** The stored status, and what a suspended run waits for. */
@@ -130,7 +135,10 @@ export function statusOf(snapshot: PersistedRun): { status: AgentRunStatus; pend
   if (state === 'completed' || state === 'failed' || state === 'stopped') return { status: state, pending: none };
   // The run completed; its terminal commit and what follows it (the memory's extraction) are under way.
   if (state === 'ending') return { status: 'completed', pending: none };
-  if (state === 'drained' || state === 'draining') return { status: 'drained', pending: none };
+  // The run stopped or failed; its terminal commit and its chat write are under way (machines/run-chat.ts).
+  if (state === 'stopping') return { status: 'stopped', pending: none };
+  if (state === 'failing') return { status: 'failed', pending: none };
+  if (state === 'drained' || state === 'draining' || state === 'publishingDrain' || state === 'recordingDrain') return { status: 'drained', pending: none };
   // `suspending` is the save on the way to `suspended`; restored, it may already have been answered.
   // `publishingSuspension` and `recordingChat`: the suspension's chat write (machines/run-chat.ts), after its checkpoint.
   if (state === 'suspended' || state === 'suspending' || state === 'publishingSuspension' || state === 'recordingChat') {
@@ -188,6 +196,7 @@ export function envelopeOf(snapshot: PersistedRun, identity: RunIdentity, extras
     ...(memory ? { memory } : {}),
     ...(chat ? { chat } : {}),
     ...(extras.ledger ? { ledger: extras.ledger } : {}),
+    ...(typeof snapshot.context.activeAgent === 'string' ? { activeAgent: snapshot.context.activeAgent } : {}),
     createdAt: identity.createdAt,
     updatedAt: identity.updatedAt,
   };

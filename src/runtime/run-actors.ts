@@ -6,7 +6,7 @@ import { ExecutionPolicyError, ModelCallError, serializeError } from '../errors/
 import type {
   ErrorData, Json, ModelCallInput, ModelCallOutput, OutputCheck, PolicyOutput, Turn, ValidateInput, VerifierOutput, VerifyInput,
 } from '../../machines/index.js';
-import type { ModelCallWarning, ModelRequest, ModelResponse, ModelToolSpec } from '../models/types.js';
+import type { LanguageModel, ModelCallWarning, ModelRequest, ModelResponse, ModelToolSpec } from '../models/types.js';
 import { toJson } from '../agent/json.js';
 import { check, parseJsonAnswer, wireSchema } from '../agent/schema.js';
 import type { JsonValue, Message, VerifyVerdict } from '../agent/types.js';
@@ -17,6 +17,9 @@ import { BudgetRefusal } from './budget.js';
 import { modelKey } from '../models/resolve.js';
 import { memoryIntentLogic } from '../memory/run-actors.js';
 import { writeChatActor } from '../chat/projection-actor.js';
+import { v3LegOf } from '../v3/run-leg.js';
+import { enterHandoff } from '../delegation/handoff-actor.js';
+import { withInstructions } from '../delegation/handoff.js';
 
 const deadlineError = () => serializeError(new ExecutionPolicyError('deadline_exceeded', 'The execution deadline elapsed.'));
 
@@ -32,14 +35,18 @@ function toolSpecs(host: Leg, names?: string[]): ModelToolSpec[] {
 }
 
 /** The request for one step: the loop's, or finalization's (one more turn of the same conversation). */
-async function buildRequest(host: Leg, step: number, phase: 'loop' | 'finalize', signal: AbortSignal): Promise<ModelRequest> {
+async function buildRequest(host: Leg, step: number, phase: 'loop' | 'finalize', signal: AbortSignal, model: LanguageModel): Promise<ModelRequest> {
   const { opts } = host;
-  const history = host.transcript() as Message[];
-  const prepared = (await opts.raw.prepareStep?.({ stepNumber: step, messages: history, phase })) ?? {};
+  // After a handoff the target's instructions take the place of the run's own.
+  const history = withInstructions(opts, host.transcript()) as Message[];
+  // A V3 leg asked prepareStep already when it compiled the step's context at the save before this call.
+  const v3 = v3LegOf(opts.raw);
+  const prepared = (v3 ? await v3.prepareResult(step, phase, history) : await opts.raw.prepareStep?.({ stepNumber: step, messages: history, phase })) ?? {};
   let messages: Message[] = prepared.messages ?? history;
   if (prepared.system !== undefined) {
     messages = [{ role: 'system', content: prepared.system }, ...messages.filter((m) => m.role !== 'system')];
   }
+  if (v3) messages = await v3.request(step, phase, messages, model, () => host.save());
   const output = opts.raw.output;
   const settings = {
     ...(opts.settings ? { settings: { ...opts.settings } } : {}),
@@ -115,6 +122,8 @@ export const runActors = {
   memoryIntent: memoryIntentLogic,
   // The chat projection's write, after the checkpoint (src/chat/projection.ts).
   writeChat: writeChatActor,
+  // A handoff puts the target's model, instructions and tools in place (src/delegation/handoff.ts).
+  enterHandoff,
   callModel: legActor<ModelCallOutput, ModelCallInput>(async (host, { input, signal }) => {
     const { step, phase } = input;
     const deadlineAt = input.deadlineAt ?? null;
@@ -128,9 +137,11 @@ export const runActors = {
     let response: ModelResponse;
     let answered: string;
     let models: Json | undefined;
+    let contextMessages: Message[] | undefined;
     try {
-      const call = await callModel(host, input, combined, (_model, signal) => buildRequest(host, step, phase, signal));
+      const call = await callModel(host, input, combined, (model, signal) => buildRequest(host, step, phase, signal, model));
       response = call.response;
+      contextMessages = v3LegOf(host.opts.raw)?.afterCall(step, phase, call.model, response.usage);
       answered = modelKey(call.model);
       models = call.models as unknown as Json | undefined;
     } catch (error) {
@@ -174,7 +185,10 @@ export const runActors = {
       ...(response.response ? { response: toJson<{ id?: string; modelId?: string }>(response.response) } : {}),
     };
     host.emit({ type: 'step-finish', step, finishReason: response.finishReason, usage: response.usage });
-    return { kind: 'turn', turn, ...(models !== undefined ? { models } : {}), ...(toolNames ? { toolNames } : {}) };
+    return {
+      kind: 'turn', turn, ...(models !== undefined ? { models } : {}), ...(toolNames ? { toolNames } : {}),
+      ...(contextMessages && contextMessages.length > 0 ? { contextMessages: toJson<Json[]>(contextMessages) } : {}),
+    };
   }),
 
   // The execution policy decides for the whole batch of the last turn, before any guardrail, approval or sibling.

@@ -189,6 +189,8 @@ export class Agent<T = string> {
     for (const name of Object.keys(this.#contexts)) toolsContext[name] = { runId };
     return {
       ...this.#settings,
+      // Handoffs record the active agent by name.
+      name: this.name,
       ...(this.instructions !== undefined ? { instructions: this.instructions } : {}),
       tools: this.tools as Record<string, AgentTool>,
       toolsContext,

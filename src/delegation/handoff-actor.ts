@@ -1,0 +1,19 @@
+/**
+ * The run machine's `enterHandoff` actor (machines/run-handoff.ts): the
+ * target's model, instructions and tools go into the leg's options, and the
+ * run gets the target's tool names and their plan. It only changes the leg's
+ * options, so a restore that starts it again changes nothing more.
+ * @internal
+ */
+import type { HandoffOutput } from '../../machines/index.js';
+import { bindMcp } from '../mcp/leg.js';
+import { legActor } from '../runtime/host-state.js';
+import { planOf } from '../runtime/plan.js';
+import { switchTo } from './handoff.js';
+
+export const enterHandoff = legActor<HandoffOutput, { agent: string }>(async (host, { input }) => {
+  switchTo(host.opts, input.agent);
+  // A target with MCP servers: they warn on this leg's stream and hold sampling to its policy.
+  bindMcp(host.opts, host);
+  return { toolNames: Object.keys(host.opts.tools), plan: planOf(host.opts) };
+});
