@@ -15,3 +15,19 @@ export class ContextBlobError extends CairnError {
     this.name = 'ContextBlobError';
   }
 }
+
+/**
+ * The V3 tables were set up by a newer Cairn (their own version table,
+ * `cairn_runs_v3_schema`, holds a version this code does not know): refused,
+ * and nothing is changed. The same name as the ops stores' error, so
+ * `StoreSchemaVersionError.isInstance` of either recognizes it.
+ */
+export class V3SchemaVersionError extends CairnError {
+  readonly table = 'cairn_runs_v3_schema';
+  constructor(readonly backend: 'sqlite' | 'postgres', readonly found: number, readonly supported: number) {
+    super('record_version_unsupported',
+      `The V3 run tables have schema version ${found} (cairn_runs_v3_schema); this Cairn knows versions up to ${supported}. Upgrade Cairn to open them; nothing was changed.`,
+      { fault: 'user' });
+    this.name = 'StoreSchemaVersionError';
+  }
+}

@@ -1,0 +1,233 @@
+/**
+ * `createPostgresAgentRunStoreV3`: V3 runs in a PostgreSQL schema (the ops
+ * store's, or another), in tables of their own (postgres-schema.ts). Times
+ * are the database clock's (`clock_timestamp()`, in ms). A save locks its run
+ * (a transaction-scoped advisory lock) before it reads the revision; saves
+ * and puts share a lock that prune and redactForgotten take alone, so a
+ * package is never deleted or missed between a save's check and its write.
+ */
+import type { PoolClient } from 'pg';
+import {
+  AgentRunLeaseError, InvalidOptionsError, RevisionConflictError, RunIdentityError, StoredRecordError,
+} from '../errors/index.js';
+import { decodePart, encodePart } from '../stores/codec.js';
+import { decodeCursor, encodeCursor, listLimit, listStatuses, toSummary, type SummaryRow } from '../stores/list-query.js';
+import { Db, quoteSchema, type PostgresConnection } from '../stores/postgres/sql.js';
+import { checkForgetEvent } from './in-memory.js';
+import { checkBlob, checkDigest, type CheckedBlob } from './store-blob.js';
+import { checkLoadedV3, checkSaveV3, checkTerminalBefore } from './store-checks.js';
+import { ContextBlobError } from './store-errors.js';
+import { decorateLoaded, stripStoreFields } from './store-load.js';
+import type { AgentRunStoreV3 } from './store-types.js';
+import { migrateV3Postgres } from './postgres-schema.js';
+
+export interface PostgresAgentRunStoreV3Options {
+  /** The schema that holds the V3 tables (use the ops store's, so a save checks its leases). @default 'public' */
+  schema?: string;
+}
+
+export interface PostgresAgentRunStoreV3 extends AgentRunStoreV3 {
+  /** Creates the schema and the V3 tables, or migrates them. Idempotent; concurrent calls are safe. Call before use. */
+  setup(): Promise<void>;
+  /** How many rows each V3 table holds now. */
+  rowCounts(): Promise<{ runs: number; blobs: number; blobRecords: number; blobRefs: number; forgotten: number }>;
+  readonly schema: string;
+  /** Ends the pool if the store created it. */
+  close(): Promise<void>;
+}
+
+/** ms since the epoch on the database clock, as the statements read it. */
+const NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::double precision';
+
+/**
+ * @example
+ * ```ts
+ * const runs = createPostgresAgentRunStoreV3({ connectionString: process.env.DATABASE_URL! });
+ * await runs.setup();
+ * await runAgent({ checkpointVersion: 3, model, prompt, session: { store: runs, runId: 'r-1', scope: 'acme' } });
+ * ```
+ */
+export function createPostgresAgentRunStoreV3(connection: PostgresConnection, options: PostgresAgentRunStoreV3Options = {}): PostgresAgentRunStoreV3 {
+  const schema = options.schema ?? 'public';
+  const q = quoteSchema(schema);
+  const db = Db.open(connection, schema);
+  const t = {
+    runs: `${q}.cairn_runs_v3`, blobs: `${q}.cairn_runs_v3_blobs`, records: `${q}.cairn_runs_v3_blob_records`,
+    refs: `${q}.cairn_runs_v3_blob_refs`, forgotten: `${q}.cairn_runs_v3_forgotten`, leases: `${q}.cairn_leases`,
+  };
+  const blobLock = `cairn_runs_v3_blobs:${schema}`;
+  let leaseTable: boolean | undefined;
+  const hasLeases = async (client: PoolClient) => leaseTable ??= (await client.query<{ t: string | null }>('SELECT to_regclass($1) AS t', [t.leases])).rows[0]!.t !== null;
+
+  const putChecked = async (client: PoolClient, blob: CheckedBlob): Promise<boolean> => {
+    const forgotten = blob.records.length > 0 && (await client.query(
+      `SELECT 1 FROM ${t.forgotten} f JOIN unnest($1::text[], $2::int[]) AS r(record_id, revision)
+  ON f.record_id = r.record_id AND f.revision = r.revision LIMIT 1`,
+      [blob.records.map((r) => r.recordId), blob.records.map((r) => r.revision)])).rowCount! > 0;
+    const inserted = await client.query(`INSERT INTO ${t.blobs} (digest, content, bytes, created_at, redacted_at)
+  VALUES ($1, $2, $3, ${NOW_MS}, CASE WHEN $4 THEN ${NOW_MS} END) ON CONFLICT (digest) DO NOTHING`,
+    [blob.digest, forgotten ? null : blob.json, Buffer.byteLength(blob.json), forgotten]);
+    if (inserted.rowCount === 0) return false;
+    if (blob.records.length > 0) {
+      await client.query(`INSERT INTO ${t.records} (digest, record_id, revision)
+  SELECT $1, r.record_id, r.revision FROM unnest($2::text[], $3::int[]) AS r(record_id, revision) ON CONFLICT DO NOTHING`,
+      [blob.digest, blob.records.map((r) => r.recordId), blob.records.map((r) => r.revision)]);
+    }
+    return true;
+  };
+
+  const count = async (table: string) => Number((await db.query<{ n: string }>('Counting V3 rows', `SELECT count(*) AS n FROM ${table}`))[0]!.n);
+
+  return {
+    checkpointVersion: 3,
+    schema,
+    setup: () => migrateV3Postgres(db, q),
+    close: () => db.close(),
+
+    async load(runId, loadOptions = {}) {
+      if (typeof runId !== 'string' || runId === '') throw new InvalidOptionsError('load needs a run id.');
+      const read = await db.transaction(`Loading run ${runId}`, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', async (client) => {
+        const row = (await client.query<{ scope: string; revision: number; created_at: number; updated_at: number; record: Buffer }>(
+          `SELECT scope, revision, created_at, updated_at, record FROM ${t.runs} WHERE run_id = $1`, [runId])).rows[0];
+        if (!row) return undefined;
+        if (loadOptions.scope !== undefined && row.scope !== loadOptions.scope) throw new RunIdentityError('scope_mismatch', runId);
+        const redacted = (await client.query<{ digest: string }>(`SELECT r.digest FROM ${t.refs} r JOIN ${t.blobs} b ON b.digest = r.digest
+  WHERE r.run_id = $1 AND b.content IS NULL`, [runId])).rows.map((r) => r.digest);
+        return { row, redacted };
+      });
+      if (!read) return undefined;
+      const record = checkLoadedV3(decodePart(runId, read.row.record), runId, loadOptions.scope);
+      if (record.scope !== read.row.scope || record.revision !== read.row.revision) {
+        throw new StoredRecordError('record_corrupt', runId, `Stored record under run ${runId} belongs to another run.`);
+      }
+      return decorateLoaded(record, read.row.created_at, read.row.updated_at, new Set(read.redacted));
+    },
+
+    async save(envelope, saveOptions = {}) {
+      const digests = checkSaveV3(envelope);
+      const incoming = (saveOptions.blobs ?? []).map((b) => checkBlob(b, 'save'));
+      const record = encodePart(stripStoreFields(envelope));
+      const { runId } = envelope;
+      const lease = saveOptions.lease;
+      await db.transaction(`Saving run ${runId}`, 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0)), pg_advisory_xact_lock_shared(hashtextextended($2, 0))',
+          [`cairn_runs_v3:${schema}:${runId}`, blobLock]);
+        const row = (await client.query<{ scope: string; revision: number }>(`SELECT scope, revision FROM ${t.runs} WHERE run_id = $1`, [runId])).rows[0];
+        if (row && row.scope !== envelope.scope) throw new RunIdentityError('scope_mismatch', runId);
+        if (envelope.revision !== (row?.revision ?? 0) + 1) throw new RevisionConflictError(runId, envelope.revision - 1, row ? row.revision : null);
+        if (lease && await hasLeases(client)) {
+          const held = await client.query(`SELECT 1 FROM ${t.leases} WHERE key = $1 AND owner = $2 AND token = $3 AND expires_at > clock_timestamp()`,
+            [lease.key, lease.owner, lease.token]);
+          if (held.rowCount === 0) throw new AgentRunLeaseError('lease_lost', lease.key);
+        }
+        const coming = new Set(incoming.map((b) => b.digest));
+        const wanted = digests.filter((d) => !coming.has(d));
+        if (wanted.length > 0) {
+          const found = new Set((await client.query<{ digest: string }>(`SELECT digest FROM ${t.blobs} WHERE digest = ANY($1::text[])`, [wanted])).rows.map((r) => r.digest));
+          const missing = wanted.find((d) => !found.has(d));
+          if (missing !== undefined) {
+            throw new ContextBlobError('blob_missing', missing, `save: run ${runId}: its context points to package ${missing}, which is neither stored nor in this save.`);
+          }
+        }
+        for (const blob of incoming) await putChecked(client, blob);
+        // One reading of the clock: a first save's createdAt and updatedAt are the same time.
+        const now = (await client.query<{ now: number }>(`SELECT ${NOW_MS} AS now`)).rows[0]!.now;
+        const values = [runId, envelope.scope, envelope.status, envelope.revision, envelope.bindingId ?? null,
+          envelope.pendingApprovals?.length ?? 0, envelope.pendingClientCalls?.length ?? 0, record, now];
+        await client.query(`INSERT INTO ${t.runs} (run_id, scope, status, revision, binding_id, created_at, updated_at,
+    pending_approvals, pending_client_calls, record)
+  VALUES ($1, $2, $3, $4, $5, $9, $9, $6, $7, $8)
+  ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, revision = excluded.revision, binding_id = excluded.binding_id,
+    updated_at = excluded.updated_at, pending_approvals = excluded.pending_approvals,
+    pending_client_calls = excluded.pending_client_calls, record = excluded.record`, values);
+        if (row) await client.query(`DELETE FROM ${t.refs} WHERE run_id = $1 AND NOT (digest = ANY($2::text[]))`, [runId, digests]);
+        if (digests.length > 0) {
+          await client.query(`INSERT INTO ${t.refs} (run_id, digest) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`, [runId, digests]);
+        }
+      });
+    },
+
+    async list(query = {}) {
+      const limit = listLimit(query.limit);
+      const statuses = listStatuses(query.status);
+      if (statuses !== null && statuses.length === 0) return { runs: [] };
+      const where: string[] = ['true'];
+      const params: unknown[] = [];
+      const param = (value: unknown) => {
+        params.push(value);
+        return `$${params.length}`;
+      };
+      if (statuses !== null) where.push(`status = ANY(${param(statuses)}::text[])`);
+      if (query.scope !== undefined) where.push(`scope = ${param(query.scope)}`);
+      for (const [field, op] of [['updatedBefore', '<'], ['updatedAfter', '>=']] as const) {
+        const value = query[field];
+        if (value === undefined) continue;
+        if (typeof value !== 'number' || Number.isNaN(value)) throw new InvalidOptionsError(`list: ${field} must be a time in milliseconds.`);
+        where.push(`updated_at ${op} ${param(value)}`);
+      }
+      if (query.cursor !== undefined) {
+        const after = decodeCursor(query.cursor);
+        where.push(`(updated_at, run_id) < (${param(after.updatedAt)}, ${param(after.runId)} COLLATE "C")`);
+      }
+      const rows = await db.query<SummaryRow>('Listing V3 runs', `SELECT run_id, scope, status, revision, binding_id, created_at, updated_at,
+  pending_approvals, pending_client_calls FROM ${t.runs} WHERE ${where.join(' AND ')}
+  ORDER BY updated_at DESC, run_id COLLATE "C" DESC LIMIT ${param(limit + 1)}`, params);
+      const runs = rows.slice(0, limit).map(toSummary);
+      const last = runs[runs.length - 1];
+      return rows.length > limit && last ? { runs, nextCursor: encodeCursor(last) } : { runs };
+    },
+
+    async putBlob(blob) {
+      const checked = checkBlob(blob);
+      const stored = await db.transaction('Storing a context package', 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))', [blobLock]);
+        return putChecked(client, checked);
+      });
+      return { digest: checked.digest, stored };
+    },
+
+    async getBlob(digest) {
+      const [row] = await db.query<{ content: string | null }>('Reading a context package',
+        `SELECT content FROM ${t.blobs} WHERE digest = $1`, [checkDigest(digest, 'getBlob')]);
+      if (row === undefined) return { status: 'missing' };
+      if (row.content === null) return { status: 'redacted' };
+      return { status: 'found', content: JSON.parse(row.content) };
+    },
+
+    async prune(pruneOptions) {
+      const before = checkTerminalBefore(pruneOptions);
+      return db.transaction('Pruning V3 runs', 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [blobLock]);
+        const pruned = await client.query(`DELETE FROM ${t.runs} WHERE status IN ('completed', 'failed', 'stopped') AND updated_at < $1`, [before]);
+        await client.query(`DELETE FROM ${t.blobs} b WHERE NOT EXISTS (SELECT 1 FROM ${t.refs} r WHERE r.digest = b.digest)`);
+        return pruned.rowCount ?? 0;
+      });
+    },
+
+    async redactForgotten(event) {
+      const records = checkForgetEvent(event);
+      return db.transaction('Redacting forgotten packages', 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [blobLock]);
+        const ids = records.map((r) => r.recordId);
+        const revisions = records.map((r) => r.revision);
+        await client.query(`INSERT INTO ${t.forgotten} (record_id, revision, forgotten_at)
+  SELECT r.record_id, r.revision, ${NOW_MS} FROM unnest($1::text[], $2::int[]) AS r(record_id, revision) ON CONFLICT DO NOTHING`, [ids, revisions]);
+        const redacted = await client.query(`UPDATE ${t.blobs} SET content = NULL, redacted_at = ${NOW_MS}
+  WHERE content IS NOT NULL AND digest IN (SELECT br.digest FROM ${t.records} br
+    JOIN unnest($1::text[], $2::int[]) AS r(record_id, revision) ON br.record_id = r.record_id AND br.revision = r.revision)`, [ids, revisions]);
+        return redacted.rowCount ?? 0;
+      });
+    },
+
+    async now() {
+      return (await db.query<{ now: number }>('Reading the database clock', `SELECT ${NOW_MS} AS now`))[0]!.now;
+    },
+
+    async rowCounts() {
+      return {
+        runs: await count(t.runs), blobs: await count(t.blobs), blobRecords: await count(t.records),
+        blobRefs: await count(t.refs), forgotten: await count(t.forgotten),
+      };
+    },
+  };
+}

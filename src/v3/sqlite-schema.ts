@@ -1,0 +1,86 @@
+/**
+ * The V3 run tables on SQLite, with a migration chain and a version table of
+ * their own (`cairn_runs_v3_schema`): the ops tables and `cairn_ops_schema`
+ * are never touched, so a Cairn that knows no V3 runs still opens the file,
+ * and its run listing and pruning never see a V3 run. Append-only:
+ * `V3_MIGRATIONS[N - 1]` brings the tables to version N.
+ */
+import type Database from 'better-sqlite3';
+import { V3SchemaVersionError } from './store-errors.js';
+
+export const V3_MIGRATIONS: readonly (readonly string[])[] = [
+  // 1: runs (summary columns and the framed record), packages (content JSON, NULL once redacted), the memory
+  // records each package holds, which runs point to which packages, and the forgotten record revisions.
+  [
+    `CREATE TABLE cairn_runs_v3 (
+  run_id               TEXT    PRIMARY KEY,
+  scope                TEXT    NOT NULL,
+  status               TEXT    NOT NULL,
+  revision             INTEGER NOT NULL,
+  binding_id           TEXT,
+  created_at           INTEGER NOT NULL,
+  updated_at           INTEGER NOT NULL,
+  pending_approvals    INTEGER NOT NULL,
+  pending_client_calls INTEGER NOT NULL,
+  record               BLOB    NOT NULL
+)`,
+    'CREATE INDEX cairn_runs_v3_by_update ON cairn_runs_v3 (updated_at DESC, run_id DESC)',
+    'CREATE INDEX cairn_runs_v3_by_status ON cairn_runs_v3 (status, updated_at)',
+    `CREATE TABLE cairn_runs_v3_blobs (
+  digest      TEXT    PRIMARY KEY,
+  content     TEXT,
+  bytes       INTEGER NOT NULL,
+  created_at  INTEGER NOT NULL,
+  redacted_at INTEGER
+)`,
+    `CREATE TABLE cairn_runs_v3_blob_records (
+  digest    TEXT    NOT NULL REFERENCES cairn_runs_v3_blobs (digest) ON DELETE CASCADE,
+  record_id TEXT    NOT NULL,
+  revision  INTEGER NOT NULL,
+  PRIMARY KEY (digest, record_id, revision)
+)`,
+    'CREATE INDEX cairn_runs_v3_blob_records_by_record ON cairn_runs_v3_blob_records (record_id, revision)',
+    `CREATE TABLE cairn_runs_v3_blob_refs (
+  run_id TEXT NOT NULL REFERENCES cairn_runs_v3 (run_id) ON DELETE CASCADE,
+  digest TEXT NOT NULL REFERENCES cairn_runs_v3_blobs (digest),
+  PRIMARY KEY (run_id, digest)
+)`,
+    'CREATE INDEX cairn_runs_v3_blob_refs_by_digest ON cairn_runs_v3_blob_refs (digest)',
+    `CREATE TABLE cairn_runs_v3_forgotten (
+  record_id    TEXT    NOT NULL,
+  revision     INTEGER NOT NULL,
+  forgotten_at INTEGER NOT NULL,
+  PRIMARY KEY (record_id, revision)
+)`,
+  ],
+];
+
+/** The version of the V3 tables this code writes and reads. */
+export const V3_SCHEMA_VERSION = V3_MIGRATIONS.length;
+
+/** The V3 tables' version on this connection (0: none yet). */
+export function v3SchemaVersion(db: Database.Database): number {
+  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'cairn_runs_v3_schema'").get();
+  if (!table) return 0;
+  return (db.prepare('SELECT MAX(version) AS version FROM cairn_runs_v3_schema').get() as { version: number | null }).version ?? 0;
+}
+
+/** Creates or migrates the V3 tables in one IMMEDIATE transaction; a newer version is refused untouched. */
+export function migrateV3(db: Database.Database): void {
+  const apply = db.transaction(() => {
+    const current = v3SchemaVersion(db);
+    if (current > V3_SCHEMA_VERSION) throw new V3SchemaVersionError('sqlite', current, V3_SCHEMA_VERSION);
+    if (current === V3_SCHEMA_VERSION) return;
+    db.exec(`CREATE TABLE IF NOT EXISTS cairn_runs_v3_schema (
+  version    INTEGER PRIMARY KEY,
+  applied_at INTEGER NOT NULL
+)`);
+    const record = db.prepare('INSERT INTO cairn_runs_v3_schema (version, applied_at) VALUES (?, ?)');
+    for (let version = current + 1; version <= V3_SCHEMA_VERSION; version++) {
+      for (const statement of V3_MIGRATIONS[version - 1]!) db.exec(statement);
+      // Wall time on purpose: when the file was upgraded, not a run's time.
+      record.run(version, Date.now());
+    }
+  });
+  apply.immediate();
+}
