@@ -4,7 +4,7 @@
  * Every store lists in one order, newest `updatedAt` first, then runId
  * descending, so a cursor is one `(updatedAt, runId) <` comparison.
  */
-import type { AgentRunListQuery, AgentRunStatus, AgentRunSummary } from '../agent/types.js';
+import type { AgentRunEnvelope, AgentRunListPage, AgentRunListQuery, AgentRunStatus, AgentRunSummary } from '../agent/types.js';
 import { InvalidOptionsError } from '../errors/index.js';
 
 const DEFAULT_LIMIT = 50;
@@ -92,4 +92,42 @@ export function toSummary(row: SummaryRow): AgentRunSummary {
     pendingApprovals: row.pending_approvals,
     pendingClientCalls: row.pending_client_calls,
   };
+}
+
+/**
+ * The page a list returns from up to `limit + 1` summaries in list order: the first `limit`, and a cursor after the
+ * last of them when there was one more (so a next page exists).
+ */
+export function listPage(found: readonly AgentRunSummary[], limit: number): AgentRunListPage {
+  const runs = found.slice(0, limit);
+  const last = runs[runs.length - 1];
+  return found.length > limit && last ? { runs, nextCursor: encodeCursor(last) } : { runs };
+}
+
+/** A time bound of a list or prune query, in ms: anything but a finite number is refused. */
+export function finiteTime(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new InvalidOptionsError(`${name} must be a finite number (ms), got ${JSON.stringify(value)}.`);
+  }
+  return value;
+}
+
+/**
+ * What a store that keeps the envelope's fields in columns or hash fields (PostgreSQL, Redis) checks before a save
+ * reads or writes anything: the fields it stores beside the record. Refused with `invalid_envelope`.
+ */
+export function checkSaveEnvelope(envelope: AgentRunEnvelope): void {
+  const e = envelope as Partial<AgentRunEnvelope> | null;
+  const problem =
+    !e || typeof e !== 'object' ? 'is not an object'
+      : e.kind !== 'cairn-agent-run' ? 'is not a cairn-agent-run envelope'
+        : typeof e.runId !== 'string' || e.runId === '' ? 'has no runId'
+          : typeof e.scope !== 'string' ? 'has no scope'
+            // A revision below 1 gets past here and is refused as a revision conflict.
+            : !Number.isSafeInteger(e.revision) ? 'has no integer revision'
+              : !isAgentRunStatus(e.status) ? 'has an unknown status'
+                : !Number.isFinite(e.createdAt) || !Number.isFinite(e.updatedAt) ? 'has no createdAt/updatedAt'
+                  : !Array.isArray(e.pendingApprovals) || !Array.isArray(e.pendingClientCalls) ? 'has no pending lists'
+                    : null;
+  if (problem) throw new InvalidOptionsError(`save: the envelope ${problem}.`, 'invalid_envelope');
 }

@@ -21,7 +21,7 @@ import {
 import type { AgentRunEnvelope, AgentRunStatus } from '../../agent/types.js';
 import type { AgentRunListPage, AgentRunListQuery, AgentRunStore, Lease } from '../types.js';
 import {
-  decodeCursor, encodeCursor, isAgentRunStatus, listLimit, listStatuses, toSummary, type SummaryRow,
+  checkSaveEnvelope, decodeCursor, finiteTime, listLimit, listPage, listStatuses, toSummary, type SummaryRow,
 } from '../list-query.js';
 import {
   planSave, readIndex, readRecord, SaveMemory, type MessageRow, type PlanIndex, type ReceiptRow, type SavePlan, type StoredRows, type StoredState,
@@ -209,7 +209,7 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
     },
 
     async save(envelope, options) {
-      checkEnvelope(envelope);
+      checkSaveEnvelope(envelope);
       const lease = options?.lease;
       let plan: SavePlan | undefined;
       try {
@@ -228,8 +228,8 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       const statuses = listStatuses(query.status);
       if (statuses !== null && statuses.length === 0) return { runs: [] };
       if (query.scope !== undefined) where.push(`scope = ${param(query.scope)}`);
-      if (query.updatedBefore !== undefined) where.push(`updated_at < ${param(finite('updatedBefore', query.updatedBefore))}::float8`);
-      if (query.updatedAfter !== undefined) where.push(`updated_at >= ${param(finite('updatedAfter', query.updatedAfter))}::float8`);
+      if (query.updatedBefore !== undefined) where.push(`updated_at < ${param(finiteTime('updatedBefore', query.updatedBefore))}::float8`);
+      if (query.updatedAfter !== undefined) where.push(`updated_at >= ${param(finiteTime('updatedAfter', query.updatedAfter))}::float8`);
       if (query.cursor !== undefined) {
         const after = decodeCursor(query.cursor);
         where.push(`(updated_at, run_id) < (${param(after.updatedAt)}::float8, ${param(after.runId)}::text)`);
@@ -250,13 +250,11 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
         SELECT * FROM (${parts.join(' UNION ALL ')}) AS runs
         ORDER BY updated_at DESC, run_id DESC
         LIMIT ${param(limit + 1)}`, params);
-      const runs = rows.slice(0, limit).map(toSummary);
-      const last = runs[runs.length - 1];
-      return rows.length > limit && last ? { runs, nextCursor: encodeCursor(last) } : { runs };
+      return listPage(rows.map(toSummary), limit);
     },
 
     async prune(options) {
-      const before = finite('terminalBefore', options?.terminalBefore);
+      const before = finiteTime('terminalBefore', options?.terminalBefore);
       // The transcript and receipts go with their run (ON DELETE CASCADE).
       const rows = await db.query<{ run_id: string }>('Pruning runs', `
         DELETE FROM ${t.runs} WHERE status <> 'running' AND status = ANY($1::text[]) AND updated_at < $2::float8 RETURNING run_id`,
@@ -264,27 +262,4 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       return rows.length;
     },
   };
-}
-
-function checkEnvelope(envelope: AgentRunEnvelope): void {
-  const e = envelope as Partial<AgentRunEnvelope> | null;
-  const problem =
-    !e || typeof e !== 'object' ? 'is not an object'
-      : e.kind !== 'cairn-agent-run' ? 'is not a cairn-agent-run envelope'
-        : typeof e.runId !== 'string' || e.runId === '' ? 'has no runId'
-          : typeof e.scope !== 'string' ? 'has no scope'
-            // A revision below 1 gets past here and is refused as a revision conflict.
-            : !Number.isSafeInteger(e.revision) ? 'has no integer revision'
-              : !isAgentRunStatus(e.status) ? 'has an unknown status'
-                : !Number.isFinite(e.createdAt) || !Number.isFinite(e.updatedAt) ? 'has no createdAt/updatedAt'
-                  : !Array.isArray(e.pendingApprovals) || !Array.isArray(e.pendingClientCalls) ? 'has no pending lists'
-                    : null;
-  if (problem) throw new InvalidOptionsError(`save: the envelope ${problem}.`, 'invalid_envelope');
-}
-
-function finite(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw new InvalidOptionsError(`${name} must be a finite number (ms), got ${JSON.stringify(value)}.`);
-  }
-  return value;
 }

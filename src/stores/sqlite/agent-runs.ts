@@ -14,7 +14,7 @@ import {
   AgentRunLeaseError, InvalidOptionsError, RevisionConflictError, RunIdentityError, StoredRecordError,
 } from '../../errors/index.js';
 import { sha256 } from '../codec.js';
-import { decodeCursor, encodeCursor, listLimit, listStatuses, toSummary, type SummaryRow } from '../list-query.js';
+import { decodeCursor, listLimit, listPage, listStatuses, toSummary, type SummaryRow } from '../list-query.js';
 import { planSave, readIndex, readRecord, SaveMemory, type PlanIndex, type SavePlan, type StoredState } from '../write-plan.js';
 
 export interface SqliteAgentRunStore extends AgentRunStore {
@@ -281,9 +281,7 @@ ORDER BY updated_at DESC, run_id DESC LIMIT ?`;
       if (statuses === null || statuses.includes('running')) rows.push(...page([...where, "status = 'running'"], params, limit));
       rows.sort(newestFirst);
       // One more than the page: whether it exists says whether there is a next page.
-      const runs = rows.slice(0, limit).map(toSummary);
-      const last = runs[runs.length - 1];
-      return rows.length > limit && last ? { runs, nextCursor: encodeCursor(last) } : { runs };
+      return listPage(rows.map(toSummary), limit);
     },
 
     async prune(options: { terminalBefore: number }) {
