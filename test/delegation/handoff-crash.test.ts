@@ -1,0 +1,123 @@
+/**
+ * The crash property around a handoff: a run whose root agent calls a plain
+ * tool and hands off, and whose target calls an idempotent and a plain tool
+ * in one batch, is crashed at every save, model call and tool execution of
+ * its fault-free run (before and after each), then driven to its end by an
+ * operator in fresh legs (a new store wrapper, new models and tools, as a new
+ * process would have). Each time: the target goes on after the handoff (the
+ * root's model is never asked again once the handoff is saved), every plain
+ * effect ran exactly once, and the run completes with the target's answer.
+ * On the in-memory and the SQLite store.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { resumeAgent, runAgent, type AgentOptions, type AgentResult, type AgentRunStore } from 'cairn/agent';
+import { createCrashPlan, createMockModel, listCrashPoints, type CrashPlan, type CrashPoint } from 'cairn/testing';
+import { STORES } from './handoff-helpers.js';
+
+type Request = { messages: readonly { role: string; toolName?: string }[] };
+const answered = (request: Request, tool: string) => request.messages.some((m) => m.role === 'tool' && m.toolName === tool);
+
+interface World {
+  effects: Record<string, number>;
+  /** Root model calls made after the record held the handoff. */
+  rootAfterHandoff: number;
+}
+
+/** The options of one leg: new models and tools, wrapped by the leg's plan. */
+function legOptions(world: World, plan: CrashPlan, store: AgentRunStore, handedOff: () => boolean): AgentOptions {
+  const count = (tool: string) => {
+    world.effects[tool] = (world.effects[tool] ?? 0) + 1;
+  };
+  const triage = createMockModel({ modelId: 'triage', strict: false, responses: [(request: Request) => {
+    if (handedOff()) world.rootAfterHandoff += 1;
+    return answered(request, 'faq')
+      ? { toolCalls: [{ toolCallId: 'handoff-1', toolName: 'transfer_to_billing', args: {} }] }
+      : { toolCalls: [{ toolCallId: 'faq-1', toolName: 'faq', args: {} }] };
+  }] });
+  const billing = createMockModel({ modelId: 'billing', strict: false, responses: [(request: Request) => (answered(request, 'charge')
+    ? { text: 'Charged o-1.' }
+    : { toolCalls: [{ toolCallId: 'lookup-1', toolName: 'lookup', args: {} }, { toolCallId: 'charge-1', toolName: 'charge', args: {} }] })] });
+  const schema = { type: 'object', properties: {}, additionalProperties: false };
+  return {
+    name: 'triage',
+    model: plan.wrapModel(triage),
+    instructions: 'triage',
+    prompt: 'Charge o-1.',
+    tools: plan.wrapTools({ faq: { parameters: schema, execute: async () => { count('faq'); return 'faq'; } } }),
+    handoffs: [{
+      name: 'billing',
+      model: plan.wrapModel(billing),
+      instructions: 'billing',
+      tools: plan.wrapTools({
+        lookup: { parameters: schema, replay: 'idempotent', execute: async () => { count('lookup'); return 42; } },
+        charge: { parameters: schema, execute: async () => { count('charge'); return 'charged'; } },
+      }),
+    }],
+    session: { store: plan.wrapStore(store), runId: 'crash', scope: 't' },
+  };
+}
+
+/** A careful operator: settles an interrupted plain call from the effects it can see, never by guessing. */
+function operatorAnswers(world: World, result: AgentResult<unknown>): Partial<Parameters<typeof resumeAgent>[0]> {
+  if (result.status !== 'stopped' || result.reason !== 'tool-reconciliation-required') return {};
+  const reconciledToolResults = [];
+  const retryToolCallIds = [];
+  for (const effect of result.unknownEffects ?? []) {
+    if ((world.effects[effect.toolName] ?? 0) > 0) reconciledToolResults.push({ toolCallId: effect.toolCallId, output: 'done' });
+    else retryToolCallIds.push(effect.toolCallId);
+  }
+  return { reconciledToolResults, retryToolCallIds };
+}
+
+async function drive(store: AgentRunStore, at: CrashPoint | undefined): Promise<{ world: World; result: AgentResult<unknown>; counts: CrashPlan['counts'] }> {
+  const world: World = { effects: {}, rootAfterHandoff: 0 };
+  const handedOff = () => false;
+  const first = createCrashPlan(at ? { at } : {});
+  const started = await first.race(runAgent(legOptions(world, first, store, handedOff)));
+  let result = started.crashed ? null : started.result;
+  let extra: Partial<Parameters<typeof resumeAgent>[0]> = {};
+  for (let leg = 0; leg < 6 && (result === null || result.status !== 'completed'); leg++) {
+    const record = await store.load('crash', { scope: 't' });
+    if (!record) {
+      // Crashed before the first save: the run starts again.
+      const plan = createCrashPlan();
+      result = await runAgent(legOptions(world, plan, store, handedOff));
+      continue;
+    }
+    const saved = record.activeAgent === 'billing';
+    const plan = createCrashPlan();
+    result = await resumeAgent({ ...legOptions(world, plan, store, () => saved), ...extra } as Parameters<typeof resumeAgent>[0]);
+    extra = operatorAnswers(world, result);
+  }
+  return { world, result: result!, counts: first.counts };
+}
+
+const closers: (() => void)[] = [];
+afterEach(() => {
+  for (const close of closers.splice(0)) close();
+});
+
+describe.each(STORES)('a crash at every point around a handoff ($name store)', (kind) => {
+  it('the target goes on, every plain effect once, the run completes with the target\'s answer', async () => {
+    const clean = kind.open();
+    closers.push(clean.close);
+    const baseline = await drive(clean.store, undefined);
+    expect(baseline.result.status).toBe('completed');
+    expect(baseline.world.effects).toEqual({ faq: 1, lookup: 1, charge: 1 });
+    const points = listCrashPoints(baseline.counts);
+    expect(points.filter((p) => p.kind === 'save').length).toBeGreaterThanOrEqual(8);
+    for (const at of points) {
+      const opened = kind.open();
+      closers.push(opened.close);
+      const { world, result } = await drive(opened.store, at);
+      const where = `${at.kind} ${at.index} ${at.when}${at.toolName ? ` (${at.toolName})` : ''}`;
+      expect(result.status, where).toBe('completed');
+      expect(result.text, where).toBe('Charged o-1.');
+      expect(world.effects.faq, where).toBe(1);
+      expect(world.effects.charge, where).toBe(1);
+      expect(world.effects.lookup, where).toBeGreaterThanOrEqual(1);
+      expect(world.rootAfterHandoff, where).toBe(0);
+      expect((await opened.store.load('crash', { scope: 't' }))!.activeAgent, where).toBe('billing');
+    }
+  }, 120_000);
+});
