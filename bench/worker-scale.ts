@@ -28,13 +28,13 @@ import pg from 'pg';
 import { runAgent } from 'cairn/agent';
 import { createPostgresOpsStore } from 'cairn/ops/postgres';
 import { createWorkQueue } from 'cairn/worker';
+import { drive, postgresTargets, postgresTask, tasks, type PostgresTargets } from './concurrent.js';
 import { POSTGRES_URL } from './resume.js';
 import { benchOptions, counting, STEPS } from './worker-agent.js';
 
 const RUNS = 200;
 const SLOTS = 4;
 const NOOP_JOBS = 500;
-const RAW_MS = 2_000;
 const CHILD = fileURLToPath(new URL('./worker-child.ts', import.meta.url));
 
 export interface WorkerScaleRow {
@@ -101,32 +101,14 @@ async function noopQueue(pool: pg.Pool): Promise<WorkerFigures['noop']> {
   }
 }
 
-/** Commits per second of `connections` clients upserting ~2 KB rows in autocommit. */
-async function rawCommits(connections: number): Promise<number> {
-  const table = `"${schemaName('raw')}"`;
-  const setup = new pg.Client({ connectionString: POSTGRES_URL });
-  await setup.connect();
-  await setup.query(`CREATE TABLE ${table} (id integer PRIMARY KEY, body text NOT NULL)`);
-  const body = 'y'.repeat(2048);
-  const clients = await Promise.all(Array.from({ length: connections }, async () => {
-    const c = new pg.Client({ connectionString: POSTGRES_URL });
-    await c.connect();
-    return c;
-  }));
-  let commits = 0;
-  const until = performance.now() + RAW_MS;
-  const started = performance.now();
-  await Promise.all(clients.map(async (c, i) => {
-    for (let n = 0; performance.now() < until; n++) {
-      await c.query(`INSERT INTO ${table} (id, body) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body`, [i * 1_000_000 + (n % 100), body]);
-      commits++;
-    }
-  }));
-  const seconds = (performance.now() - started) / 1000;
-  await Promise.all(clients.map((c) => c.end()));
-  await setup.query(`DROP TABLE ${table}`);
-  await setup.end();
-  return commits / seconds;
+/**
+ * The raw commit rate beside `processes` worker processes: bench/concurrent.ts's
+ * raw drive (~2 KB upserts in autocommit), from as many processes with SLOTS
+ * connections each, so the same connections as the workers' job slots.
+ */
+async function rawCommits(targets: PostgresTargets, processes: number): Promise<number> {
+  const raw = await drive(tasks(processes, { ...postgresTask(targets, 'raw'), connections: SLOTS }));
+  return (raw.commits * 1000) / raw.wallMs;
 }
 
 const TICK_MS = 10; // USER_HZ is 100 on Linux
@@ -252,12 +234,20 @@ export async function measureWorkers(): Promise<WorkerFigures> {
     const directMs = await direct(pool);
     const rows: WorkerScaleRow[] = [];
     let viaQueueMs = 0;
-    for (const processes of [1, 2, 4]) {
-      const { seconds, saves, cpuMs, serverCpuMs } = await throughWorkers(pool, processes, `w${processes}`);
-      if (processes === 1) viaQueueMs = (seconds * 1000) / RUNS;
-      const rawCommitsPerSec = await rawCommits(processes * SLOTS);
-      rows.push({ processes, runsPerSec: RUNS / seconds, savesPerRun: saves / RUNS, cairnCommitsPerSec: saves / seconds, rawCommitsPerSec, workerCpuMsPerRun: cpuMs / RUNS,
-        serverCpuMsPerRun: serverCpuMs === null ? null : serverCpuMs / RUNS });
+    const admin = new pg.Client({ connectionString: POSTGRES_URL });
+    await admin.connect();
+    const targets = await postgresTargets(POSTGRES_URL, admin);
+    try {
+      for (const processes of [1, 2, 4]) {
+        const { seconds, saves, cpuMs, serverCpuMs } = await throughWorkers(pool, processes, `w${processes}`);
+        if (processes === 1) viaQueueMs = (seconds * 1000) / RUNS;
+        const rawCommitsPerSec = await rawCommits(targets, processes);
+        rows.push({ processes, runsPerSec: RUNS / seconds, savesPerRun: saves / RUNS, cairnCommitsPerSec: saves / seconds, rawCommitsPerSec, workerCpuMsPerRun: cpuMs / RUNS,
+          serverCpuMsPerRun: serverCpuMs === null ? null : serverCpuMs / RUNS });
+      }
+    } finally {
+      await targets.drop();
+      await admin.end();
     }
     return { noop, rows, direct: { msPerRun: directMs }, viaQueue: { msPerRun: viaQueueMs }, cores: availableParallelism() };
   });
