@@ -67,6 +67,14 @@ export interface StoreConformanceOptions {
   features?: { list?: boolean; prune?: boolean; leases?: boolean; breakers?: boolean; journal?: boolean };
 }
 
+/** What one case opened: its data, every handle opened on it, the first of them, and how to open another. */
+interface Opened {
+  space: BackendSpace;
+  handles: BackendHandle[];
+  first: BackendHandle;
+  open(): Promise<BackendHandle>;
+}
+
 /**
  * Registers the AgentRunStore suite, and the LeaseProvider, BreakerStore and
  * AgentStreamJournal suites when the backend has those parts, with your test
@@ -94,7 +102,7 @@ export function defineStoreConformance(options: StoreConformanceOptions, api: Co
   const cases = new WeakMap<object, { space: BackendSpace; handles: BackendHandle[] }>();
 
   /** An initializer's create and destroy: each case opens fresh data once, and destroy closes what it opened. */
-  function initializer<F extends object>(fixtureOf: (opened: { space: BackendSpace; handles: BackendHandle[]; first: BackendHandle; open: () => Promise<BackendHandle> }) => F) {
+  function initializer<F extends object>(fixtureOf: (opened: Opened) => F) {
     return {
       name: options.name,
       async create() {
@@ -118,6 +126,21 @@ export function defineStoreConformance(options: StoreConformanceOptions, api: Co
     if (!state) return;
     for (const handle of state.handles.splice(0)) await handle.close?.();
     await state.space.destroy?.();
+  }
+
+  /**
+   * A fixture's `reopen` (another handle's part) and `restart` (every handle
+   * closed, then a new one's part); neither when the backend does not reopen.
+   */
+  function reopenAndRestart<S>(opened: Opened, partOf: (handle: BackendHandle) => S): { reopen?(): Promise<S>; restart?(): Promise<S> } {
+    if (!reopens) return {};
+    return {
+      reopen: async () => partOf(await opened.open()),
+      async restart() {
+        for (const handle of opened.handles.splice(0)) await handle.close?.();
+        return partOf(await opened.open());
+      },
+    };
   }
 
   const need = <T>(value: T | undefined, what: string): T => {
@@ -147,30 +170,15 @@ export function defineStoreConformance(options: StoreConformanceOptions, api: Co
 
   if (features.breakers) {
     const breakersOf = (handle: BackendHandle) => need(handle.breakers, 'features.breakers is set, so open() must return breakers.');
-    validateBreakerStore(initializer(({ handles, first, open }) => ({
-      store: breakersOf(first),
-      ...(reopens ? {
-        reopen: async () => breakersOf(await open()),
-        async restart() {
-          for (const handle of handles.splice(0)) await handle.close?.();
-          return breakersOf(await open());
-        },
-      } : {}),
-    })), api);
+    validateBreakerStore(initializer((opened) => ({ store: breakersOf(opened.first), ...reopenAndRestart(opened, breakersOf) })), api);
   }
 
   if (features.journal) {
     const journalOf = (handle: BackendHandle) => need(handle.journal, 'features.journal is set, so open() must return journal.');
-    defineJournalConformance(initializer(({ space, handles, first, open }) => ({
-      journal: journalOf(first),
-      advance: need(space.advance, 'features.journal is set, so create() must return advance.'),
-      ...(reopens ? {
-        reopen: async () => journalOf(await open()),
-        async restart() {
-          for (const handle of handles.splice(0)) await handle.close?.();
-          return journalOf(await open());
-        },
-      } : {}),
+    defineJournalConformance(initializer((opened) => ({
+      journal: journalOf(opened.first),
+      advance: need(opened.space.advance, 'features.journal is set, so create() must return advance.'),
+      ...reopenAndRestart(opened, journalOf),
     })), api);
   }
 }
