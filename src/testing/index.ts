@@ -7,3 +7,4 @@ export { defineSessionServiceConformance, type SessionServiceFixture, type Sessi
 export {
   defineAgentRunStoreV3Conformance, v3TestBlob, v3TestEnvelope, type AgentRunStoreV3Fixture, type AgentRunStoreV3Initializer,
 } from './v3-store-suite.js';
+export { defineSwarmStoreConformance, type SwarmStoreFixture, type SwarmStoreInitializer } from './swarm-suite.js';
