@@ -14,7 +14,7 @@ export const finalizingState = runSetup.createStateConfig({
       always: [
         { guard: 'drainRequested', target: '#run.draining', actions: assign({ drainedIn: 'finalize' as const }) },
         { guard: 'stepsLeft', target: 'callingModel' },
-        { target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'max-steps' } } },
+        { target: '#run.stopping', actions: { type: 'stopWith', params: { reason: 'max-steps' } } },
       ],
     },
     callingModel: {
@@ -23,12 +23,12 @@ export const finalizingState = runSetup.createStateConfig({
         id: 'callModel',
         input: ({ context }) => modelCallInput(context, 'finalize'),
         onDone: [
-          { guard: { type: 'outputIs', params: { kind: 'aborted' } }, target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
-          { guard: { type: 'outputIs', params: { kind: 'deadline' } }, target: '#run.failed', actions: 'failWith' },
-          { guard: { type: 'outputIs', params: { kind: 'budget' } }, target: '#run.stopped', actions: 'stopOnBudget' },
+          { guard: { type: 'outputIs', params: { kind: 'aborted' } }, target: '#run.stopping', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
+          { guard: { type: 'outputIs', params: { kind: 'deadline' } }, target: '#run.failing', actions: 'failWith' },
+          { guard: { type: 'outputIs', params: { kind: 'budget' } }, target: '#run.stopping', actions: 'stopOnBudget' },
           { target: 'recordingTurn', actions: 'recordTurn' },
         ],
-        onError: { target: '#run.failed', actions: 'failWith' },
+        onError: { target: '#run.failing', actions: 'failWith' },
       },
     },
     recordingTurn: {
@@ -37,7 +37,7 @@ export const finalizingState = runSetup.createStateConfig({
         id: 'saveTurn',
         input: { at: 'turn' },
         onDone: [
-          { guard: 'refused', target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'refusal' } } },
+          { guard: 'refused', target: '#run.stopping', actions: { type: 'stopWith', params: { reason: 'refusal' } } },
           { target: 'validating' },
         ],
         onError: { target: '#run.failed', actions: 'failWith' },
@@ -73,7 +73,7 @@ export const finalizingState = runSetup.createStateConfig({
             })),
           },
           {
-            target: '#run.stopped',
+            target: '#run.stopping',
             actions: assign(({ event, context }) => ({
               outputAttempts: context.outputAttempts + 1,
               stopReason: 'output-attempts-exhausted',
@@ -81,7 +81,7 @@ export const finalizingState = runSetup.createStateConfig({
             })),
           },
         ],
-        onError: { target: '#run.failed', actions: 'failWith' },
+        onError: { target: '#run.failing', actions: 'failWith' },
       },
     },
   },
@@ -97,7 +97,7 @@ export const verifyingState = runSetup.createStateConfig({
     admitting: {
       always: [
         { guard: 'verifyAttemptsLeft', target: 'beginning', actions: assign({ verifyAttempts: ({ context }) => context.verifyAttempts + 1 }) },
-        { target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'verification-attempts-exhausted' } } },
+        { target: '#run.stopping', actions: { type: 'stopWith', params: { reason: 'verification-attempts-exhausted' } } },
       ],
     },
     // The attempt count is durable before the verifier runs.
@@ -118,11 +118,11 @@ export const verifyingState = runSetup.createStateConfig({
         onDone: [
           { guard: { type: 'outputIs', params: { kind: 'verified' } }, target: '#run.ending' },
           { guard: { type: 'outputIs', params: { kind: 'restarted' } }, target: 'admitting' },
-          { guard: { type: 'outputIs', params: { kind: 'aborted' } }, target: '#run.stopped', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
-          { guard: { type: 'outputIs', params: { kind: 'deadline' } }, target: '#run.failed', actions: 'failWith' },
+          { guard: { type: 'outputIs', params: { kind: 'aborted' } }, target: '#run.stopping', actions: { type: 'stopWith', params: { reason: 'aborted' } } },
+          { guard: { type: 'outputIs', params: { kind: 'deadline' } }, target: '#run.failing', actions: 'failWith' },
           {
             guard: { type: 'outputIs', params: { kind: 'inconclusive' } },
-            target: '#run.stopped',
+            target: '#run.stopping',
             actions: assign(({ event }) => ({
               stopReason: 'verification-inconclusive',
               stopDetails: { reason: event.output.kind === 'inconclusive' ? event.output.reason : '' },
@@ -146,14 +146,14 @@ export const verifyingState = runSetup.createStateConfig({
             })),
           },
           {
-            target: '#run.stopped',
+            target: '#run.stopping',
             actions: assign(({ event }) => ({
               stopReason: 'verification-attempts-exhausted',
               stopDetails: { feedback: event.output.kind === 'rejected' ? event.output.feedback : '' },
             })),
           },
         ],
-        onError: { target: '#run.failed', actions: 'failWith' },
+        onError: { target: '#run.failing', actions: 'failWith' },
       },
     },
   },

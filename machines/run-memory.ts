@@ -3,8 +3,8 @@
  * memory to extract: the terminal commit (the result, and the extraction
  * pending under its operation id), then the chat projection, then the
  * memory-intent actor; the host saves their outcome once the run is done. A
- * run with nothing to do after its end passes straight to `completed`. Part
- * of the run machine (run.ts).
+ * run with nothing to do after its end passes straight to `completed`. The
+ * other ends project their chat in run-chat.ts. Part of the run machine (run.ts).
  */
 import { assign } from 'xstate';
 import { runSetup } from './run-setup.js';
@@ -38,7 +38,7 @@ export const endingState = runSetup.createStateConfig({
       invoke: {
         src: 'writeChat',
         id: 'writeChat',
-        input: { at: 'end' },
+        input: ({ context }) => ({ at: 'end', cursor: context.chat?.cursor ?? 0 }),
         onDone: [
           { guard: 'extractsMemory', target: 'extracting', actions: 'noteChat' },
           { target: '#run.completed', actions: 'noteChat' },

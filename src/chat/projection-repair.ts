@@ -24,9 +24,10 @@ export async function repairChat(
   if (!stored.chat || !chatOwed(stored)) return { status: stored.chat?.status ?? 'written', warning: null };
   const snapshot = structuredClone(stored.snapshot) as unknown as { context: RunContext };
   const transcript = snapshot.context.messages as unknown as ModelMessage[];
-  const state = await writeProjection(chat, stored.runId, transcript, true, now);
+  const state = await writeProjection(chat, stored.runId, transcript, true, now, stored.chat.cursor);
   snapshot.context.chat = { ...snapshot.context.chat!, status: state.status, cursor: state.cursor, ...(state.error ? { error: state.error } : {}) };
   if (!state.error) delete snapshot.context.chat.error;
   await save({ ...stored, snapshot: snapshot as unknown as JsonValue, chat: chatOfSnapshot(stored.runId, snapshot.context)! });
-  return { status: state.status, warning: chatWarning(chat.chatId, state) };
+  const ended = stored.status === 'completed' || stored.status === 'stopped' || stored.status === 'failed';
+  return { status: state.status, warning: chatWarning(chat.chatId, state, ended) };
 }

@@ -12,7 +12,7 @@ export interface AgentChatOptions {
 /**
  * Where the projection stands: `pending` (the checkpoint was saved, the chat
  * write it precedes has not been recorded yet), `written` (the chat holds the transcript up to
- * `cursor`), `failed` (the last write failed; the next save repairs it),
+ * `cursor`), `failed` (the last write failed; the next save, a terminal resume or reconcileAgentRun repairs it),
  * `scope-mismatch` (the stored chat is another scope's), `superseded` (the
  * chat moved on without the run, or was deleted: no repair tries again).
  */

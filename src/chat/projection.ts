@@ -80,9 +80,12 @@ const continues = (transcript: readonly ModelMessage[], record: ChatRecord) =>
  * conflict). `repair`: a late repair (a terminal resume, reconcileAgentRun)
  * only finishes the write the run meant, over a chat its transcript
  * continues; anything else stays as it is and the projection is superseded.
+ * `acknowledged`: how much of the transcript the chat acknowledged before
+ * this write; a write that fails acknowledges nothing new, so its state
+ * keeps that cursor.
  */
 export async function writeProjection(
-  chat: AgentChatOptions, runId: string, transcript: readonly ModelMessage[], repair: boolean, now: number,
+  chat: AgentChatOptions, runId: string, transcript: readonly ModelMessage[], repair: boolean, now: number, acknowledged = 0,
 ): Promise<RunChatState> {
   try {
     for (let attempt = 1; attempt <= CHAT_ATTEMPTS; attempt++) {
@@ -107,21 +110,26 @@ export async function writeProjection(
       if (written.status === 'written') return { status: 'written', cursor: transcript.length };
       if (attempt === CHAT_ATTEMPTS) {
         const e = serializeError(new RevisionConflictError(chat.chatId, found.revision, written.revision, 'chat'));
-        return { status: 'failed', cursor: 0, error: { name: e.name, code: e.code, message: e.message } };
+        return { status: 'failed', cursor: acknowledged, error: { name: e.name, code: e.code, message: e.message } };
       }
     }
   } catch (error) {
     const e = serializeError(error);
-    return { status: 'failed', cursor: 0, error: { name: e.name, code: e.code, message: e.message } };
+    return { status: 'failed', cursor: acknowledged, error: { name: e.name, code: e.code, message: e.message } };
   }
-  return { status: 'failed', cursor: 0 };
+  return { status: 'failed', cursor: acknowledged };
 }
 
-/** The warning part a projection that did not land reports (none for one that did). */
-export function chatWarning(chatId: string, state: RunChatState): { type: 'warning'; setting: 'chat'; message: string } | null {
+/**
+ * The warning part a projection that did not land reports (none for one that
+ * did). `ended`: the run ended (completed, stopped, failed), so no save of its
+ * own comes after this one; a suspended or drained run's next save repairs it.
+ */
+export function chatWarning(chatId: string, state: RunChatState, ended: boolean): { type: 'warning'; setting: 'chat'; message: string } | null {
   if (state.status === 'written' || state.status === 'pending') return null;
+  const repair = ended ? 'a terminal resume or reconcileAgentRun repairs it' : 'the next save repairs it';
   const why = state.status === 'failed'
-    ? `the chat store failed (${state.error?.message ?? 'unknown error'}); the run's checkpoint is intact and the next save repairs it`
+    ? `the chat store failed (${state.error?.message ?? 'unknown error'}); the run's checkpoint is intact and ${repair}`
     : state.status === 'scope-mismatch'
       ? 'the stored chat belongs to another scope and was left as it is'
       : 'the chat moved on without this run (or was deleted) and was left as it is; the run\'s turns stay in its record';

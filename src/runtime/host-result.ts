@@ -11,7 +11,7 @@ import { parseModelKey } from '../models/resolve.js';
 import type { ExecutionContext } from '../policy/index.js';
 import { roundAmounts, roundUsd } from '../policy/ledger.js';
 import { usdOf } from './budget.js';
-import { pendingOf, unknownEffectsOf, type PersistedRun } from './record.js';
+import { pendingOf, unknownEffectsOf, type EnvelopeExtras, type PersistedRun } from './record.js';
 
 type RunSnapshot = SnapshotFrom<typeof runMachine>;
 type ResultBase = Omit<Extract<AgentResult<unknown>, { status: 'completed' }>, 'status' | 'output'>;
@@ -21,12 +21,13 @@ export function resultOfSnapshot<T>(snapshot: RunSnapshot, base: ResultBase, per
   const context = snapshot.context;
   // `ending`: the run completed and its terminal commit (then its memory's extraction) is under way.
   if (snapshot.matches('completed') || snapshot.matches('ending')) return { ...base, status: 'completed', output: context.candidate!.output as T };
-  if (snapshot.matches('failed')) {
+  // `failing` / `stopping`: the run ended so, and its terminal commit (then its chat write) is under way.
+  if (snapshot.matches('failed') || snapshot.matches('failing')) {
     const { retry, ...error } = context.error ?? { name: 'Error', code: 'internal', message: 'The run failed.' };
     // The machine keeps errors as plain data; serialized again, a code outside Cairn's list reads `internal`.
     return { ...base, status: 'failed', error: serializeError(error), ...(retry ? { retry } : {}) };
   }
-  if (snapshot.matches('stopped')) {
+  if (snapshot.matches('stopped') || snapshot.matches('stopping')) {
     return {
       ...base,
       status: 'stopped',
@@ -64,15 +65,31 @@ export async function accountingOf(
 }
 
 /**
- * The result a save made while the run is `ending` carries: the run
- * completed, so its terminal commit (machines/run-memory.ts) stores the
- * result. The transcript is the snapshot's own, as in the host's terminal write.
+ * What a terminal save stores beside the snapshot. A failed run whose cause
+ * was transient is stored from its last checkpoint (`retryFailed` goes on
+ * from there), with what failed; the chat's state is the run's as it is now.
  */
-export function endingExtras<T>(snapshot: RunSnapshot, resultOf: (snapshot: RunSnapshot) => AgentResult<T>): { result?: AgentResult<unknown> } {
-  if (!snapshot.matches('ending')) return {};
+export function retryFromOf(context: RunSnapshot['context'], lastCommitted: PersistedRun | null): EnvelopeExtras['retryFrom'] {
+  const error = context.error;
+  if (!error?.retry || lastCommitted === null) return undefined;
+  const snapshot = context.chat ? { ...lastCommitted, context: { ...lastCommitted.context, chat: context.chat } } : lastCommitted;
+  return { snapshot, retry: { ...error.retry, error: serializeError({ name: error.name, code: error.code, message: error.message }) } };
+}
+
+/**
+ * The result a save made on the way to the run's end carries: while it is
+ * `ending` (it completed), `stopping` or `failing` (machines/run-chat.ts),
+ * that save is the terminal commit, which stores the result. The transcript
+ * is the snapshot's own, as in the host's terminal write.
+ */
+export function endingExtras<T>(
+  snapshot: RunSnapshot, resultOf: (snapshot: RunSnapshot) => AgentResult<T>, lastCommitted: PersistedRun | null,
+): EnvelopeExtras {
+  if (!snapshot.matches('ending') && !snapshot.matches('stopping') && !snapshot.matches('failing')) return {};
   const json = toJson<AgentResult<unknown>>({ ...resultOf(snapshot), messages: [] });
   json.messages = snapshot.context.messages as unknown as AgentResult<unknown>['messages'];
-  return { result: json };
+  const retryFrom = snapshot.matches('failing') ? retryFromOf(snapshot.context, lastCommitted) : undefined;
+  return { result: json, ...(retryFrom ? { retryFrom } : {}) };
 }
 
 /**
@@ -82,10 +99,12 @@ export function endingExtras<T>(snapshot: RunSnapshot, resultOf: (snapshot: RunS
  */
 export function afterFinalSave<T>(context: RunSnapshot['context'], result: AgentResult<T>, error: unknown): AgentResult<T> | null {
   if (!context.committedEnd) return null;
+  const memory = typeof context.memory?.operationId === 'string';
+  const rest = memory ? 'reconcileAgentRun settles the rest' : 'a terminal resume or reconcileAgentRun finishes the chat write';
   const warning = {
     type: 'warning' as const,
-    setting: 'memory',
-    message: `The save after the run's end failed (${serializeError(error).message}); its result stands, and reconcileAgentRun settles the rest.`,
+    setting: memory ? 'memory' : 'chat',
+    message: `The save after the run's end failed (${serializeError(error).message}); its result stands, and ${rest}.`,
   };
   return { ...result, warnings: [...result.warnings, warning] };
 }

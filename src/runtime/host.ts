@@ -21,7 +21,7 @@ import { planOf, replan } from './plan.js';
 import { envelopeOf, type PersistedRun } from './record.js';
 import { callFacts, watchCalls } from './call-events.js';
 import { LegTracer } from '../tracing/leg-tracer.js';
-import { accountingOf, afterFinalSave, endingExtras, resultOfSnapshot } from './host-result.js';
+import { accountingOf, afterFinalSave, endingExtras, resultOfSnapshot, retryFromOf } from './host-result.js';
 import { ledgerCheckpointOf, persistedOf, recordPrint, sameRecord } from './host-record.js';
 import { runActors } from './run-actors.js';
 import { SaveQueue } from './save-queue.js';
@@ -32,7 +32,6 @@ import { createExecutionContext, type ExecutionContext } from '../policy/index.j
 import { RunBudget } from './budget.js';
 import { candidatesOf } from './model-call.js';
 import { batchViolation } from './run-actors.js';
-import { projectEnd } from '../chat/projection-end.js';
 
 type RunSnapshot = SnapshotFrom<typeof runMachine>;
 type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
@@ -64,8 +63,6 @@ export class RunHost<T> implements Leg<T> {
   private readonly reportedCalls = new Set<string>();
   /** The snapshot of the last committed save: a transiently failed run is stored from it. */
   private lastCommitted: PersistedRun | null;
-  /** The record as this leg last saved it (or found it): what a chat write at the leg's end records its outcome on. */
-  private lastEnvelope: AgentRunEnvelope | null;
   private readonly announcedCalls = new Set<string>();
   /** What this leg's options leave for the stages to do: the run starts with it, and a restored run is given it. */
   private readonly plan: RunPlan;
@@ -88,7 +85,6 @@ export class RunHost<T> implements Leg<T> {
     this.bugs = plantedBugsIn(opts.raw.deps);
     this.revision = stored?.revision ?? 0;
     this.lastCommitted = stored ? (stored.snapshot as unknown as PersistedRun) : null;
-    this.lastEnvelope = stored ?? null;
     this.createdAt = stored?.createdAt ?? opts.now();
     this.plan = planOf(opts as NormalizedOptions<unknown>);
     this.tracer = LegTracer.start(opts.raw.tracing, runId, stored);
@@ -289,11 +285,7 @@ export class RunHost<T> implements Leg<T> {
         return afterFinalSave(snapshot.context, result, error) ?? this.failedResult(serializeError(error));
       }
     }
-    return projectEnd({
-      runId: this.runId, chat: this.opts.chat, ended: ['stopped', 'failed', 'drained'].some((s) => snapshot.matches(s as never)),
-      durable: !this.storeFailure, hasSession: Boolean(this.opts.raw.session), transcript: this.transcript(), now: this.opts.now(),
-      committed: this.lastEnvelope, save: (e) => this.commit({ ...e, revision: this.revision + 1, updatedAt: this.opts.now() }), emit: (w) => this.emit(w),
-    }, result);
+    return result;
   }
 
   private failedResult(error: SerializedError): AgentResult<T> {
@@ -322,7 +314,7 @@ export class RunHost<T> implements Leg<T> {
 
   /** The envelope of the run as its actor holds it now, saved as the next revision. */
   envelope(extras?: Parameters<typeof envelopeOf>[2]): AgentRunEnvelope {
-    return envelopeOf(this.persisted(), this.identity(), { ...endingExtras(this.actor.getSnapshot(), (s) => this.resultOf(s)), ...extras });
+    return envelopeOf(this.persisted(), this.identity(), { ...endingExtras(this.actor.getSnapshot(), (s) => this.resultOf(s), this.lastCommitted), ...extras });
   }
 
   /** The run's identity for its next save. */
@@ -400,15 +392,12 @@ export class RunHost<T> implements Leg<T> {
 
   private async writeTerminal(result: AgentResult<T>): Promise<void> {
     await this.queue.idle();
-    const error = this.actor.getSnapshot().context.error;
     // The stored result's transcript is the run's own (the messages the snapshot holds, never edited once made), not
     // a JSON copy of the caller's copy: the store then sees it is the snapshot's transcript without comparing it.
     const json = toJson<AgentResult<unknown>>({ ...result, messages: [] });
     json.messages = this.actor.getSnapshot().context.messages as unknown as Message[];
     // A transient failure keeps the last checkpoint as the snapshot: retryFailed goes on from there.
-    const retryFrom = result.status === 'failed' && error?.retry && this.lastCommitted !== null
-      ? { snapshot: this.lastCommitted, retry: { ...error.retry, error: serializeError({ name: error.name, code: error.code, message: error.message }) } }
-      : undefined;
+    const retryFrom = result.status === 'failed' ? retryFromOf(this.actor.getSnapshot().context, this.lastCommitted) : undefined;
     const ledger = this.opts.execution ? await this.ledgerCheckpoint() : undefined;
     await this.commit(this.envelope({ result: json, ...(retryFrom ? { retryFrom } : {}), ...(ledger ? { ledger } : {}) }));
   }
@@ -423,7 +412,6 @@ export class RunHost<T> implements Leg<T> {
         await this.tracer.save(envelope, () => store.save(envelope, options));
       } else await store.save(envelope, options);
       this.revision = envelope.revision;
-      this.lastEnvelope = envelope;
       if (envelope.status !== 'completed' && envelope.status !== 'failed' && envelope.status !== 'stopped') {
         this.lastCommitted = envelope.snapshot as unknown as PersistedRun;
       }

@@ -32,7 +32,7 @@ describe('examples/memory-chat.ts', () => {
     expect(stdout.split('\n')).toEqual([
       'run: completed: Noted: you prefer tea.',
       '  warning (fallbackModels): mock:primary failed (overloaded); the call fails over to mock:fallback.',
-      '  warning (chat): Chat chat-ada was not written: the chat store failed (chat database unavailable); the run\'s checkpoint is intact and the next save repairs it.',
+      '  warning (chat): Chat chat-ada was not written: the chat store failed (chat database unavailable); the run\'s checkpoint is intact and a terminal resume or reconcileAgentRun repairs it.',
       'fail-over: primary -> fallback (model_call_failed); the run now calls fallback',
       'memory extraction: completed (1 mutation)',
       'remembered: prefers tea',

@@ -466,9 +466,17 @@ const RUN_UNREACHABLE: Record<string, string> = {
     'the run commits its end only when it projects a chat or extracts memory (endsWithWork), so one of the branches before this one is taken',
   'run.recordingChat|xstate.error.actor.saveChat|0': STORE_FAILS_FIRST,
   'run.publishingSuspension|xstate.error.actor.writeChat|0': 'writeChat answers a chat store\'s failure as its output (status failed) and throws nothing',
+  'run.publishingDrain|xstate.error.actor.writeChat|0': 'writeChat answers a chat store\'s failure as its output (status failed) and throws nothing',
+  'run.stopping.publishing|xstate.error.actor.writeChat|0': 'writeChat answers a chat store\'s failure as its output (status failed) and throws nothing',
+  'run.failing.publishing|xstate.error.actor.writeChat|0': 'writeChat answers a chat store\'s failure as its output (status failed) and throws nothing',
+  'run.recordingDrain|xstate.error.actor.saveChat|0': STORE_FAILS_FIRST,
+  'run.stopping.committing|xstate.error.actor.saveEnd|0': STORE_FAILS_FIRST,
+  'run.failing.committing|xstate.error.actor.saveEnd|0': STORE_FAILS_FIRST,
   'run.ending.publishing|xstate.error.actor.writeChat|0': 'writeChat answers a chat store\'s failure as its output (status failed) and throws nothing',
   'run.ending.extracting|xstate.error.actor.memoryIntent|0':
     'the memory-intent machine settles every failure of its actors as its own `failed` state, and its actions throw nothing',
+  'run.loop.handingOff|xstate.error.actor.enterHandoff|0':
+    'enterHandoff only puts a target the run\'s own handoff graph names in place (the transfers come from that graph, and a resume whose graph changed is refused by the binding before anything runs), and throws nothing else',
   'run.loop.checkingPolicy|xstate.error.actor.checkBatchPolicy|0':
     'checkBatchPolicy only reads the last turn and the execution policy\'s allowlist, and throws nothing (src/runtime/run-actors.ts)',
   'run.verifying.checking|xstate.error.actor.runVerifier|0': 'runVerifier catches whatever the verifier throws and answers inconclusive',

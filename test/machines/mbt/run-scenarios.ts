@@ -12,6 +12,8 @@ import type { RunHarness, RunRun } from './drive-run.js';
 import { signal, storedRunValue, T0 } from './harness.js';
 import { ev, RESTORE, type RunModelEvent } from './run-model.js';
 import { MEMORY_RUN_SCENARIOS } from './memory-intent-run-scenarios.js';
+import { CHAT_END_SCENARIOS } from './chat-end-scenarios.js';
+import { HANDOFF_SCENARIOS } from './handoff-scenarios.js';
 
 export interface RunScenario {
   name: string;
@@ -535,4 +537,8 @@ export const RUN_SCENARIOS: RunScenario[] = [
   },
   // The run's end with memory (machines/run-memory.ts).
   ...MEMORY_RUN_SCENARIOS,
+  // The chat projection at the other ends (machines/run-chat.ts).
+  ...CHAT_END_SCENARIOS,
+  // The handoff (machines/run-handoff.ts).
+  ...HANDOFF_SCENARIOS,
 ];
