@@ -74,6 +74,7 @@ export const effectIdentityState = toolCallSetup.createStateConfig({
         input: ({ context }) => ({ modelStep: context.modelStep, toolCallId: context.toolCallId }),
         onDone: [
           { guard: { type: 'outputIs', params: { kind: 'restarted' } }, target: 'beginning' },
+          { guard: 'delegates', target: '#toolCall.delegation' },
           { target: '#toolCall.execution' },
         ],
         // The executing receipt could not be written: the tool never ran.

@@ -9,6 +9,7 @@ import type {
   IssueApprovalOutput, PersistReceiptOutput, ProjectOutput, ReceiptWriteInput, RecordResultInput, ToolCallInput, ToolCallOutput,
   ToolCallContext, ToolCallEmitted, ToolCallEvent,
 } from './types.js';
+import type { RunChildInput, RunChildOutput } from './sub-agent-types.js';
 
 const notProvided = (name: string) => () => {
   throw new Error(`The ${name} actor was not provided to the tool-call machine.`);
@@ -43,6 +44,7 @@ export const callFacts = (c: ToolCallContext) => ({ toolCallId: c.toolCallId, to
  */
 export const toEffectIdentity = [
   { guard: and(['opensReceipt', 'durable']), target: '#toolCall.effectIdentity.writingReceipt', actions: ['openReceipt', 'intendEffect'] },
+  { guard: and(['opensReceipt', 'delegates']), target: '#toolCall.delegation', actions: 'openReceipt' },
   { guard: 'opensReceipt', target: '#toolCall.execution', actions: ['openReceipt', 'permitEffect'] },
   { target: '#toolCall.effectIdentity' },
 ] as const;
@@ -74,6 +76,7 @@ export const toolCallSetup = setup({
     recordResult: fromPromise<void, RecordResultInput>(notProvided('recordResult')),
     projectResult: fromPromise<ProjectOutput, ToolCallContext>(notProvided('projectResult')),
     checkpoint: fromPromise<void, CheckpointInput>(notProvided('checkpoint')),
+    runChild: fromPromise<RunChildOutput, RunChildInput>(notProvided('runChild')),
   },
   actions: {
     // The fresh `executing` receipt of a call that passes the effect-identity stage without its actor.
@@ -124,6 +127,8 @@ export const toolCallSetup = setup({
     // A first run of a tool that runs here: its `executing` receipt is opened on the way into the stage.
     opensReceipt: ({ context }) => !!context.plan?.executes && context.receipt === null,
     durable: ({ context }) => context.plan?.durable ?? true,
+    // A sub-agent (agentTool): its effect is a child run (machines/sub-agent.ts).
+    delegates: ({ context }) => context.plan?.delegates === true,
     // The tool returned a result that no validation, projection or onToolResult sees: it is the model's answer as it is.
     resultIsAnswer: ({ context, event }) =>
       !!context.plan && !context.plan.projects && (event as unknown as { output?: ExecuteOutput }).output?.kind === 'result',

@@ -9,6 +9,7 @@ import { and, assign, emit, enqueueActions } from 'xstate';
 import { after, callFacts, invalidArguments, toAdmission, toApproval, toEffectIdentity, toolCallSetup, withVerdict } from './tool-call-setup.js';
 import type { ToolCallOutput } from './types.js';
 import { effectIdentityState, executionState, resultReceiptState } from './tool-call-effect.js';
+import { delegationState } from './sub-agent.js';
 
 export { byStepThenCall, receiptKey } from './tool-call-setup.js';
 
@@ -213,6 +214,8 @@ export const toolCallMachine = toolCallSetup.createMachine({
     // 6. Execution. Guarded by the permit: a restart of this invocation after a
     // restore finds none and re-decides from the receipt.
     execution: executionState,
+    // 6'. A sub-agent's effect: its child run, driven to its next rest (machines/sub-agent.ts).
+    delegation: delegationState,
     // 7. The raw result (or the error the tool threw) is committed before
     // validation, projection and onToolResult decide what the model sees
     // (for a tool with none of them, the checkpoint commits it).

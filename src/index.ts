@@ -15,4 +15,5 @@ export * from './sdk/index.js';
 export * from './sessions/index.js';
 export * from './evidence/index.js';
 export { CairnError, InvalidOptionsError } from './errors/index.js';
+export * from './delegation/index.js';
 export type { AgentRunStore, ApprovalResponse, Message } from './agent/types.js';

@@ -38,7 +38,8 @@ export function envelopeVersion(
   openCallWasGated = false,
 ): 1 | 2 {
   if (pendingApprovals.length > 0 || openCallWasGated) return 2;
-  if (openReceipts.some((r) => r.status === 'failed' || r.status === 'unstorable')) return 2;
+  // `suspended`: a sub-agent call whose child waits, which an older reader would start over.
+  if (openReceipts.some((r) => r.status === 'failed' || r.status === 'unstorable' || r.status === 'suspended')) return 2;
   return 1;
 }
 

@@ -10,6 +10,7 @@ export { approvalIdFor, receiptKey, SUPPORTED_ENVELOPE_VERSIONS } from './envelo
 export * from './types.js';
 export * from '../errors/index.js';
 export { McpError, type McpErrorCode } from '../mcp/errors.js';
+export * from '../delegation/index.js';
 export { HandoffError, type HandoffErrorCode } from '../delegation/handoff-errors.js';
 export type {
   McpHttpTransport, McpOptions, McpSamplingModel, McpSamplingOptions, McpServerConfig, McpStdioTransport, McpTimeouts,

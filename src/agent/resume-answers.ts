@@ -115,6 +115,15 @@ export function matchAnswers(
 
   for (const pending of stored.pendingApprovals) {
     let response: ApprovalResponse | undefined;
+    // A sub-agent's child asked for this one: the verdict is the child's to apply (its call is driven again with it).
+    if (pending.runId !== undefined && pending.runId !== stored.runId) {
+      const exact = approvalResponses.filter((r) => r.approvalId === pending.approvalId);
+      for (const r of exact) used.add(r);
+      if (exact.length === 0) complete = false;
+      else if (exact[0]!.token === undefined) { warn(pending.toolCallId, MESSAGES.noToken(pending.approvalId)); complete = false; }
+      else if (exact[0]!.token !== pending.token) { warn(pending.toolCallId, MESSAGES.wrongToken(pending.approvalId)); complete = false; }
+      continue;
+    }
     // checkApprovalResponses made every verdict under one approvalId the same.
     const exact = approvalResponses.filter((r) => r.approvalId === pending.approvalId);
     if (exact.length > 0) {

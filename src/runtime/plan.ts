@@ -14,6 +14,7 @@ import type { NormalizedOptions } from '../agent/options.js';
 import { isStandardSchema } from '../agent/schema.js';
 import type { AgentTool } from '../agent/types.js';
 import { refreshInvocationInputs } from '../agent/stored-call.js';
+import { subAgentOf } from '../delegation/agent-tool-marker.js';
 import type { PersistedRun } from './record.js';
 
 /** Validation, a projection or onToolResult runs on this tool's results: something between its raw receipt and its answer. */
@@ -35,6 +36,7 @@ export function planOf(opts: NormalizedOptions<unknown>): RunPlan {
       idempotent: tool.replay === 'idempotent',
       projects: projectsResult(opts, tool),
       durable,
+      ...(subAgentOf(tool) ? { delegates: true } : {}),
     };
   }
   // The batch is checked only when an execution policy restricts the tools.

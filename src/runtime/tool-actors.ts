@@ -23,6 +23,8 @@ import { deadlinePassed, effectSignal, legActor, legOf, type Leg } from './host-
 import { projectsResult } from './plan.js';
 import { capForModel, storableResult, unstorableMessage } from './tool-results.js';
 import { outcomeUnknown } from '../mcp/errors.js';
+import type { RunChildInput, RunChildOutput } from '../../machines/index.js';
+import { runChild } from '../delegation/agent-tool-run.js';
 
 const keyOf = (c: ReceiptWriteInput) => receiptKey(c.modelStep, c.toolCallId);
 const receiptOf = (c: ToolCallContext) => (c.receipt ?? undefined) as AgentToolReceipt | undefined;
@@ -265,5 +267,8 @@ export const toolCallLogic = toolCallMachine.provide({
     checkpoint: legActor<void, CheckpointInput>(async (leg, { input: c }) => {
       if (c.batchSize > 1) await leg.save();
     }),
+
+    // A sub-agent's effect: its child run, driven to its next rest (machines/sub-agent.ts).
+    runChild: legActor<RunChildOutput, RunChildInput>((leg, { input, signal }) => runChild(leg, input, signal)),
   },
 });
