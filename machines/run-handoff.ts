@@ -18,6 +18,6 @@ export const handingOffState = runSetup.createStateConfig({
       // With no store there is nothing to save the step to.
       { target: 'admitting', actions: 'noteHandoff' },
     ],
-    onError: { target: '#run.failed', actions: 'failWith' },
+    onError: { target: '#run.failing', actions: 'failWith' },
   },
 });

@@ -25,7 +25,7 @@ const inertIntent = memoryIntentMachine.provide({
 const inertRun = runMachine.provide({
   actors: {
     toolCall: inertCall, memoryIntent: inertIntent, writeChat: pending(), saveCheckpoint: pending(), callModel: pending(), checkBatchPolicy: pending(),
-    validateOutput: pending(), beginVerify: pending(), runVerifier: pending(),
+    validateOutput: pending(), beginVerify: pending(), runVerifier: pending(), enterHandoff: pending(),
   } as never,
 });
 
