@@ -20,10 +20,15 @@ import { reconcileMemory } from '../memory/reconcile.js';
 import { repairChat } from '../chat/projection-repair.js';
 import { chatBindingOf, checkChatOptions } from '../chat/projection.js';
 import type { AgentChatOptions, AgentRunChatStatus } from '../chat/projection-types.js';
+import { settleQueuedCancel } from '../runtime/cancel-queued.js';
+import { openV3 } from '../v3/run-open.js';
+import type { AgentSessionV3 } from '../v3/run-options-types.js';
 
 export interface ReconcileAgentRunOptions {
   /** The stored run: `{ store, runId, scope }`, as for resumeAgent. */
   session: AgentSession;
+  /** 3 for a V3 run (its session on an AgentRunStoreV3); refused otherwise, before anything is read. */
+  checkpointVersion?: 1 | 2 | 3;
   /**
    * The lease provider the run's executors use. The call claims
    * `agentRunLeaseKey(session)` before it reads the run, renews it every
@@ -56,6 +61,8 @@ export interface AgentRunReconciliation {
   memory?: 'completed' | 'failed' | 'pending';
   /** The run's chat projection, when it has one: `written`, `failed` (the repair failed too), `scope-mismatch`, `superseded` or `pending`. */
   chat?: AgentRunChatStatus;
+  /** A cancel queued for the run (cancelAgentRun): `dropped` from a run that ended, `queued` (kept) on one that did not. */
+  cancel?: 'queued' | 'dropped';
   /**
    * The stored run's status, as the call found it (and left it). Not enumerable, so that printing the answer shows
    * what was settled; read it as `reconciliation.status`.
@@ -86,7 +93,16 @@ const NOT_YET = ['versionedMemory'] as const;
  * const { runId, status } = await reconcileAgentRun({ session, lease: { provider: leases } });
  * ```
  */
-export async function reconcileAgentRun(options: ReconcileAgentRunOptions): Promise<AgentRunReconciliation> {
+export async function reconcileAgentRun(
+  options: ReconcileAgentRunOptions | (Omit<ReconcileAgentRunOptions, 'session' | 'checkpointVersion'> & { checkpointVersion: 3; session: AgentSessionV3 }),
+): Promise<AgentRunReconciliation> {
+  // A V3 run is read and saved through its store's adapter (version 3 records); its refusals reject here.
+  const v3 = openV3(options as never, 'reconcileAgentRun');
+  v3.close();
+  return reconcile(v3.options as ReconcileAgentRunOptions);
+}
+
+async function reconcile(options: ReconcileAgentRunOptions): Promise<AgentRunReconciliation> {
   checkOptions(options);
   const memory = options.memory === undefined ? null : checkMemoryOptions(options.memory, null);
   const chat = checkChatOptions(options.chat);
@@ -136,8 +152,11 @@ export async function reconcileAgentRun(options: ReconcileAgentRunOptions): Prom
       if (repaired.warning) warnings.push(repaired.warning);
       chatState = repaired.status;
     } else if (stored.chat) chatState = stored.chat.status;
+    // Handled as by a resume that does not take the run up: a run that ended drops it, any other keeps it.
+    const cancelState = stored.cancel === undefined ? undefined
+      : await settleQueuedCancel(checkEnvelope((await session.store.load(session.runId, { scope: session.scope })) ?? stored, session.runId, session.scope), save);
     if (keeper?.lost) throw new AgentRunLeaseError('lease_lost', keeper.lease.key);
-    return answer(session.runId, stored.status, memoryState, warnings, chatState);
+    return answer(session.runId, stored.status, memoryState, warnings, chatState, cancelState);
   } finally {
     if (keeper) {
       keeper.stop();
@@ -149,8 +168,11 @@ export async function reconcileAgentRun(options: ReconcileAgentRunOptions): Prom
 
 function answer(
   runId: string, status: AgentRunStatus, memory: AgentRunReconciliation['memory'], warnings: AgentWarning[], chat?: AgentRunReconciliation['chat'],
+  cancel?: AgentRunReconciliation['cancel'],
 ): AgentRunReconciliation {
-  const out = { runId, ...(memory ? { memory } : {}), ...(chat ? { chat } : {}), ...(warnings.length > 0 ? { warnings } : {}) } as AgentRunReconciliation;
+  const out = {
+    runId, ...(memory ? { memory } : {}), ...(chat ? { chat } : {}), ...(cancel ? { cancel } : {}), ...(warnings.length > 0 ? { warnings } : {}),
+  } as AgentRunReconciliation;
   Object.defineProperty(out, 'status', { value: status, enumerable: false });
   return out;
 }

@@ -46,7 +46,7 @@ async function buildRequest(host: Leg, step: number, phase: 'loop' | 'finalize',
   if (prepared.system !== undefined) {
     messages = [{ role: 'system', content: prepared.system }, ...messages.filter((m) => m.role !== 'system')];
   }
-  if (v3) messages = await v3.request(step, phase, messages, model, () => host.save());
+  if (v3) messages = await v3.request(step, phase, messages, model, () => host.save(), (warning) => host.emit(warning));
   const output = opts.raw.output;
   const settings = {
     ...(opts.settings ? { settings: { ...opts.settings } } : {}),

@@ -22,7 +22,7 @@ import type { ContextCompiler, ContextCompilerState, ContextManifest, ContextPac
 import type { LanguageModel, Usage } from '../models/types.js';
 import { candidatesOf } from '../runtime/model-call.js';
 import type { PersistedRun } from '../runtime/record.js';
-import type { AgentRunModels } from '../agent/types.js';
+import type { AgentRunModels, AgentWarning } from '../agent/types.js';
 import type { AgentRunContextStep, AgentRunEnvelopeV3, JsonObject } from './envelope.js';
 import type { AgentRunStoreV3, ContextBlobInput } from './store-types.js';
 import type { AgentEventV3Extra, AgentV3Options } from './run-types.js';
@@ -148,7 +148,11 @@ export class V3Leg {
   async beforeSave(snapshot: PersistedRun): Promise<ContextBlobInput[]> {
     if (this.compiler && this.opts) {
       const next = nextCallOf(snapshot);
-      if (next) await this.open(next.step, next.phase, await this.prepare(next.step, next.phase, next.history));
+      try {
+        if (next) await this.open(next.step, next.phase, await this.prepare(next.step, next.phase, next.history));
+      } catch {
+        // The save goes on: a package that cannot be made (a window too small) fails the step's call, where it is made again.
+      }
     }
     return [...this.opened.values()].flatMap((o) => (o.blob ? [o.blob] : []));
   }
@@ -186,6 +190,7 @@ export class V3Leg {
   }
 
   private readonly toolsOf = new Map<string, string[] | undefined>();
+  private readonly warnings: AgentWarning[] = [];
 
   private model(snapshotModels?: AgentRunModels | null): LanguageModel {
     return candidatesOf(this.opts!.models, snapshotModels ?? null)[0]!;
@@ -228,6 +233,7 @@ export class V3Leg {
       signal: this.opts!.raw.abortSignal ?? new AbortController().signal,
     });
     if (refresh) pkg.manifest.refresh = refresh;
+    for (const w of pkg.manifest.warnings ?? []) this.warnings.push({ type: 'warning', setting: 'context', message: `context source ${w.source}: ${w.message}` });
     const records = pkg.blocks.flatMap((b) => b.records.filter((r) => r.revision !== undefined).map((r) => ({ recordId: r.id, revision: r.revision! })));
     const blob: ContextBlobInput = { digest: pkg.manifest.digest, content: { blocks: pkg.blocks as unknown as JsonObject[] }, ...(records.length > 0 ? { records } : {}) };
     this.steps = [
@@ -243,7 +249,9 @@ export class V3Leg {
    * The messages of a step's request (after prepareStep): the package's, or the working-memory tail alone.
    * `save` saves the run when the package was compiled here, with no save before the call to carry it.
    */
-  async request(step: number, phase: Phase, messages: Message[], model: LanguageModel, save: () => Promise<void>): Promise<Message[]> {
+  async request(
+    step: number, phase: Phase, messages: Message[], model: LanguageModel, save: () => Promise<void>, emit: (warning: AgentWarning) => void,
+  ): Promise<Message[]> {
     if (this.compiler) {
       const key = keyOf(step, phase);
       const ready = this.opened.get(key);
@@ -251,6 +259,8 @@ export class V3Leg {
       // No save preceded this call: the run is saved now, the package and its manifest with it, before the call.
       if (opened.blob) await save();
       this.announce();
+      // What the sources did wrong is said once, as the step's call goes out; the step goes on without it.
+      for (const warning of this.warnings.splice(0)) emit(warning);
       return requestMessages(messages, opened.pkg) as Message[];
     }
     if (this.wm) {

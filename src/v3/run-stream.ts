@@ -1,9 +1,13 @@
 /**
  * AgentStreamV3: an AgentStream (its views and `toAgentStreamResponse` see
  * exactly what a run's stream shows) with one more view, `eventsV3`, that
- * carries every event plus the V3 ones: `context`, `working-memory` (and,
- * reserved, `memory-intent`). The extra events never enter `events`, so none
- * of the compiled context reaches the wire.
+ * carries every event of `events` plus the V3 ones: `context`,
+ * `working-memory` (and, reserved, `memory-intent`). The extra events never
+ * enter `events`, so none of the compiled context reaches the wire.
+ *
+ * `eventsV3` replays `events` and slips each V3 event in where it happened:
+ * after the engine events emitted before it (and the run-view updates they
+ * caused), before the next one.
  */
 import { createAgentStream, type AgentStream, type AgentStreamOptions } from '../agent/stream.js';
 import type { AgentEvent, AgentResult } from '../agent/types.js';
@@ -19,46 +23,27 @@ export interface AgentStreamV3<T = string> extends AgentStream<T> {
 type Start<T> = (emit: (event: AgentEvent<T>) => void, emitV3: (event: AgentEventV3Extra) => void) => Promise<AgentResult<T>>;
 
 export function createAgentStreamV3<T>(start: Start<T>, options: AgentStreamOptions): AgentStreamV3<T> {
-  const buffer: AgentEventV3<T>[] = [];
-  let closed = false;
-  let wake: (() => void) | null = null;
-  const pulse = () => {
-    const w = wake;
-    wake = null;
-    w?.();
-  };
-  const push = (event: AgentEventV3<T>) => {
-    if (closed) return;
-    buffer.push(event);
-    if (event.type === 'result') closed = true;
-    pulse();
-  };
-  const base = createAgentStream<T>((emit) => {
-    const run = start((event) => {
-      push(event);
-      emit(event);
-    }, push);
-    return run.finally(() => {
-      closed = true;
-      pulse();
-    });
-  }, options);
+  /** Each V3 event, with how many engine events were emitted before it. */
+  const extras: Array<{ after: number; event: AgentEventV3Extra }> = [];
+  let emitted = 0;
+  const base = createAgentStream<T>((emit) => start((event) => {
+    emitted++;
+    emit(event);
+  }, (event) => extras.push({ after: emitted, event })), options);
   const eventsV3: AsyncIterable<AgentEventV3<T>> = {
     async *[Symbol.asyncIterator]() {
-      // Reading the view starts the run, as reading any view does.
-      base.result.catch(() => undefined);
-      let at = 0;
-      for (;;) {
-        while (at < buffer.length) yield buffer[at++]!;
-        if (closed) return;
-        await new Promise<void>((resolve) => {
-          const previous = wake;
-          wake = () => {
-            previous?.();
-            resolve();
-          };
-        });
+      let seen = 0;
+      let next = 0;
+      for await (const event of base.events) {
+        // Run-view updates (and an engine failure's error part) are the stream's own, not emitted by the engine.
+        const own = event.type === 'agent-run-update' || (event.type === 'error' && seen === emitted);
+        if (!own) {
+          while (next < extras.length && extras[next]!.after <= seen) yield extras[next++]!.event;
+          seen++;
+        }
+        yield event;
       }
+      while (next < extras.length) yield extras[next++]!.event;
     },
   };
   Object.defineProperty(base, 'eventsV3', { get: () => eventsV3, enumerable: false });
