@@ -129,9 +129,10 @@ export function describePostgres(
         await admin(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
       });
     }
+    // A suite of many cases drops dozens of schemas one by one: on a loaded machine that outlasts vitest's 10 s hook timeout.
     afterAll(async () => {
       for (const schema of schemas.splice(0)) await env.sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    });
+    }, 120_000);
     fn(env);
   });
 }
