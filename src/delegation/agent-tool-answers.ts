@@ -6,36 +6,36 @@
  * unknownEffects). The root does not judge them itself: the parent's call
  * hands them to its child when it drives it again (agent-tool-run.ts). @internal
  */
-import type { ChildRunFacts } from '../../machines/index.js';
 import type { AgentRunEnvelope, AgentToolReceipt, ReconciledToolResult } from '../agent/types.js';
 
-/** The tool call ids of the unknown effects the stored run's sub-agent calls wait on. */
-export function delegatedUnknownIds(stored: AgentRunEnvelope): Set<string> {
-  const snapshot = stored.snapshot as { context?: { batch?: string[] }; children?: Record<string, { snapshot?: { status?: string; context?: { receipt?: { child?: ChildRunFacts } | null } } } | undefined> };
-  const out = new Set<string>();
-  for (const id of snapshot.context?.batch ?? []) {
+/**
+ * Whether the stored run has an open sub-agent call (in its delegation state).
+ * Its record may not list what the child waits on yet (the run's last save
+ * can precede the child's coming to rest), so the child's own record decides.
+ */
+export function hasOpenSubAgentCall(stored: AgentRunEnvelope): boolean {
+  const snapshot = stored.snapshot as { context?: { batch?: string[] }; children?: Record<string, { snapshot?: { status?: string; value?: unknown; context?: { plan?: { delegates?: boolean } | null } } } | undefined> };
+  return (snapshot.context?.batch ?? []).some((id) => {
     const call = snapshot.children?.[id]?.snapshot;
-    if (call?.status !== 'active') continue;
-    for (const effect of call.context?.receipt?.child?.unknownEffects ?? []) {
-      const toolCallId = (effect as { toolCallId?: unknown }).toolCallId;
-      if (typeof toolCallId === 'string') out.add(toolCallId);
-    }
-  }
-  return out;
+    if (call?.status !== 'active') return false;
+    const value = call.value as Record<string, unknown> | string | undefined;
+    return (typeof value === 'object' && value !== null && 'delegation' in value) || call.context?.plan?.delegates === true;
+  });
 }
 
 /**
- * The retries and reconciled results that are the root's own: those for a
- * child's unknown effect are left to the child (an id that is also one of the
- * root's own interrupted calls is the root's).
+ * The retries and reconciled results that are the root's own. While a
+ * sub-agent call is open, an id that is not one of the root's own
+ * interrupted calls is left to its child (which takes those of its own
+ * unknown effects and ignores the rest): the root cannot tell from its own
+ * record which ids the child waits on.
  */
 export function ownReconciliation(
   stored: AgentRunEnvelope, interrupted: readonly AgentToolReceipt[], retry: unknown, reconciled: unknown,
 ): [unknown, unknown] {
-  const delegated = delegatedUnknownIds(stored);
-  if (delegated.size === 0) return [retry, reconciled];
+  if (!hasOpenSubAgentCall(stored)) return [retry, reconciled];
   const own = new Set(interrupted.map((r) => r.toolCallId));
-  const keep = (id: unknown) => typeof id !== 'string' || own.has(id) || !delegated.has(id);
+  const keep = (id: unknown) => typeof id !== 'string' || own.has(id);
   return [
     Array.isArray(retry) ? retry.filter(keep) : retry,
     Array.isArray(reconciled) ? reconciled.filter((r) => keep((r as ReconciledToolResult | null)?.toolCallId)) : reconciled,

@@ -128,7 +128,7 @@ describe('what a sub-agent inherits', () => {
     // Two model calls of the root, two of the child under root/research.
     expect(entries.filter((e) => e.scope === 'root').length).toBe(2);
     expect(entries.filter((e) => e.scope === 'root/research').length).toBe(2);
-    const childId = (await store.load('root-g'))!.snapshot && Object.values((await store.load('root-g'))!.receipts)[0]!.child!.runId;
+    const childId = Object.values((await store.load('root-g'))!.receipts)[0]!.child!.runId;
     expect((await store.load(childId))!.ledger?.scope).toBe('root/research');
   });
 
