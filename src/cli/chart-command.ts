@@ -12,6 +12,9 @@ import { describeRun, renderRunChartHtml, runMachine, toDot, toMermaid, toolCall
 import { connectionOf } from '../stores/sqlite/index.js';
 import { atMost, checkId, flag, parse, str, UsageError, type OptionSpecs } from './args.js';
 import { openStoreReadOnly, storeLocation, type Io } from './context.js';
+import type { AgentRunEnvelope } from '../agent/types.js';
+import { storeHolding } from '../v3/sqlite-read.js';
+import { readableRecord } from '../v3/store-read.js';
 import { CHART_HELP } from './help.js';
 import { readRunMeta } from './run-meta.js';
 
@@ -52,9 +55,12 @@ export async function chartCommand(argv: string[], io: Io): Promise<number> {
     // as it is, since whoever holds the store file can read every run in it anyway.
     const scope = readRunMeta(connectionOf(ops), runId)?.scope;
     // With the revision that wrote each row, so the timeline says which save holds each turn and result.
-    const envelope = await ops.agentRuns.load(runId, scope === undefined ? { saves: true } : { scope, saves: true });
-    if (envelope === undefined) throw new UsageError(`There is no run ${runId} in ${given ?? 'the store'}.`);
-    const run = describeRun(envelope);
+    // The run is in the ops run store or in the V3 store of the same file (whose record is drawn as the run it is).
+    const held = await storeHolding(ops, runId);
+    const stored = held && await held.load(runId, scope === undefined ? { saves: true } : { scope, saves: true });
+    if (stored === undefined) throw new UsageError(`There is no run ${runId} in ${given ?? 'the store'}.`);
+    const envelope = readableRecord(held, stored) as AgentRunEnvelope;
+    const run = describeRun(stored);
     if (callId !== undefined && !run.steps.some((s) => s.calls.some((c) => c.toolCallId === callId)) && !run.calls.some((c) => c.toolCallId === callId)) {
       throw new UsageError(`Run ${runId} has no call ${callId}.`);
     }

@@ -9,6 +9,7 @@ import { HEADLESS_EXIT_CODES } from '../headless/report.js';
 import { atMost, flag, parse, str, UsageError, type OptionSpecs } from './args.js';
 import { DEFAULT_STORE, openStoreReadOnly, printJson, storeLocation, type Io } from './context.js';
 import { CHECK_HELP } from './help.js';
+import { v3StoreOf } from '../v3/sqlite-read.js';
 import { buildModel, parseModelArg } from './model-spec.js';
 import { loadToolsModule } from './tools-module.js';
 
@@ -44,7 +45,9 @@ export async function checkCommand(argv: string[], io: Io): Promise<number> {
   const ops = openStoreReadOnly(location, given);
   let checks: StoredRunCheck[];
   try {
-    checks = await checkStoredRuns(ops.agentRuns, { agent: { ...(tools ? { tools } : {}), ...(model ? { model } : {}) } });
+    const agent = { ...(tools ? { tools } : {}), ...(model ? { model } : {}) };
+    // The ops run store's runs, then the V3 store's in the same file.
+    checks = [...await checkStoredRuns(ops.agentRuns, { agent }), ...await checkStoredRuns(v3StoreOf(ops), { agent })];
   } finally {
     ops.close();
   }

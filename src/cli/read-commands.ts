@@ -9,6 +9,7 @@ import { DEFAULT_HEADLESS_SCOPE, exitCodeFor, inspectRun } from '../headless/ind
 import { atMost, checkId, flag, parse, positiveInt, str, strs, UsageError, type OptionSpecs } from './args.js';
 import { connectionOf } from '../stores/sqlite/index.js';
 import { DEFAULT_STORE, openStoreReadOnly, printJson, storeLocation, type Io } from './context.js';
+import { storeHolding } from '../v3/sqlite-read.js';
 import { INSPECT_HELP, RUNS_HELP } from './help.js';
 import { readRunMeta } from './run-meta.js';
 import { formatReport } from './summary.js';
@@ -38,8 +39,10 @@ export async function inspectCommand(argv: string[], io: Io): Promise<number> {
   const ops = openStoreReadOnly(location, given);
   try {
     const scope = readRunMeta(connectionOf(ops), runId)?.scope ?? DEFAULT_HEADLESS_SCOPE;
-    if ((await ops.agentRuns.load(runId)) === undefined) throw new UsageError(`There is no run ${runId} in ${given ?? 'the store'}.`);
-    const report = await inspectRun(ops.agentRuns, runId, { scope });
+    // The run is in the ops run store or in the V3 store of the same file.
+    const store = await storeHolding(ops, runId);
+    if (store === undefined) throw new UsageError(`There is no run ${runId} in ${given ?? 'the store'}.`);
+    const report = await inspectRun(store, runId, { scope });
     if (flag(parsed, 'json')) printJson(io, report);
     else io.stdout.write(formatReport(report, location.ctx));
     return exitCodeFor(report);

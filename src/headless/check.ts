@@ -7,6 +7,8 @@
  * code runs. Nothing is written.
  */
 import { checkEnvelope } from '../agent/envelope.js';
+import type { AgentRunStoreV3 } from '../v3/store-types.js';
+import { readableRecord } from '../v3/store-read.js';
 import { bindingChanges, describeBindingChanges, normalizeOptions } from '../agent/options.js';
 import type {
   AgentOptions, AgentRunBinding, AgentRunStatus, AgentRunStore, AgentRunSummary, LanguageModel,
@@ -113,7 +115,7 @@ function bindingUnder(agent: NonNullable<CheckStoredRunsOptions['agent']>, store
   return merged;
 }
 
-async function allUnended(store: AgentRunStore, scope: string | undefined): Promise<AgentRunSummary[]> {
+async function allUnended(store: AgentRunStore | AgentRunStoreV3, scope: string | undefined): Promise<AgentRunSummary[]> {
   if (typeof store.list !== 'function') throw new InvalidOptionsError('checkStoredRuns: the store cannot list its runs (it has no list()).');
   const out: AgentRunSummary[] = [];
   let cursor: string | undefined;
@@ -133,7 +135,7 @@ async function allUnended(store: AgentRunStore, scope: string | undefined): Prom
  * const checks = await checkStoredRuns(ops.agentRuns, { agent: { model, tools } });
  * for (const c of checks.filter((c) => !c.resumes)) console.log(c.runId, c.problem, c.details);
  */
-export async function checkStoredRuns(store: AgentRunStore, options: CheckStoredRunsOptions = {}): Promise<StoredRunCheck[]> {
+export async function checkStoredRuns(store: AgentRunStore | AgentRunStoreV3, options: CheckStoredRunsOptions = {}): Promise<StoredRunCheck[]> {
   if (!store || typeof store.load !== 'function') throw new InvalidOptionsError('checkStoredRuns: pass a run store.');
   const agent = options.agent ?? {};
   const keys = comparedKeys(agent);
@@ -142,7 +144,8 @@ export async function checkStoredRuns(store: AgentRunStore, options: CheckStored
     const base = { runId: summary.runId, scope: summary.scope, status: summary.status };
     let stored: unknown;
     try {
-      stored = await store.load(summary.runId, { scope: summary.scope });
+      // A V3 store's record is checked as the run it is (readableRecord: the engine's view of it).
+      stored = readableRecord(store, await store.load(summary.runId, { scope: summary.scope }));
     } catch (error) {
       checks.push({ ...base, ...refused(error) });
       continue;

@@ -3,6 +3,8 @@
  * call or a write.
  */
 import { checkEnvelope } from '../agent/envelope.js';
+import type { AgentRunStoreV3 } from '../v3/store-types.js';
+import { readableRecord } from '../v3/store-read.js';
 import { describeUnknownEffects, interruptedCalls } from '../agent/interrupted.js';
 import { resultBase } from '../agent/result.js';
 import type { AgentResult, AgentRunEnvelope, AgentRunStore, Usage } from '../agent/types.js';
@@ -98,12 +100,13 @@ async function reportOfStored(envelope: AgentRunEnvelope, priceProvider: PricePr
  * picture holds only while no executor drives the run. An unknown run id
  * rejects with a TypeError.
  */
-export async function inspectRun(store: AgentRunStore, runId: string, options: InspectRunOptions = {}): Promise<HeadlessReport<unknown>> {
+export async function inspectRun(store: AgentRunStore | AgentRunStoreV3, runId: string, options: InspectRunOptions = {}): Promise<HeadlessReport<unknown>> {
   if (!store || typeof store.load !== 'function') throw new CairnTypeError('invalid_options', 'inspectRun: store must implement load(runId).');
   if (typeof runId !== 'string' || runId === '') throw new CairnTypeError('invalid_options', 'inspectRun: runId must be a non-empty string.');
   const scope = options.scope ?? DEFAULT_HEADLESS_SCOPE;
   const envelope = await store.load(runId, { scope });
   if (envelope === undefined) throw new CairnTypeError('run_not_found', `inspectRun: no run ${JSON.stringify(runId)} in this store.`, { runId });
-  const checked = checkEnvelope(envelope, runId, scope);
+  // A V3 store's record is reported as the run it is (readableRecord: the engine's view of it).
+  const checked = checkEnvelope(readableRecord(store, envelope), runId, scope);
   return reportOfStored(checked, options.priceProvider ?? bundledPriceProvider);
 }

@@ -6,6 +6,8 @@
  * no transcript text.
  */
 import { checkEnvelope } from '../agent/envelope.js';
+import type { AgentRunEnvelopeV3 } from '../v3/envelope.js';
+import { describeV3Fields, engineViewOfV3, isV3Record, type DescribedV3 } from '../v3/store-read.js';
 import { interruptedCalls } from '../agent/interrupted.js';
 import type { AgentRunEnvelope, AgentRunStatus, AgentToolReceipt } from '../agent/types.js';
 import { InvalidOptionsError } from '../errors/index.js';
@@ -89,6 +91,8 @@ export interface RunDescription {
    * only this context's slice, how many entries, and what they add up to. Null without one.
    */
   ledger: { name: string; scope: string; subtree: boolean; entries: number; totals: LedgerTotals } | null;
+  /** A V3 record's own fields (its packages, working memory, memory intents, redactions); absent for version 1 and 2. */
+  v3?: DescribedV3;
 }
 
 interface PersistedActor {
@@ -113,8 +117,10 @@ const receiptView = (r: AgentToolReceipt): DescribedReceipt => ({
  * const description = describeRun(await store.load('run-1'));
  * console.log(description.states, description.calls.map((c) => c.stage));
  */
-export function describeRun(envelope: AgentRunEnvelope): RunDescription {
-  if (envelope === null || typeof envelope !== 'object') throw new InvalidOptionsError('describeRun: pass a stored run (an envelope).', 'invalid_envelope');
+export function describeRun(stored: AgentRunEnvelope | AgentRunEnvelopeV3): RunDescription {
+  if (stored === null || typeof stored !== 'object') throw new InvalidOptionsError('describeRun: pass a stored run (an envelope).', 'invalid_envelope');
+  // A V3 record is described as the run it is, plus its own fields.
+  const envelope = isV3Record(stored) ? engineViewOfV3(stored) : stored as AgentRunEnvelope;
   const storedVersion = envelope.machine?.version;
   const record = checkEnvelope(envelope, envelope.runId, envelope.scope);
   const snapshot = record.snapshot as PersistedActor;
@@ -167,6 +173,7 @@ export function describeRun(envelope: AgentRunEnvelope): RunDescription {
       retryable: record.status === 'failed' && record.retry !== undefined,
     },
     ledger,
+    ...(isV3Record(stored) ? { v3: describeV3Fields(stored) } : {}),
   };
 }
 
