@@ -18,21 +18,27 @@ const END_EVENT: Partial<Record<SwarmTaskStatus, SwarmJournalEventType>> = {
   'budget-exhausted': 'task-budget-exhausted',
 };
 
-/** The events between two contexts, in task order: readied, started or resumed, ended. */
+/**
+ * The events between two contexts, in causal order: first what ended (or
+ * was suspended), then what became ready, then what started or resumed,
+ * each in task order.
+ */
 export function journalOf(swarmId: string, before: SwarmContext | null, after: SwarmContext): SwarmJournalEventInput[] {
-  const events: SwarmJournalEventInput[] = [];
+  const ends: SwarmJournalEventInput[] = [];
+  const ready: SwarmJournalEventInput[] = [];
+  const started: SwarmJournalEventInput[] = [];
   for (const taskId of after.order) {
     const was = before?.tasks[taskId]?.status;
     const now = after.tasks[taskId]!.status;
     if (was === now) continue;
-    if (now === 'ready' || (now === 'running' && (was === undefined || was === 'pending'))) events.push({ type: 'task-ready', taskId });
+    if (now === 'ready' || (now === 'running' && (was === undefined || was === 'pending'))) ready.push({ type: 'task-ready', taskId });
     if (now === 'running') {
-      events.push({ type: was === 'suspended' ? 'task-resumed' : 'task-started', taskId, data: { runId: taskRunId(swarmId, taskId) } });
+      started.push({ type: was === 'suspended' ? 'task-resumed' : 'task-started', taskId, data: { runId: taskRunId(swarmId, taskId) } });
     }
     const end = END_EVENT[now];
-    if (end) events.push({ type: end, taskId });
+    if (end) ends.push({ type: end, taskId });
   }
-  return events;
+  return [...ends, ...ready, ...started];
 }
 
 export function statusOf(value: unknown): SwarmRecord['status'] {

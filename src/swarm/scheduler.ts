@@ -19,11 +19,17 @@ import { budgetSpent, mergeEntries } from './ledger.js';
 import { normalizeGroup, type NormalizedGroup } from './options.js';
 import { journalOf, recordOf } from './record.js';
 import { checkSpawn } from './spawn.js';
+import { pause, RETRY_PAUSE_MS, SwarmSaver } from './saver.js';
 import { runTaskLeg } from './task-run.js';
 import type { SpawnRequest } from './tools.js';
 import type { ResumeAgentGroupOptions, RunAgentGroupOptions, SwarmJournalEventInput, SwarmRecord, SwarmResult, SwarmTaskResult } from './types.js';
 
-/** Failures of a task's run that say nothing about the task: its store or its executor. The task goes on in a later leg. */
+/**
+ * Failures of a task's run that say nothing about the task: its store or its
+ * executor. The task's run is resumed (up to RUN_ATTEMPTS times in a leg),
+ * then left to a later leg.
+ */
+const RUN_ATTEMPTS = 3;
 const INTERRUPTIONS = new Set(['persistence_failed', 'revision_conflict', 'lease_lost', 'lease_held', 'run_busy', 'store_unreachable']);
 
 const active = new WeakMap<object, Set<string>>();
@@ -98,8 +104,11 @@ async function checkStored(g: NormalizedGroup, stored: SwarmRecord): Promise<voi
 
 class Leg {
   private readonly actor: Actor<typeof swarmMachine>;
-  private revision: number;
+  private readonly saver: SwarmSaver;
   private readonly createdAt: number;
+  /** Tasks this leg launched, and how many times each ran into its store. */
+  private readonly launched = new Set<string>();
+  private readonly attempts = new Map<string, number>();
   private readonly queue: Item[] = [];
   private wake: (() => void) | null = null;
   private readonly inFlight = new Map<string, Promise<void>>();
@@ -112,7 +121,7 @@ class Leg {
       : createActor(swarmMachine, { input: { concurrency: g.concurrency, tasks: g.tasks.map((t) => ({ id: t.id, dependsOn: t.dependsOn ?? [] })) } });
     this.actor.subscribe({ error: () => undefined });
     this.actor.start();
-    this.revision = stored?.revision ?? 0;
+    this.saver = new SwarmSaver(g.store, stored?.revision ?? 0);
     this.createdAt = stored?.createdAt ?? g.now();
   }
 
@@ -162,20 +171,14 @@ class Leg {
     const events = [...extra, ...journalOf(this.g.swarmId, before, snapshot.context)];
     if (snapshot.status === 'done') events.push({ type: snapshot.value === 'completed' ? 'swarm-completed' : 'swarm-failed' });
     const ex = this.g.execution;
-    const record = recordOf({
-      swarmId: this.g.swarmId, scope: this.g.scope, revision: this.revision + 1,
+    const entries = await ex.ledger.entries(ex.path);
+    const saved = await this.saver.save((revision) => recordOf({
+      swarmId: this.g.swarmId, scope: this.g.scope, revision,
       snapshot: toJson(this.actor.getPersistedSnapshot()) as JsonValue, context: snapshot.context, value: snapshot.value,
-      definition: this.g.definition, ledger: { scope: ex.path, entries: await ex.ledger.entries(ex.path) },
-      createdAt: this.createdAt, now: this.g.now(),
-    });
-    try {
-      await this.g.store.saveSwarm(record, events);
-      this.revision += 1;
-      return true;
-    } catch (error) {
-      this.interrupted = serializeError(error);
-      return false;
-    }
+      definition: this.g.definition, ledger: { scope: ex.path, entries }, createdAt: this.createdAt, now: this.g.now(),
+    }), events);
+    if (!saved) this.interrupted = this.saver.failed;
+    return saved;
   }
 
   /** Starts every task the record marks running that this leg does not run yet (after the save that marked it). */
@@ -183,17 +186,18 @@ class Leg {
     if (this.g.abortSignal?.aborted) return;
     const starting = this.context.order.filter((id) => this.context.tasks[id]!.status === 'running' && !this.inFlight.has(id));
     if (starting.length === 0) return;
-    const fresh = starting.filter((id) => !this.results.has(id) && this.stored?.tasks[id]?.status !== 'running');
+    const fresh = starting.filter((id) => !this.launched.has(id) && this.stored?.tasks[id]?.status !== 'running');
     if (fresh.length > 0 && (await budgetSpent(this.g.execution))) {
       // Nothing left to admit a first model call with: the tasks the last step started end unrun.
       for (const id of fresh) this.push({ kind: 'ended', taskId: id, result: budgetRefusal(taskRunId(this.g.swarmId, id)) });
       starting.splice(0, starting.length, ...starting.filter((id) => !fresh.includes(id)));
     }
     for (const taskId of starting) {
-      const run = this.launch(taskId).then(
-        (result) => this.push({ kind: 'ended', taskId, result }),
-        (error) => this.push({ kind: 'ended', taskId, result: failure(taskRunId(this.g.swarmId, taskId), error) }),
-      ).finally(() => this.inFlight.delete(taskId));
+      this.launched.add(taskId);
+      const run = this.launch(taskId).catch((error) => failure(taskRunId(this.g.swarmId, taskId), error)).then((result) => {
+        this.inFlight.delete(taskId);
+        this.push({ kind: 'ended', taskId, result });
+      });
       this.inFlight.set(taskId, run);
     }
   }
@@ -230,8 +234,11 @@ class Leg {
   private async ended(taskId: string, result: AgentResult<unknown>): Promise<void> {
     if (this.interrupted) return;
     if (result.status === 'failed' && INTERRUPTIONS.has(result.error.code)) {
-      // The task's store failed, not the task: it stays running, and a later leg resumes its run.
-      this.interrupted = result.error;
+      // The task's store failed, not the task: it stays running, and its run is resumed from its last save.
+      const attempts = (this.attempts.get(taskId) ?? 0) + 1;
+      this.attempts.set(taskId, attempts);
+      if (attempts >= RUN_ATTEMPTS) this.interrupted = result.error;
+      else await pause(RETRY_PAUSE_MS * 2 ** attempts);
       return;
     }
     if (result.status === 'stopped' && (result.reason === 'drained' || (result.reason === 'aborted' && this.g.abortSignal?.aborted))) {
