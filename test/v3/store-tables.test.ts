@@ -150,3 +150,17 @@ describePostgres('V3 tables on PostgreSQL', (env) => {
     await ops.close();
   }, 30_000);
 });
+
+describe('docs/v3.md', () => {
+  it('shows each backend\'s V3 schema exactly as its migration chain has it', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { V3_MIGRATIONS: pg } = await import('cairn/ops/postgres');
+    const { V3_MIGRATIONS: sqlite } = await import('cairn/ops/sqlite');
+    const page = readFileSync(new URL('../../docs/v3.md', import.meta.url), 'utf8');
+    for (const [name, chain] of [['v3-sqlite', sqlite], ['v3-postgres', pg]] as const) {
+      const block = new RegExp(`<!-- schema: ${name} -->\\n\`\`\`sql\\n([\\s\\S]*?)\`\`\``).exec(page);
+      expect(block, `docs/v3.md has a sql block after <!-- schema: ${name} -->`).not.toBeNull();
+      expect(block![1]).toBe(`${chain.flat().map((statement) => `${statement};`).join('\n')}\n`);
+    }
+  });
+});
