@@ -1,5 +1,6 @@
 export { runAgent, resumeAgent, streamAgent, resumeStreamAgent, agentRunLeaseKey } from './run-agent.js';
 export { reconcileAgentRun, type AgentRunReconciliation, type ReconcileAgentRunOptions } from './reconcile.js';
+export { cancelAgentRun, type AgentRunCancellation, type CancelAgentRunOptions } from '../runtime/cancel.js';
 export {
   createInMemoryAgentRunStore, type InMemoryAgentRunStore, type InMemoryAgentRunStoreOptions,
 } from '../stores/in-memory.js';

@@ -302,8 +302,22 @@ export interface AgentRunEnvelope {
    * (docs/tracing.md): the next leg links its run span to it. Ids only; absent when no leg was traced.
    */
   trace?: { traceId: string; spanId: string };
+  /**
+   * A cancel queued for the run while no executor drove it (cancelAgentRun): the next executor that takes the run up
+   * ends it stopped (reason `aborted`) before any model call or tool; reconcileAgentRun drops it from a run that ended
+   * and keeps it on one that did not. Absent when none is queued (docs/agent.md, "Queued cancel").
+   */
+  cancel?: AgentRunCancel;
   createdAt: number;
   updatedAt: number;
+}
+
+/** See {@link AgentRunEnvelope.cancel}. */
+export interface AgentRunCancel {
+  /** When the cancel was queued (ms since the epoch, on the caller's clock). */
+  requestedAt: number;
+  /** Why, as the caller said it. */
+  reason?: string;
 }
 
 /** See {@link AgentRunEnvelope.saves}. */

@@ -11,6 +11,7 @@ import { DEFAULT_LEASE_TTL_MS, RunHost } from '../runtime/host.js';
 import { holdMemoryScope } from '../memory/run-options.js';
 import { prepareMemory } from '../memory/run-start.js';
 import { chatOwed, repairChat } from '../chat/projection-repair.js';
+import { cancellingOptions, queuedCancel } from '../runtime/cancel-queued.js';
 import { initialModels } from '../runtime/model-call.js';
 import { bindMcp, closeMcp, connectMcp, connectMcpForResume } from '../mcp/leg.js';
 import { closeHandoffs, connectHandoffMcp, enterStoredHandoff, prepareHandoffs, transfersOf } from '../delegation/handoff.js';
@@ -191,6 +192,8 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
       if (stored.result) return stored.result as AgentResult<T>;
     }
     checkSnapshot(runId, stored.snapshot);
+    // A cancel queued for the run ends it now, whatever it waits for (src/runtime/cancel-queued.ts).
+    const cancel = queuedCancel(stored);
     const context = (stored.snapshot as unknown as { context: RunContext }).context;
     const messages = context.messages as unknown as Message[];
     const interrupted = interruptedCalls(stored);
@@ -201,7 +204,7 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
       message: `retryToolCallIds: ${toolCallId} is not an interrupted call of this run; it was ignored.`,
     }));
     for (const warning of ignoredRetries) emit(warning);
-    if (reconciliation.unsettled.length > 0) {
+    if (reconciliation.unsettled.length > 0 && !cancel) {
       // Nobody knows whether these effects landed: stop, write nothing, list every one the store holds.
       return storedResult<T>(stored, context, ignoredRetries, {
         status: 'stopped', reason: 'tool-reconciliation-required', unknownEffects: describeUnknownEffects(interrupted, stored.approvals),
@@ -214,7 +217,7 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     const before = [...ignoredRetries, ...retryVerdicts.warnings];
     matched.warnings.unshift(...before);
     for (const warning of matched.warnings.slice(ignoredRetries.length)) emit(warning);
-    if (stored.status === 'suspended' && !matched.complete) {
+    if (stored.status === 'suspended' && !matched.complete && !cancel) {
       // An absent verdict is not a denial: the run stays as it was, nothing is written.
       return storedResult<T>(stored, context, matched.warnings, {
         status: 'suspended', pendingApprovals: stored.pendingApprovals, pendingClientCalls: stored.pendingClientCalls,
@@ -224,7 +227,7 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     // A run handed to another agent goes on with that agent's model, instructions and tools.
     enterStoredHandoff(opts, context.activeAgent);
     const releaseScope = holdMemoryScope(opts.execution, opts.memory);
-    const host = new RunHost<T>(opts, runId, emit, stored);
+    const host = new RunHost<T>(cancel ? cancellingOptions(opts) : opts, runId, emit, stored);
     host.lease = lease;
     bindMcp(opts, host);
     host.warnings.push(...mcp.warnings);
@@ -248,7 +251,7 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
         } else answers[childId] = { ...(matched.byKey.get(key) ?? {}), ...(receipt ? { receipt } : {}) };
       }
       return answers;
-    }, retrying ? stored.retry!.phase : undefined).finally(releaseScope);
+    }, retrying ? stored.retry!.phase : undefined, cancel).finally(releaseScope);
   });
 }
 

@@ -10,7 +10,7 @@ import {
   AgentRunLeaseError, PersistenceError, RevisionConflictError, serializeError, type SerializedError,
 } from '../errors/index.js';
 import { runMachine, toolCallMachine } from '../../machines/index.js';
-import type { CallAnswer, RunContext, RunInput, RunPlan } from '../../machines/index.js';
+import type { CallAnswer, Json, RunContext, RunInput, RunPlan } from '../../machines/index.js';
 import { toJson } from '../agent/json.js';
 import { resultBase } from '../agent/result.js';
 import type { NormalizedOptions } from '../agent/options.js';
@@ -146,6 +146,7 @@ export class RunHost<T> implements Leg<T> {
     stored: AgentRunEnvelope,
     answers: (open: Map<string, CallSnapshot>) => Record<string, CallAnswer>,
     retryPhase?: 'loop' | 'finalize',
+    cancel?: Json | null,
   ): Promise<AgentResult<T>> {
     const snapshot = stored.snapshot as unknown as PersistedRun;
     replan(snapshot, this.plan);
@@ -166,7 +167,9 @@ export class RunHost<T> implements Leg<T> {
       this.actor.start();
       this.actor.send({ type: 'RESTORED' });
       if (retryPhase) this.actor.send({ type: 'RETRY_FAILED', phase: retryPhase });
-    }, () => {
+      // A queued cancel ends the run before anything of it moves (src/runtime/cancel-queued.ts).
+      if (cancel) this.actor.send({ type: 'CANCEL', details: cancel });
+    }, cancel ? undefined : () => {
       // The settle takes the live path: the policy decides for the calls still open before any of them goes on.
       const open = [...this.openCalls().values()].map((call) => call.context);
       const violation = batchViolation(this as unknown as Leg, open.filter((c) => c.receipt === null || c.receipt.status === 'executing'));

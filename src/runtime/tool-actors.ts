@@ -171,8 +171,8 @@ export const toolCallLogic = toolCallMachine.provide({
       const tool = leg.opts.tools[c.toolName]!;
       if (!leg.permits.take(keyOf(c)) && !leg.bugs.ignoreEffectPermit) {
         if (receiptHasOutcome(receiptOf(c))) return { kind: 'replay' };
-        // Only a tool marked idempotent may run again under the same identity.
-        if (tool.replay !== 'idempotent') return { kind: 'unknown' };
+        // Only a tool marked idempotent may run again under the same identity, and never in a leg already cancelled.
+        if (tool.replay !== 'idempotent' || leg.signal.aborted) return { kind: 'unknown' };
       }
       let value: unknown;
       try {

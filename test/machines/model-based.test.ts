@@ -453,7 +453,6 @@ const TOOL_CALL_UNREACHABLE: Record<string, string> = {
 
 const STORE_FAILS_FIRST = 'a failed save rejects after the host sent STORE_FAILED, which takes the run to `failed` first (src/runtime/host.ts commit)';
 const RUN_UNREACHABLE: Record<string, string> = {
-  'run|CANCEL|0': 'nothing sends CANCEL: cancellation is the abort signal, seen by the model call, admission and the verifier',
   'run.starting|xstate.error.actor.saveStart|0': STORE_FAILS_FIRST,
   'run.loop.recordingTurn|xstate.error.actor.saveTurn|0': STORE_FAILS_FIRST,
   'run.loop.checkpointing|xstate.error.actor.saveStep|0': STORE_FAILS_FIRST,

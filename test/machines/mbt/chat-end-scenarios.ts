@@ -3,18 +3,19 @@
  * (machines/run-chat.ts): a stop and a failure make their terminal commit,
  * then write the chat; a run without a store writes it without a commit; a
  * lost lease during that write leaves the result as it was; a drain writes
- * the chat after its checkpoint and saves where the write left it. Joined to
+ * the chat after its checkpoint and saves where the write left it; a cancel
+ * queued for a suspended run ends it at its next resume. Joined to
  * RUN_SCENARIOS, so they count toward the run chart's coverage.
  */
 import { expect } from 'vitest';
 import { createMockModel } from 'cairn/testing';
-import type { AgentTool, LeaseProvider } from 'cairn/agent';
+import { cancelAgentRun, type AgentTool, type LeaseProvider } from 'cairn/agent';
 import { createInMemoryChatStore } from '../../../src/chat/in-memory.js';
 import type { ChatStore } from '../../../src/chat/types.js';
 import type { RunInput } from '../../../machines/index.js';
 import type { RunScenario } from './run-scenarios.js';
 import { signal, T0 } from './harness.js';
-import { ev, type RunModelEvent } from './run-model.js';
+import { ev, RESTORE, type RunModelEvent } from './run-model.js';
 
 const S = ev.saved;
 const scope = { userId: 'ada' };
@@ -59,6 +60,17 @@ function drainingLease() {
   const seen = renewed.promise.then(() => new Promise((r) => setTimeout(r, 0)));
   return { seen, lease: { provider, ttlMs: 30 } };
 }
+
+const publish = { toolCallId: 'c1', toolName: 'publish', args: {} };
+const suspendOnPublish: RunModelEvent[] = [
+  S('saveStart'), ev.turn(0, { toolCalls: [publish] }),
+  ev.toCall('call-0-0', { type: 'xstate.done.actor.guardCall', output: { kind: 'allow' } }),
+  ev.toCall('call-0-0', { type: 'xstate.done.actor.checkArguments', output: { kind: 'valid' } }),
+  ev.toCall('call-0-0', { type: 'xstate.done.actor.decideApproval', output: { kind: 'wait' } }),
+  ev.toCall('call-0-0', { type: 'xstate.done.actor.issueApproval', output: { approvalId: 'c1@approval', token: 'token-1', client: false } }),
+  S('saveSuspension'),
+];
+const cancelDetails = { cancel: { requestedAt: T0, reason: 'withdrawn' } };
 
 const stopAtMaxSteps = [S('saveStart'), ev.turn(0, { toolCalls: [call] }), ev.callEnded('call-0-0'), S('saveStep')];
 
@@ -164,5 +176,27 @@ export const CHAT_END_SCENARIOS: RunScenario[] = [
       expect((await chats.loadChat('c1'))?.messageIds).toEqual(['mbt-run:0', 'mbt-run:1', 'mbt-run:2']);
     },
     check: (run) => expect(run.store.last()).toMatchObject({ status: 'drained', chat: { status: 'written', cursor: 3 } }),
+  },
+  {
+    name: 'a cancel queued for a suspended run: the next resume restores it and hands it CANCEL → stopped (aborted), no model call, no tool',
+    input: { toolNames: ['publish'] },
+    path: [...suspendOnPublish, RESTORE, ev.restored(), { type: 'CANCEL', details: cancelDetails }],
+    drive: async (h) => {
+      let sent = 0;
+      const tools = { publish: { parameters: { type: 'object' as const }, needsApproval: true, execute: () => ++sent } };
+      const first = await h.start({ ...h.base(), prompt: 'Publish.', tools, model: createMockModel({ responses: [{ toolCalls: [publish] }] }) });
+      expect(first.result.status).toBe('suspended');
+      const session = h.base().session!;
+      expect(await cancelAgentRun({ session, reason: 'withdrawn', deps: { clock: { now: () => T0 } } })).toMatchObject({ outcome: 'queued' });
+      const model = createMockModel({ responses: [] });
+      await h.resume({ ...h.base(), tools, model });
+      expect(model.calls).toHaveLength(0);
+      expect(sent).toBe(0);
+    },
+    check: (run) => {
+      expect(run.last).toMatchObject({ status: 'stopped', reason: 'aborted', stopDetails: cancelDetails });
+      expect(run.store.last()).toMatchObject({ status: 'stopped' });
+      expect(run.store.last()?.cancel).toBeUndefined();
+    },
   },
 ];
