@@ -6,7 +6,7 @@
  * documented Chat Completions and Responses formats.
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createOpenAI as createOpenAIv2 } from '@ai-sdk/openai-v2';
 import { createOpenAI as createOpenAIv3 } from '@ai-sdk/openai';
 import { createOpenAI as createOpenAIv4 } from '@ai-sdk/openai-v4';
@@ -14,7 +14,7 @@ import { runAgent, streamAgent } from 'cairn/agent';
 import { fromAISDK, isAISDKModel } from '../../src/models/ai-sdk/index.js';
 import type { LanguageModel, ModelRequest, ModelStreamPart } from '../../src/models/types.js';
 import { APICallError, MissingAPIKeyError } from '../../src/errors/index.js';
-import { CANARY_KEY, startWireServer, visibleText, type RecordedRequest, type WireServer } from '../providers/wire-server.js';
+import { CANARY_KEY, visibleText, wireServerForFile, type RecordedRequest } from '../providers/wire-server.js';
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`./fixtures/ai-sdk/${name}.json`, import.meta.url), 'utf8'));
 
@@ -28,15 +28,7 @@ const weatherTool = { name: 'get_weather', description: 'Current weather in a ci
 const ask: ModelRequest = { messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Paris?' }], tools: [], toolChoice: 'auto' };
 const askWithTool: ModelRequest = { ...ask, tools: [weatherTool] };
 
-let server: WireServer;
-beforeAll(async () => {
-  server = await startWireServer();
-});
-afterAll(() => server.close());
-beforeEach(() => {
-  server.requests.length = 0;
-  server.replies.length = 0;
-});
+const server = await wireServerForFile();
 
 /** The request reached `path` with the key in its auth header and nowhere else. */
 function expectSent(request: RecordedRequest | undefined, path: string): Record<string, unknown> {

@@ -6,7 +6,7 @@
  * the budget holds it (which warns on the stream), a context's own price wins
  * over the table, and cairn/headless prices a run as the context does.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createInMemoryAgentRunStore, runAgent, streamAgent, type AgentEvent } from 'cairn/agent';
 import { createAnthropic } from 'cairn/anthropic';
 import { createGoogle } from 'cairn/google';
@@ -14,17 +14,10 @@ import { runHeadless } from 'cairn/headless';
 import type { LanguageModel } from 'cairn/models';
 import { createOpenAI } from 'cairn/openai';
 import { BUNDLED_PRICES, PRICES_AS_OF, createExecutionContext } from 'cairn/policy';
-import { CANARY_KEY, startWireServer, type WireServer } from '../providers/wire-server.js';
+import { CANARY_KEY, wireServerForFile } from '../providers/wire-server.js';
 import { streamed, textBytesOf } from './openai-wire.js';
 
-let server: WireServer;
-beforeAll(async () => { server = await startWireServer(); });
-afterAll(async () => { await server.close(); });
-afterEach(() => {
-  server.requests.length = 0;
-  server.replies.length = 0;
-  server.handler = undefined;
-});
+const server = await wireServerForFile();
 
 const openai = () => createOpenAI({ apiKey: CANARY_KEY, baseURL: `${server.url}/v1` });
 const M = 1_000_000;

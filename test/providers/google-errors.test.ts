@@ -4,18 +4,15 @@
  * past the caller's timeout, and the API key (missing, from the environment,
  * never visible).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createGoogle } from 'cairn/google';
 import { APICallError, MissingAPIKeyError } from 'cairn/models';
-import { CANARY_KEY, startWireServer, visibleText, type WireServer } from './wire-server.js';
+import { CANARY_KEY, startWireServer, visibleText, wireServerForFile } from './wire-server.js';
 import {
   ask, collect, expectSent, failure, fixture, generatePath, modelOn, sse, streamPath, USER_HI,
 } from './fixtures/google/harness.js';
 
-let server: WireServer;
-beforeAll(async () => { server = await startWireServer(); });
-afterAll(() => server.close());
-beforeEach(() => { server.requests.length = 0; server.replies.length = 0; });
+const server = await wireServerForFile();
 
 const generate = (modelId?: string) => () => modelOn(server, modelId).doGenerate(ask());
 const stream = (modelId?: string) => () => collect(modelOn(server, modelId).doStream!(ask()));

@@ -3,19 +3,16 @@
  * byte for byte, on the same part of the next request — from a whole answer,
  * from a stream, and through runAgent's two-step tool loop.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runAgent } from 'cairn/agent';
 import { createGoogle } from 'cairn/google';
 import type { ModelMessage, ModelResponse, ModelStreamPart, ReasoningPart } from 'cairn/models';
-import { CANARY_KEY, startWireServer, type WireServer } from './wire-server.js';
+import { CANARY_KEY, wireServerForFile } from './wire-server.js';
 import {
   ask, collect, expectSent, fixture, generatePath, modelOn, SIG_CALL, SIG_TEXT, SIG_THOUGHT, sse, streamPath,
 } from './fixtures/google/harness.js';
 
-let server: WireServer;
-beforeAll(async () => { server = await startWireServer(); });
-afterAll(() => server.close());
-beforeEach(() => { server.requests.length = 0; server.replies.length = 0; });
+const server = await wireServerForFile();
 
 const weather = { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } };
 const declarations = [{ functionDeclarations: [{ name: 'get_weather', parametersJsonSchema: weather.parameters }] }];

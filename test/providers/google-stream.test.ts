@@ -2,16 +2,13 @@
  * cairn/google over streamGenerateContent (alt=sse): the stream parts each
  * recorded chunk sequence makes, in order, and the request that asked for it.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startWireServer, type WireServer } from './wire-server.js';
+import { describe, expect, it } from 'vitest';
+import { wireServerForFile } from './wire-server.js';
 import {
   ask, collect, expectSent, modelOn, sse, SIG_CALL, SIG_TEXT, SIG_THOUGHT, streamPath, USER_HI,
 } from './fixtures/google/harness.js';
 
-let server: WireServer;
-beforeAll(async () => { server = await startWireServer(); });
-afterAll(() => server.close());
-beforeEach(() => { server.requests.length = 0; server.replies.length = 0; });
+const server = await wireServerForFile();
 
 const stream = (modelId?: string, over?: Parameters<typeof ask>[0]) => collect(modelOn(server, modelId).doStream!(ask(over)));
 

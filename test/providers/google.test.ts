@@ -3,17 +3,14 @@
  * adapter sends for each kind of message and setting, and what it makes of
  * each kind of answer.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ModelMessage, ModelRequest } from 'cairn/models';
-import { startWireServer, type WireServer } from './wire-server.js';
+import { wireServerForFile } from './wire-server.js';
 import {
   ask, expectSent, fixture, generatePath, modelOn, SIG_CALL, SIG_TEXT, USER_HI,
 } from './fixtures/google/harness.js';
 
-let server: WireServer;
-beforeAll(async () => { server = await startWireServer(); });
-afterAll(() => server.close());
-beforeEach(() => { server.requests.length = 0; server.replies.length = 0; });
+const server = await wireServerForFile();
 
 const weatherTool = {
   name: 'get_weather',

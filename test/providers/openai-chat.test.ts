@@ -4,22 +4,16 @@
  * made of the answer (whole and streamed), and every failure as a typed error
  * that never shows the key.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createOpenAI } from 'cairn/openai';
 import { APICallError, MissingAPIKeyError } from '../../src/errors/index.js';
 import type { LanguageModel, ModelMessage, ModelRequest } from '../../src/models/types.js';
-import { CANARY_KEY, startWireServer, type WireServer } from './wire-server.js';
+import { CANARY_KEY, wireServerForFile } from './wire-server.js';
 import {
   ask, collect, collectUntilError, expectNoKey, expectRequest, HTTP_FAILURES, partsResult, json, rejectionOf, sse, weather, WEATHER_TOOL,
 } from './fixtures/openai/harness.js';
 
-let server: WireServer;
-beforeAll(async () => { server = await startWireServer(); });
-afterAll(async () => { await server.close(); });
-afterEach(() => {
-  server.requests.length = 0;
-  server.replies.length = 0;
-});
+const server = await wireServerForFile();
 
 const HEADERS = { 'openai-organization': 'org-cairn', 'openai-project': undefined };
 const modelOf = (modelId = 'gpt-4.1-mini', extra: Parameters<typeof createOpenAI>[0] = {}): LanguageModel =>

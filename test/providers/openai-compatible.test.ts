@@ -4,22 +4,16 @@
  * base URL; the thinking some servers report comes back as reasoning parts
  * that are never sent back.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createOpenAICompatible } from 'cairn/openai-compatible';
 import { APICallError, InvalidOptionsError } from '../../src/errors/index.js';
 import type { ModelMessage } from '../../src/models/types.js';
-import { CANARY_KEY, startWireServer, type WireServer } from './wire-server.js';
+import { CANARY_KEY, wireServerForFile } from './wire-server.js';
 import {
   ask, collect, collectUntilError, expectNoKey, expectRequest, fixture, HTTP_FAILURES, json, rejectionOf, sse, weather, WEATHER_TOOL,
 } from './fixtures/openai/harness.js';
 
-let server: WireServer;
-beforeAll(async () => { server = await startWireServer(); });
-afterAll(async () => { await server.close(); });
-afterEach(() => {
-  server.requests.length = 0;
-  server.replies.length = 0;
-});
+const server = await wireServerForFile();
 
 const MESSAGES = (text: string) => [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: text }];
 const STREAM = { stream: true, stream_options: { include_usage: true } };

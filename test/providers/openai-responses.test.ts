@@ -4,23 +4,17 @@
  * (whole and streamed), reasoning that round-trips byte for byte, and every
  * failure as a typed error that never shows the key.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createOpenAI, openai } from 'cairn/openai';
 import { APICallError, MissingAPIKeyError } from '../../src/errors/index.js';
 import type { LanguageModel, ModelMessage, ModelRequest, ReasoningPart } from '../../src/models/types.js';
-import { CANARY_KEY, startWireServer, type WireServer } from './wire-server.js';
+import { CANARY_KEY, wireServerForFile } from './wire-server.js';
 import {
   ask, collect, collectUntilError, errorBody, expectNoKey, expectRequest, fixture, HTTP_FAILURES, partsResult, json, rejectionOf, sse,
   weather, WEATHER_TOOL,
 } from './fixtures/openai/harness.js';
 
-let server: WireServer;
-beforeAll(async () => { server = await startWireServer(); });
-afterAll(async () => { await server.close(); });
-afterEach(() => {
-  server.requests.length = 0;
-  server.replies.length = 0;
-});
+const server = await wireServerForFile();
 
 const HEADERS = { 'openai-organization': 'org-cairn', 'openai-project': 'proj_tests', 'x-trace': 't-1' };
 const modelOf = (modelId = 'gpt-4.1', extra: Parameters<typeof createOpenAI>[0] = {}): LanguageModel =>

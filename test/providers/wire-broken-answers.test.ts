@@ -10,36 +10,14 @@
  *   `TypeError: terminated`; before the first content a run retries it;
  * - keep-alives (comments, events without data) are not broken answers.
  */
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runAgent } from 'cairn/agent';
 import { readSse, transientCause, type ModelStreamPart } from 'cairn/models';
-import { ask } from './fixtures/openai/harness.js';
+import { ask, collectUntilError as untilError, rejectionOf as rejection } from './fixtures/openai/harness.js';
 import { visibleText, wireServerForFile } from './wire-server.js';
 import { fullStream, sseText, WIRE_KEY, WIRES } from './wire-table.js';
 
 const server = await wireServerForFile();
-beforeEach(() => {
-  server.handler = undefined;
-});
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to fail');
-}
-
-async function untilError(parts: AsyncIterable<ModelStreamPart>): Promise<{ parts: ModelStreamPart[]; error: unknown }> {
-  const seen: ModelStreamPart[] = [];
-  try {
-    for await (const part of parts) seen.push(part);
-  } catch (error) {
-    return { parts: seen, error };
-  }
-  throw new Error(`expected the stream to fail, it gave ${JSON.stringify(seen)}`);
-}
 
 const texts = (parts: ModelStreamPart[]) => parts.flatMap((p) => (p.type === 'text-delta' ? [p.delta] : []));
 const noRetries = { sleep: async () => undefined };

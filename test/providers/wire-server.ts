@@ -196,13 +196,17 @@ export function visibleText(...values: unknown[]): string {
   return out.join('\n');
 }
 
-/** A server for one test file: started now, emptied before each test, closed after the file's last. */
+/**
+ * A server for one test file: started now, emptied before each test (no
+ * recorded requests, no queued replies, no handler), closed after the file's last.
+ */
 export async function wireServerForFile(): Promise<WireServer> {
   const server = await startWireServer();
   afterAll(() => server.close());
   beforeEach(() => {
     server.requests.length = 0;
     server.replies.length = 0;
+    server.handler = undefined;
   });
   return server;
 }

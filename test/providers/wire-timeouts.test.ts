@@ -8,12 +8,12 @@
  * behind. The limits here are small, set through the option; the defaults
  * are checked on a fake clock.
  */
-import { afterEach, beforeAll, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createInMemoryAgentRunStore, runAgent } from 'cairn/agent';
 import { exitCodeFor, runHeadless } from 'cairn/headless';
 import { DEFAULT_TRANSPORT_TIMEOUTS, transientCause, type ModelStreamPart } from 'cairn/models';
 import { InvalidOptionsError } from 'cairn/policy';
-import { ask } from './fixtures/openai/harness.js';
+import { ask, collectUntilError as untilError, rejectionOf as rejection } from './fixtures/openai/harness.js';
 import { visibleText, wireServerForFile } from './wire-server.js';
 import { fullStream, sseText, WIRE_KEY, WIRES, type WireCase } from './wire-table.js';
 
@@ -23,9 +23,6 @@ beforeAll(async () => {
   server.reply({ json: {} });
   await (await fetch(server.url)).text();
 });
-beforeEach(() => {
-  server.handler = undefined;
-});
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -34,25 +31,6 @@ afterEach(() => {
 // request reaches the server, and a live server is not taken for a silent one.
 const timeouts = { firstByteMs: 400, stallMs: 200 };
 const noWaits = { sleep: async () => undefined };
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to fail');
-}
-
-async function untilError(parts: AsyncIterable<ModelStreamPart>): Promise<{ parts: ModelStreamPart[]; error: unknown }> {
-  const seen: ModelStreamPart[] = [];
-  try {
-    for await (const part of parts) seen.push(part);
-  } catch (error) {
-    return { parts: seen, error };
-  }
-  throw new Error(`expected the stream to fail, it gave ${JSON.stringify(seen)}`);
-}
 
 const drain = async (parts: AsyncIterable<ModelStreamPart>) => {
   for await (const _ of parts) void _;
