@@ -20,6 +20,7 @@
  *                                        those sections alone, any of them (or CAIRN_BENCH=resume,wal,...)
  *   npm run bench -- --agent             agent.run against runAgent, same run (bench/agent.ts)
  *   npm run bench -- --mcp               an MCP tool call over stdio through a run against a direct callTool (bench/mcp.ts)
+ *   npm run bench -- --handoff           a step driven by a handoff target against a root step (bench/handoff.ts)
  *   npm run bench -- --memory-run        a tool loop on SQLite with and without memory and chat (bench/memory-run.ts)
  */
 import { randomBytes } from 'node:crypto';
@@ -44,6 +45,7 @@ import { measureMemoryRun, printMemoryRun } from './memory-run.js';
 import { measureWorkers, printWorkers } from './worker-scale.js';
 import { measureRedis, printRedis } from './redis.js';
 import { measureMcp, printMcp } from './mcp.js';
+import { measureHandoff, printHandoff } from './handoff.js';
 import { splitEnvelope } from '../src/stores/write-plan.js';
 
 const STEPS = 100;
@@ -368,6 +370,7 @@ const SECTIONS = {
   workers: async () => printWorkers(await measureWorkers()),
   redis: async () => printRedis(await measureRedis()),
   mcp: async () => printMcp(await measureMcp()),
+  handoff: async () => printHandoff(await measureHandoff()),
 } as const;
 type SectionName = keyof typeof SECTIONS;
 
