@@ -38,6 +38,8 @@ const KNOWN_OPTIONS = new Set([
   'apiKeyEnv', 'fallbackModels', 'maxRetries', 'modelTimeoutMs', 'maxOutputTokens', 'providerOptions',
   // Named by the spec for areas still to come.
   'memory', 'chat', 'mcp', 'handoffs', 'checkpointVersion', 'context',
+  // The run's own agent's name and its description as a handoff target (docs/delegation.md#handoffs).
+  'name', 'handoffDescription',
 ]);
 const LEGACY_OPTIONS = ['verifyStep', 'doneWhen', 'falseFinishGuard'];
 

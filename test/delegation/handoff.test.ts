@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent } from 'cairn';
-import { resumeAgent, runAgent, type AgentResult } from 'cairn/agent';
+import { resumeAgent, resumeStreamAgent, runAgent, streamAgent, type AgentResult } from 'cairn/agent';
 import { createMockModel } from 'cairn/testing';
 import { billingAgent, STORES, transfer, triageOptions, type Effects } from './handoff-helpers.js';
 
@@ -212,5 +212,36 @@ describe('Agent objects as the run and as targets', () => {
     expect(result.status).toBe('completed');
     expect(result.outputText).toBe('Refunded o-9.');
     expect(refunds).toEqual(['o-9']);
+  });
+});
+
+describe('streams', () => {
+  it('streamAgent hands off and streams the target\'s text; resumeStreamAgent goes on with the target', async () => {
+    const { store } = STORES[0]!.open();
+    const effects: Effects = { refunds: [], lookups: [] };
+    const session = { store, runId: 'stream', scope: 't' };
+    const stream = streamAgent(triageOptions(
+      createMockModel({ modelId: 'triage-model', responses: [transfer()] }),
+      billingAgent(createMockModel({ modelId: 'billing-model', responses: [
+        { text: 'Checking.', toolCalls: [{ toolCallId: 'r1', toolName: 'refund', args: { order: 'o-1' } }] },
+      ] }), effects),
+      { session },
+    ));
+    const events: string[] = [];
+    for await (const event of stream.events) if (event.type === 'tool-call-start') events.push((event as { toolName: string }).toolName);
+    const first = await stream.result;
+    expect(events).toEqual(['transfer_to_billing', 'refund']);
+    expect(first.status).toBe('suspended');
+    const [pending] = pendingOf(first);
+    const billingAgain = createMockModel({ modelId: 'billing-model', responses: [{ text: 'Refunded.' }] });
+    const resumed = resumeStreamAgent({
+      ...triageOptions(createMockModel({ modelId: 'triage-model', responses: [] }), billingAgent(billingAgain, effects)),
+      session, approvalResponses: [{ approvalId: pending!.approvalId, token: pending!.token, approved: true }],
+    });
+    let text = '';
+    for await (const delta of resumed.textStream) text += delta;
+    expect(text).toBe('Refunded.');
+    expect((await resumed.result).status).toBe('completed');
+    expect(effects.refunds).toEqual(['o-1']);
   });
 });
