@@ -12,17 +12,13 @@ import { createOpenAI as createOpenAIv3 } from '@ai-sdk/openai';
 import { createOpenAI as createOpenAIv4 } from '@ai-sdk/openai-v4';
 import { runAgent, streamAgent } from 'cairn/agent';
 import { fromAISDK, isAISDKModel } from '../../src/models/ai-sdk/index.js';
-import type { LanguageModel, ModelRequest, ModelStreamPart } from '../../src/models/types.js';
+import type { LanguageModel, ModelRequest } from '../../src/models/types.js';
 import { APICallError, MissingAPIKeyError } from '../../src/errors/index.js';
+import { collect } from '../providers/stream-parts.js';
 import { CANARY_KEY, visibleText, wireServerForFile, type RecordedRequest } from '../providers/wire-server.js';
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`./fixtures/ai-sdk/${name}.json`, import.meta.url), 'utf8'));
 
-async function collect(stream: AsyncIterable<ModelStreamPart>): Promise<ModelStreamPart[]> {
-  const out: ModelStreamPart[] = [];
-  for await (const part of stream) out.push(part);
-  return out;
-}
 
 const weatherTool = { name: 'get_weather', description: 'Current weather in a city.', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
 const ask: ModelRequest = { messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Paris?' }], tools: [], toolChoice: 'auto' };
