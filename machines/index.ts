@@ -2,11 +2,14 @@ import type { AnyStateMachine } from 'xstate';
 import { runMachine, RUN_MACHINE_VERSION, RUN_PROMPTS, callPhase } from './run.js';
 import { byStepThenCall, receiptKey, toolCallMachine, TOOL_CALL_MACHINE_VERSION } from './tool-call.js';
 import { memoryIntentMachine, MEMORY_INTENT_MACHINE_VERSION } from './memory-intent.js';
+import { swarmMachine, SWARM_MACHINE_VERSION } from './swarm.js';
 
 export { runMachine, RUN_MACHINE_VERSION, RUN_PROMPTS, callPhase, toolCallMachine, TOOL_CALL_MACHINE_VERSION, byStepThenCall, receiptKey };
 export { memoryIntentMachine, MEMORY_INTENT_MACHINE_VERSION };
+export { swarmMachine, SWARM_MACHINE_VERSION };
 export type * from './types.js';
 export type * from './memory-intent-types.js';
+export type * from './swarm-types.js';
 export type * from './sub-agent-types.js';
 export type * from './run-handoff-types.js';
 export type { HandoffOutput } from './run-handoff-logic.js';
@@ -53,5 +56,16 @@ export const machineCatalog: MachineCatalogEntry[] = [
       'first count what the memory store holds of the operation (`confirming`): all of it settles the intent, part of it ' +
       'makes it partial, none runs the extraction again.',
     machine: memoryIntentMachine,
+  },
+  {
+    name: 'swarm',
+    title: 'Swarm',
+    description:
+      'One DAG of agent tasks (`runAgentGroup`): each step (a task\'s end, a spawn, a budget refusal, verdicts for suspended ' +
+      'tasks) passes through `scheduling`, which skips tasks behind a dependency that did not complete, readies tasks whose ' +
+      'dependencies all completed and starts ready ones up to the concurrency. The host saves each next snapshot with its ' +
+      'journal events before it starts the runs the snapshot marks running. It rests in `waiting` when only suspended tasks ' +
+      'are left, and ends `completed` (every task completed) or `failed`.',
+    machine: swarmMachine,
   },
 ];

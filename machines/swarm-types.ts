@@ -37,6 +37,8 @@ export interface SwarmTaskState {
   status: SwarmTaskStatus;
   /** Present on spawned tasks. */
   spawn?: SwarmSpawnRecord;
+  /** It was suspended and got its answers: its next start resumes its run. */
+  resumed?: boolean;
 }
 
 export interface SwarmContext {

@@ -44,7 +44,7 @@ export function schedule(context: SwarmContext): SwarmContext {
       if (deps.some((s) => isTaskEnded(s) && s !== 'completed')) {
         task.status = 'skipped';
         changed = true;
-      } else if (task.status === 'pending' && deps.every((s) => s === 'completed')) {
+      } else if (task.status === 'pending' && deps.every((d) => d === 'completed')) {
         task.status = 'ready';
         changed = true;
       }
@@ -125,7 +125,8 @@ export const swarmSetup = setup({
     resumeSuspended: assign(({ context, event }) => {
       if (event.type !== 'RESUME') return {};
       const tasks = { ...context.tasks };
-      for (const id of event.taskIds) if (tasks[id]?.status === 'suspended') tasks[id] = { ...tasks[id]!, status: 'running' };
+      // Back to ready, not running: a resumed task waits for a free slot like any other.
+      for (const id of event.taskIds) if (tasks[id]?.status === 'suspended') tasks[id] = { ...tasks[id]!, status: 'ready', resumed: true };
       return { tasks };
     }),
   },

@@ -31,9 +31,10 @@ export function journalOf(swarmId: string, before: SwarmContext | null, after: S
     const was = before?.tasks[taskId]?.status;
     const now = after.tasks[taskId]!.status;
     if (was === now) continue;
-    if (now === 'ready' || (now === 'running' && (was === undefined || was === 'pending'))) ready.push({ type: 'task-ready', taskId });
+    if ((now === 'ready' && was !== 'suspended') || (now === 'running' && (was === undefined || was === 'pending'))) ready.push({ type: 'task-ready', taskId });
     if (now === 'running') {
-      started.push({ type: was === 'suspended' ? 'task-resumed' : 'task-started', taskId, data: { runId: taskRunId(swarmId, taskId) } });
+      const resumed = was === 'suspended' || after.tasks[taskId]!.resumed === true;
+      started.push({ type: resumed ? 'task-resumed' : 'task-started', taskId, data: { runId: taskRunId(swarmId, taskId) } });
     }
     const end = END_EVENT[now];
     if (end) ends.push({ type: end, taskId });
