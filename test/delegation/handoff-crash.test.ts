@@ -74,7 +74,7 @@ async function drive(store: AgentRunStore, at: CrashPoint | undefined): Promise<
   const handedOff = () => false;
   const first = createCrashPlan(at ? { at } : {});
   const started = await first.race(runAgent(legOptions(world, first, store, handedOff)));
-  let result = started.crashed ? null : started.result;
+  let result: AgentResult<unknown> | null = started.crashed ? null : (started.result as AgentResult<unknown>);
   let extra: Partial<Parameters<typeof resumeAgent>[0]> = {};
   for (let leg = 0; leg < 6 && (result === null || result.status !== 'completed'); leg++) {
     const record = await store.load('crash', { scope: 't' });
