@@ -3,7 +3,7 @@
  * effect identity (the durable `executing` receipt), execution under the
  * permit, and the result receipt. Part of the tool-call machine (tool-call.ts).
  */
-import { and, assign, emit } from 'xstate';
+import { and, assign, emit, not } from 'xstate';
 import { callFacts, receiptBase, toolCallSetup } from './tool-call-setup.js';
 
 /**
@@ -74,8 +74,9 @@ export const effectIdentityState = toolCallSetup.createStateConfig({
         input: ({ context }) => ({ modelStep: context.modelStep, toolCallId: context.toolCallId }),
         onDone: [
           { guard: { type: 'outputIs', params: { kind: 'restarted' } }, target: 'beginning' },
-          { guard: 'delegates', target: '#toolCall.delegation' },
-          { target: '#toolCall.execution' },
+          { guard: not('delegates'), target: '#toolCall.execution' },
+          // A sub-agent call's effect is its child run (machines/sub-agent.ts).
+          { target: '#toolCall.delegation' },
         ],
         // The executing receipt could not be written: the tool never ran.
         onError: { target: '#toolCall.failed', actions: 'noteError' },

@@ -3,7 +3,7 @@
  * runtime provides, its guards and its actions, with the receipt helpers and
  * the stage-entry transitions they share.
  */
-import { and, assign, fromPromise, setup } from 'xstate';
+import { and, assign, fromPromise, or, setup } from 'xstate';
 import type {
   AdmitOutput, ArgumentsOutput, BeginEffectOutput, CallReceipt, CheckpointInput, ExecuteOutput, GuardOutput, ApprovalOutput,
   IssueApprovalOutput, PersistReceiptOutput, ProjectOutput, ReceiptWriteInput, RecordResultInput, ToolCallInput, ToolCallOutput,
@@ -43,8 +43,8 @@ export const callFacts = (c: ToolCallContext) => ({ toolCallId: c.toolCallId, to
  * stage itself or the next stage's entry.
  */
 export const toEffectIdentity = [
-  { guard: and(['opensReceipt', 'durable']), target: '#toolCall.effectIdentity.writingReceipt', actions: ['openReceipt', 'intendEffect'] },
-  { guard: and(['opensReceipt', 'delegates']), target: '#toolCall.delegation', actions: 'openReceipt' },
+  // A sub-agent call takes the receipt write even without a store (which then saves nothing): it leads to its child run.
+  { guard: and(['opensReceipt', or(['durable', 'delegates'])]), target: '#toolCall.effectIdentity.writingReceipt', actions: ['openReceipt', 'intendEffect'] },
   { guard: 'opensReceipt', target: '#toolCall.execution', actions: ['openReceipt', 'permitEffect'] },
   { target: '#toolCall.effectIdentity' },
 ] as const;

@@ -34,6 +34,8 @@ import type { Step } from './mbt/recorder.js';
 import { runInput, runModelPath } from './mbt/run-model.js';
 import { RUN_SCENARIOS } from './mbt/run-scenarios.js';
 import { fmtPath, stateName } from './mbt/tool-call-model.js';
+import { recorder } from './mbt/recorder.js';
+import { SUB_AGENT_PATHS, SUB_AGENT_UNREACHABLE } from '../delegation/sub-agent-mbt.js';
 
 vi.mock('xstate', async (importOriginal) => {
   const actual = await importOriginal<typeof import('xstate')>();
@@ -435,7 +437,25 @@ describe('run machine: main paths, driven through the runtime', () => {
 });
 
 /** Transitions no caller of the runtime can make the machine take, with the reason. */
+// Sub-agent calls (machines/sub-agent.ts): each path a world driven through the runtime (test/delegation/sub-agent-mbt.ts).
+describe('tool-call machine: sub-agent calls, driven through the runtime', () => {
+  for (const p of SUB_AGENT_PATHS) {
+    it(p.name, async () => {
+      recorder.start();
+      try {
+        await p.drive();
+      } finally {
+        recorder.stop();
+      }
+      absorb(recorder.steps);
+      const taken = new Set(recorder.keysOf('toolCall'));
+      expect(p.takes.filter((key) => !taken.has(key))).toEqual([]);
+    });
+  }
+});
+
 const TOOL_CALL_UNREACHABLE: Record<string, string> = {
+  ...SUB_AGENT_UNREACHABLE,
   'toolCall.effectIdentity.beginning|xstate.error.actor.beginEffect|0': UNREACHABLE['error:beginEffect']!,
   'toolCall.effectIdentity.writingReceipt|xstate.error.actor.writeReceipt|0': UNREACHABLE['error:writeReceipt']!,
   'toolCall.approval.deciding|xstate.done.actor.decideApproval|3':
