@@ -2,8 +2,8 @@
  * The handoff graph of a run (docs/delegation.md#handoffs), walked from the
  * run's own agent before anything runs. Agents are known by name, so:
  *
- * - a name must make a tool name: `transfer_to_<name>` (letters, digits, `_`
- *   and `-`, 1 to 52 characters);
+ * - a target's name must make a tool name: `transfer_to_<name>` (letters,
+ *   digits, `_` and `-`, 1 to 52 characters);
  * - a cycle is an agent that can be handed the run while it, or an agent that
  *   handed the run on to it, still drives it: any path that reaches a name
  *   already on it (the run's own agent included, a target listing itself
@@ -59,7 +59,9 @@ function resolve(value: unknown, where: string, runId: string): { name: string; 
 
 /** Every agent reachable from the run's own (first), each once. Throws a HandoffError for bad input. */
 export function handoffGraph(root: AgentOptions<any>, runId: string): GraphAgent[] {
-  const rootName = checkAgentName(root.name ?? DEFAULT_ROOT_NAME, 'name');
+  // The run's own agent is never handed the run (that would be a cycle), so its name need not make a tool name.
+  const rootName = root.name ?? DEFAULT_ROOT_NAME;
+  if (typeof rootName !== 'string' || rootName === '') throw new HandoffError('handoff_invalid', String(rootName), 'name must be a non-empty string.');
   const agents = new Map<string, GraphAgent>();
   const visit = (agent: GraphAgent, path: string[]) => {
     agents.set(agent.name, agent);

@@ -22,7 +22,7 @@ import { closeMcp, connectMcp } from '../mcp/leg.js';
 import type { McpStepBoundary } from '../mcp/types.js';
 import { HandoffError } from './handoff-errors.js';
 import { handoffBindingOf, type HandoffBindingAgent } from './handoff-binding.js';
-import { checkAgentName, DEFAULT_ROOT_NAME, handoffGraph, transferToolName, type GraphAgent } from './handoff-graph.js';
+import { DEFAULT_ROOT_NAME, handoffGraph, transferToolName, type GraphAgent } from './handoff-graph.js';
 import type { HandoffLeg } from './handoff-types.js';
 
 type Options = NormalizedOptions<any>;
@@ -100,7 +100,6 @@ async function targetView(agent: GraphAgent, opts: Options): Promise<Options> {
  */
 export async function prepareHandoffs(opts: Options, runId: string): Promise<void> {
   const options = opts.raw as AgentOptions<any>;
-  if (options.name !== undefined) checkAgentName(options.name, 'name');
   if (options.handoffs === undefined) return;
   if (!Array.isArray(options.handoffs)) throw new HandoffError('handoff_invalid', options.name ?? DEFAULT_ROOT_NAME, 'handoffs must be an array of agents.');
   if (options.handoffs.length === 0) return;

@@ -129,3 +129,17 @@ describe('a target under the run\'s execution policy', () => {
     expect(record.models).toMatchObject({ selected: { modelId: 'billing-spare' }, failovers: [{ failed: { modelId: 'billing-model' }, next: { modelId: 'billing-spare' } }] });
   });
 });
+
+describe('names', () => {
+  it('an Agent whose name makes no tool name runs as before without handoffs, and as the root of handoffs', async () => {
+    const plain = new Agent({ name: 'Support Bot', model: createMockModel({ responses: [{ text: 'Hi.' }] }) });
+    expect((await plain.run({ prompt: 'Hello.' })).status).toBe('completed');
+    const root = new Agent({
+      name: 'Support Bot',
+      model: createMockModel({ modelId: 'triage-model', responses: [transfer()] }),
+      handoffs: [{ name: 'billing', model: createMockModel({ modelId: 'billing-model', responses: [{ text: 'Billing.' }] }) }],
+    });
+    const result = await root.run({ prompt: 'Hello.' });
+    expect(result.outputText).toBe('Billing.');
+  });
+});
