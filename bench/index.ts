@@ -22,6 +22,8 @@
  *   npm run bench -- --mcp               an MCP tool call over stdio through a run against a direct callTool (bench/mcp.ts)
  *   npm run bench -- --handoff           a step driven by a handoff target against a root step (bench/handoff.ts)
  *   npm run bench -- --memory-run        a tool loop on SQLite with and without memory and chat (bench/memory-run.ts)
+ *   npm run bench -- --v3                a V3 step with a two-source context against today's step, and package bytes (bench/v3-run.ts)
+ *   npm run bench -- --v3-store          V3 store saves and loads against the run store's, and package bytes (bench/v3-store.ts)
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -46,6 +48,8 @@ import { measureWorkers, printWorkers } from './worker-scale.js';
 import { measureRedis, printRedis } from './redis.js';
 import { measureMcp, printMcp } from './mcp.js';
 import { measureHandoff, printHandoff } from './handoff.js';
+import { measureV3Store, printV3Store } from './v3-store.js';
+import { measureV3Run, printV3Run } from './v3-run.js';
 import { splitEnvelope } from '../src/stores/write-plan.js';
 
 const STEPS = 100;
@@ -371,6 +375,8 @@ const SECTIONS = {
   redis: async () => printRedis(await measureRedis()),
   mcp: async () => printMcp(await measureMcp()),
   handoff: async () => printHandoff(await measureHandoff()),
+  'v3-store': async () => printV3Store(await measureV3Store()),
+  v3: async () => printV3Run(await measureV3Run()),
 } as const;
 type SectionName = keyof typeof SECTIONS;
 

@@ -130,19 +130,20 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
           }
         }
         for (const blob of incoming) await putChecked(client, blob);
-        // One reading of the clock: a first save's createdAt and updatedAt are the same time.
-        const now = (await client.query<{ now: number }>(`SELECT ${NOW_MS} AS now`)).rows[0]!.now;
         const values = [runId, envelope.scope, envelope.status, envelope.revision, envelope.bindingId ?? null,
-          envelope.pendingApprovals?.length ?? 0, envelope.pendingClientCalls?.length ?? 0, record, now];
-        await client.query(`INSERT INTO ${t.runs} (run_id, scope, status, revision, binding_id, created_at, updated_at,
+          envelope.pendingApprovals?.length ?? 0, envelope.pendingClientCalls?.length ?? 0, record];
+        // One reading of the clock (a first save's createdAt and updatedAt are the same time), and the row, in one statement.
+        await client.query(`WITH now AS (SELECT ${NOW_MS} AS t)
+  INSERT INTO ${t.runs} (run_id, scope, status, revision, binding_id, created_at, updated_at,
     pending_approvals, pending_client_calls, record)
-  VALUES ($1, $2, $3, $4, $5, $9, $9, $6, $7, $8)
+  SELECT $1, $2, $3, $4, $5, now.t, now.t, $6, $7, $8 FROM now
   ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, revision = excluded.revision, binding_id = excluded.binding_id,
     updated_at = excluded.updated_at, pending_approvals = excluded.pending_approvals,
     pending_client_calls = excluded.pending_client_calls, record = excluded.record`, values);
-        if (row) await client.query(`DELETE FROM ${t.refs} WHERE run_id = $1 AND NOT (digest = ANY($2::text[]))`, [runId, digests]);
-        if (digests.length > 0) {
-          await client.query(`INSERT INTO ${t.refs} (run_id, digest) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`, [runId, digests]);
+        // The refs follow the record's digests: those it no longer points to go, new ones come, in one statement.
+        if (row || digests.length > 0) {
+          await client.query(`WITH gone AS (DELETE FROM ${t.refs} WHERE $3 AND run_id = $1 AND NOT (digest = ANY($2::text[])))
+  INSERT INTO ${t.refs} (run_id, digest) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`, [runId, digests, row !== undefined]);
         }
       });
     },
