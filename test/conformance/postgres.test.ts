@@ -4,16 +4,11 @@
  * first is another store on its own pool, as a second process. Leases are on
  * the database clock, so `advance` sleeps and the ttl is short.
  */
-import { describe, it } from 'vitest';
-import { createPostgresOpsStore } from 'cairn/ops/postgres';
 import { defineStoreConformance } from 'cairn/testing';
 import { describePostgres, type PostgresTestEnv } from '../stores/pg-env.js';
+import { opsBackends, SERVER_CLOCK, serverCaseApi } from './store-matrix.js';
 
-/** Long enough that a few queries on a loaded machine (a renewal half a ttl late) never outlast it, short enough to sleep through. */
-const TTL_MS = 1_500;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-// A case saves up to a thousand runs and sleeps through ttls.
-const CASE_TIMEOUT_MS = 60_000;
+const { postgres } = opsBackends();
 
 describePostgres('postgres conformance', (env: PostgresTestEnv) => {
   defineStoreConformance({
@@ -21,14 +16,8 @@ describePostgres('postgres conformance', (env: PostgresTestEnv) => {
     features: { leases: true, breakers: true, journal: true },
     async create() {
       const schema = env.newSchema();
-      const setup = createPostgresOpsStore({ connectionString: env.url, poolOptions: { max: 1 } }, { schema });
-      await setup.setup();
-      await setup.close();
-      return {
-        open: () => createPostgresOpsStore({ connectionString: env.url, poolOptions: { max: 4 } }, { schema }),
-        advance: sleep,
-        ttlMs: TTL_MS,
-      };
+      await postgres.setup(env, schema);
+      return { open: () => postgres.open(env, schema), ...SERVER_CLOCK };
     },
-  }, { describe, it: (name, fn) => it(name, fn, CASE_TIMEOUT_MS) });
+  }, serverCaseApi);
 });

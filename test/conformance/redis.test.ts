@@ -7,17 +7,11 @@
  * a second process. Leases and journal times are on the server's clock, so
  * `advance` sleeps and the ttl is short.
  */
-import { describe, it } from 'vitest';
 import { createRedisOpsStore } from 'cairn/ops/redis';
 import { defineLedgerConformance, defineStoreConformance } from 'cairn/testing';
 import { describeRedis, type RedisTestEnv } from '../stores/redis-env.js';
-import { ledgerFixture, openedInitializer } from './store-matrix.js';
+import { ledgerFixture, openedInitializer, SERVER_CLOCK, serverCaseApi } from './store-matrix.js';
 
-/** As the PostgreSQL suite's: long enough for a few round trips on a loaded machine, short enough to sleep through. */
-const TTL_MS = 1_500;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-// A case saves up to a thousand runs and sleeps through ttls.
-const CASE_TIMEOUT_MS = 60_000;
 const LEDGER = 'conformance';
 
 describeRedis('redis conformance', (env: RedisTestEnv) => {
@@ -26,16 +20,12 @@ describeRedis('redis conformance', (env: RedisTestEnv) => {
     features: { leases: true, breakers: true, journal: true },
     async create() {
       const keyPrefix = env.newPrefix();
-      return {
-        open: () => createRedisOpsStore({ url: env.url, keyPrefix }),
-        advance: sleep,
-        ttlMs: TTL_MS,
-      };
+      return { open: () => createRedisOpsStore({ url: env.url, keyPrefix }), ...SERVER_CLOCK };
     },
-  }, { describe, it: (name, fn) => it(name, fn, CASE_TIMEOUT_MS) });
+  }, serverCaseApi);
 
   defineLedgerConformance(openedInitializer('redis', async () => {
     const keyPrefix = env.newPrefix();
     return { open: () => createRedisOpsStore({ url: env.url, keyPrefix }), data: undefined };
-  }, (opened) => ledgerFixture(opened, LEDGER)), { describe, it: (name, fn) => it(name, fn, CASE_TIMEOUT_MS) });
+  }, (opened) => ledgerFixture(opened, LEDGER)), serverCaseApi);
 });

@@ -16,8 +16,22 @@ import type { BudgetLedger } from 'cairn/policy';
 import type { ConformanceTestApi, LedgerFixture } from 'cairn/testing';
 import { describePostgres, type PostgresTestEnv } from '../stores/pg-env.js';
 
-/** A PostgreSQL case sets up a schema and races a few pools. */
-const POSTGRES_CASE_TIMEOUT_MS = 60_000;
+/** A case on a database server sets up a schema (or a key prefix), races a few connections, may save a thousand runs and sleep through ttls. */
+const SERVER_CASE_TIMEOUT_MS = 60_000;
+
+/** vitest's describe and it, with the longer timeout a case on a database server needs. */
+export const serverCaseApi: ConformanceTestApi = { describe, it: (name, fn) => it(name, fn, SERVER_CASE_TIMEOUT_MS) };
+
+/**
+ * The clock of a backend whose leases and journal times are on the server's
+ * clock: `advance` sleeps, and the ttl is long enough that a few round trips on
+ * a loaded machine (a renewal half a ttl late) never outlast it, short enough
+ * to sleep through.
+ */
+export const SERVER_CLOCK = {
+  advance: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+  ttlMs: 1_500,
+};
 
 /** Anything a case opens over its data and must close. */
 export interface Closable {
@@ -136,7 +150,7 @@ export function defineStoreMatrix<T extends Closable, F extends object>(matrix: 
       const schema = env.newSchema();
       await backends.postgres.setup(env, schema);
       return { open: () => backends.postgres.open(env, schema), data: { backend: 'postgres', env, schema } };
-    }, matrix.fixture), { describe, it: (name, fn) => it(name, fn, POSTGRES_CASE_TIMEOUT_MS) });
+    }, matrix.fixture), serverCaseApi);
   });
 }
 
