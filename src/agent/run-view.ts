@@ -8,6 +8,7 @@ import {
   DEFAULT_MAX_OUTPUT_ATTEMPTS, DEFAULT_MAX_STEPS, DEFAULT_MAX_VERIFY_ATTEMPTS,
 } from './options.js';
 import type { AgentEvent, AgentOptions, AgentRunView } from './types.js';
+import { parentOf } from '../delegation/agent-tool-marker.js';
 
 export type { AgentRunView };
 
@@ -22,7 +23,8 @@ export interface RunViewSeed {
 export function runViewSeed(options: Partial<AgentOptions<unknown>> | undefined, parentRunId: string | null = null): RunViewSeed {
   const count = (value: unknown, fallback: number) => (typeof value === 'number' && Number.isFinite(value) ? value : fallback);
   return {
-    parentRunId,
+    // A sub-agent's child run names its parent even when the parent is not streamed (docs/delegation.md).
+    parentRunId: parentRunId ?? parentOf(options)?.runId ?? null,
     limits: {
       maxSteps: count(options?.maxSteps, DEFAULT_MAX_STEPS),
       maxOutputAttempts: count(options?.maxOutputAttempts, DEFAULT_MAX_OUTPUT_ATTEMPTS),

@@ -227,3 +227,22 @@ describe('bad input: typed errors, nothing run', () => {
     expect(() => agentTool(clientOnly, { name: 'c' })).toThrow(expect.objectContaining({ code: 'agent_tool_invalid' }));
   });
 });
+
+describe('the hierarchy', () => {
+  it("a streamed root carries the child's run views, each with its own run id and parentRunId", async () => {
+    const { streamAgent } = await import('cairn/agent');
+    const w = world();
+    const lead = w.lead(leadScript(), w.researcher(researcherScript()));
+    const store = createInMemoryAgentRunStore();
+    const stream = streamAgent({ ...lead.engineOptions('root-s', {}), prompt: 'Explain tides.', session: { store, runId: 'root-s', scope: 'default' } });
+    const views: { runId: string; parentRunId: string | null; status: string }[] = [];
+    for await (const event of stream.events) if (event.type === 'agent-run-update') views.push(event.view);
+    expect((await stream.result).status).toBe('completed');
+    const childId = Object.values((await store.load('root-s'))!.receipts)[0]!.child!.runId;
+    const childViews = views.filter((v) => v.runId === childId);
+    expect(childViews.length).toBeGreaterThan(0);
+    expect(childViews.every((v) => v.parentRunId === 'root-s')).toBe(true);
+    expect(childViews.at(-1)!.status).toBe('completed');
+    expect(views.filter((v) => v.runId === 'root-s').every((v) => v.parentRunId === null)).toBe(true);
+  });
+});
