@@ -1,10 +1,12 @@
 /**
  * The crash property for memory and chat: random conversations (one or two
  * runs, each with tool turns, some gated by an approval, some stopping at
- * max-steps, with memory facts to extract, a stored memory to delete, and a
- * plain or conditional chat store), each driven once without a fault and
+ * max-steps, some ended by a cancel queued at their suspension, with memory
+ * facts to extract, a stored memory to delete, and a plain or conditional
+ * chat store), each driven once without a fault and
  * then once for EVERY write the fault-free drive made (every save of the
- * run's record, memory mutation and chat write), with that write crashing
+ * run's record, the terminal commit of a stop or a cancel and the queued
+ * cancel's own save included, memory mutation and chat write), with that write crashing
  * the process before or after it landed, or throwing before or after it
  * landed. A careful operator goes on (resume, approvals, reconciled or
  * retried calls, a fresh process) and calls reconcileAgentRun({ session,
@@ -15,7 +17,7 @@
  *     most once, and the store holds at most one record of each.
  *  2. Every extraction is settled: a completed run's extraction is completed,
  *     or failed with a code (a partial pass: memory_extraction_partial);
- *     never pending or planned. A stopped run has none, and wrote no memory.
+ *     never pending or planned. A stopped (or cancelled) run has none, and wrote no memory.
  *  3. No chat message lost or duplicated: the chat holds exactly the last
  *     run's transcript, each message under the id of the run that wrote it
  *     first (`<runId>:<index>`), and each run's record says its projection
@@ -32,7 +34,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { driveMemChat, type MemChatReport } from './memory-chat-drive.js';
-import { describeMemChat, everyFault, memChatScenarioArb, type MemChatScenario, type WriteFault, type WriteKind } from './memory-chat-world.js';
+import { describeMemChat, endsEarly, everyFault, memChatScenarioArb, type MemChatScenario, type WriteFault, type WriteKind } from './memory-chat-world.js';
 
 const NUM_RUNS = Math.max(20, Number(process.env.CAIRN_PROPERTY_RUNS ?? 0) || 0);
 const TIMEOUT = Math.max(120_000, NUM_RUNS * 6_000);
@@ -44,6 +46,9 @@ interface Tally {
   restarts: number;
   settled: number;
   partial: number;
+  /** Faulted drives whose fault hit the terminal commit of a stop or a cancel (the chart's `stopping`), or the cancel's own save. */
+  stopCommits: number;
+  cancelSaves: number;
 }
 
 const texts = (r: MemChatReport) => r.memories.map((m) => m.text).sort();
@@ -64,7 +69,7 @@ function check(scenario: MemChatScenario, fault: WriteFault, ref: MemChatReport,
   run.records.forEach((record, leg) => {
     expect(record, `(2) leg ${leg} has no record; ${where}`).toBeDefined();
     const extraction = record!.memory?.extraction;
-    if (scenario.legs[leg]!.stops) {
+    if (endsEarly(scenario.legs[leg]!)) {
       expect(extraction, `(2) stopped leg ${leg} extracted; ${where}`).toBeUndefined();
       return;
     }
@@ -102,7 +107,7 @@ function check(scenario: MemChatScenario, fault: WriteFault, ref: MemChatReport,
     for (const [key, n] of Object.entries(ledger)) expect(n, `(4) effect ${key} of leg ${leg} ran ${n} times; ${where}`).toBe(1);
     expect(Object.keys(ledger).length, `(4) effects of leg ${leg}; ${where}`).toBe(Object.keys(ref.ledgers[leg]!).length);
   });
-  const allCompleted = run.records.every((r, leg) => scenario.legs[leg]!.stops || r!.memory!.extraction!.status === 'completed');
+  const allCompleted = run.records.every((r, leg) => endsEarly(scenario.legs[leg]!) || r!.memory!.extraction!.status === 'completed');
   // A partial extraction is never run again, so a later run may recall less: then only the shape is the same.
   if (allCompleted) {
     expect(texts(run), `(4) memories; ${where}`).toEqual(texts(ref));
@@ -119,6 +124,9 @@ function property(tally: Tally, breakConfirm = false) {
       const run = await driveMemChat(scenario, fault, breakConfirm);
       tally.drives++;
       tally.byKind[ref.writes[(fault as { at: number }).at - 1]!]++;
+      const state = ref.states[(fault as { at: number }).at - 1];
+      if (state === 'stopping') tally.stopCommits++;
+      if (state === 'cancel') tally.cancelSaves++;
       tally.restarts += run.restarts;
       tally.settled += run.settled;
       tally.partial += run.records.filter((r) => r?.memory?.extraction?.error?.code === 'memory_extraction_partial').length;
@@ -138,7 +146,9 @@ function params(numRuns: number, replayPath = true): fc.Parameters<[MemChatScena
   };
 }
 
-const newTally = (): Tally => ({ scenarios: 0, drives: 0, byKind: { 'run-save': 0, 'memory-write': 0, 'chat-write': 0 }, restarts: 0, settled: 0, partial: 0 });
+const newTally = (): Tally => ({
+  scenarios: 0, drives: 0, byKind: { 'run-save': 0, 'memory-write': 0, 'chat-write': 0 }, restarts: 0, settled: 0, partial: 0, stopCommits: 0, cancelSaves: 0,
+});
 
 describe('crash property: memory and chat, a fault at every write', () => {
   it(`no memory mutation twice, every extraction settled, no chat message lost or duplicated (${NUM_RUNS} scenarios)`, async () => {
@@ -146,13 +156,16 @@ describe('crash property: memory and chat, a fault at every write', () => {
     const started = performance.now();
     const outcome = await fc.check(property(tally), params(NUM_RUNS));
     console.log(`memory/chat crash property: seed ${outcome.seed}; ${tally.scenarios} scenarios, ${tally.drives} faulted drives in ${Math.round(performance.now() - started)} ms; ` +
-      `faults by write ${JSON.stringify(tally.byKind)}; fresh processes ${tally.restarts}, reconciliations that settled something ${tally.settled}, partial extractions ${tally.partial}`);
+      `faults by write ${JSON.stringify(tally.byKind)} (at a stop's terminal commit ${tally.stopCommits}, at a queued cancel's save ${tally.cancelSaves}); ` +
+      `fresh processes ${tally.restarts}, reconciliations that settled something ${tally.settled}, partial extractions ${tally.partial}`);
     if (outcome.failed) throw new Error(`${fc.defaultReportMessage(outcome) ?? 'the property failed'}\n${String(outcome.errorInstance)}`);
     if (process.env.FC_PATH === undefined) {
       // Non-vacuity: faults hit every kind of write, and reconciliation had work to do.
       for (const kind of Object.keys(tally.byKind) as WriteKind[]) expect(tally.byKind[kind], kind).toBeGreaterThan(0);
       expect(tally.settled).toBeGreaterThan(0);
       expect(tally.partial).toBeGreaterThan(0);
+      expect(tally.stopCommits).toBeGreaterThan(0);
+      expect(tally.cancelSaves).toBeGreaterThan(0);
     }
   }, TIMEOUT);
 

@@ -7,7 +7,7 @@
  * Records what the property checks.
  */
 import {
-  createInMemoryAgentRunStore, reconcileAgentRun, resumeAgent, runAgent,
+  cancelAgentRun, createInMemoryAgentRunStore, reconcileAgentRun, resumeAgent, runAgent,
   type AgentOptions, type AgentResult, type AgentRunEnvelope, type AgentRunStore, type Message, type ResumeOptions,
 } from 'cairn/agent';
 import type { ChatRecord } from 'cairn/chat';
@@ -40,6 +40,8 @@ export interface MemChatReport {
   ledgers: Array<Record<string, number>>;
   /** Every write the drive made, in order, by kind (of the fault-free drive: every point a fault can hit). */
   writes: WriteKind[];
+  /** Per write: where the run was for a save of its record (its top-level state, `cancel` for a queued cancel), else ''. */
+  states: string[];
   fired: boolean;
   violations: string[];
   trace: string[];
@@ -58,11 +60,11 @@ export async function driveMemChat(scenario: MemChatScenario, fault: WriteFault,
   if (systems.seeded) {
     await systems.memory.add({ id: 'old-1', scope: MEMORY_SCOPE, text: 'old: leg 0 fact 0 was the first guess', metadata: {}, at: 1 });
   }
-  const counter = { n: 0, kinds: [] as WriteKind[] };
+  const counter = { n: 0, kinds: [] as WriteKind[], states: [] as string[] };
   const landed: Landed = new Map();
   const ledgers: Ledger[] = scenario.legs.map(() => createLedger());
   const report: MemChatReport = {
-    statuses: [], messages: undefined, records: [], chat: undefined, memories: [], landed: {}, ledgers: [], writes: [], fired: false,
+    statuses: [], messages: undefined, records: [], chat: undefined, memories: [], landed: {}, ledgers: [], writes: [], states: [], fired: false,
     violations: [], trace: [], restarts: 0, settled: 0,
   };
   let generation = 0;
@@ -133,6 +135,18 @@ export async function driveMemChat(scenario: MemChatScenario, fault: WriteFault,
       result = outcome.result;
       report.trace.push(`leg ${leg}: ${result.status}${result.status === 'stopped' ? `/${result.reason}` : ''}${result.status === 'failed' ? `/${result.error.code}` : ''}`);
       if (result.status === 'completed' || (result.status === 'stopped' && result.reason === 'max-steps')) break;
+      if (script.cancels && result.status === 'stopped' && result.reason === 'aborted') break;
+      if (result.status === 'suspended' && script.cancels) {
+        // Nobody drives the run: queue the cancel (unless an earlier attempt's request landed), and resume without a verdict.
+        if ((await data.load(runId))?.cancel === undefined) {
+          const queued = await proc.race(cancelAgentRun({ session: { store: runs, runId, scope: SCOPE }, reason: 'withdrawn', deps: { clock: { now: () => 1_000 } } })
+            .then((answer) => answer.outcome, (error: unknown) => `rejected (${String((error as Error).message).slice(0, 60)})`));
+          report.trace.push(`leg ${leg}: cancel ${queued.crashed ? 'crashed' : queued.result}`);
+          if (queued.crashed) await fresh();
+        }
+        action = { kind: 'resume', extra: {} };
+        continue;
+      }
       if (result.status === 'suspended') {
         const approvalResponses = result.pendingApprovals.map((a) => ({ approvalId: a.approvalId, token: a.token, approved: true }));
         action = { kind: 'resume', extra: { approvalResponses } };
@@ -195,6 +209,7 @@ export async function driveMemChat(scenario: MemChatScenario, fault: WriteFault,
     report.landed = Object.fromEntries(landed);
     report.ledgers = ledgers.map((l) => l.entries());
     report.writes = counter.kinds;
+    report.states = counter.states;
     report.fired = first.fired || counter.n >= (fault.kind === 'none' ? Infinity : fault.at);
     return report;
   }

@@ -30,6 +30,11 @@ export interface LegScript {
   facts: number;
   /** The leg stops at max-steps before its final turn (so it never extracts). */
   stops: boolean;
+  /**
+   * At its first suspension (a gated call) a cancel is queued for the leg (cancelAgentRun), and the next resume ends
+   * it stopped, reason `aborted`, through the chart's end: its terminal commit, then its chat write. It never extracts.
+   */
+  cancels: boolean;
 }
 
 export interface MemChatScenario {
@@ -44,7 +49,14 @@ const legArb: fc.Arbitrary<LegScript> = fc.record({
   calls: fc.array(fc.constantFrom<TurnKind>('plain', 'gated'), { maxLength: 2 }),
   facts: fc.integer({ min: 0, max: 2 }),
   stops: fc.boolean(),
-}).map((leg) => ({ ...leg, stops: leg.stops && leg.calls.length > 0 }));
+  cancels: fc.boolean(),
+}).map((leg) => {
+  const cancels = leg.cancels && leg.calls.includes('gated');
+  return { ...leg, cancels, stops: !cancels && leg.stops && leg.calls.length > 0 };
+});
+
+/** The leg ends without completing (max-steps, or a queued cancel): it extracts nothing. */
+export const endsEarly = (leg: LegScript) => leg.stops || leg.cancels;
 
 export const memChatScenarioArb: fc.Arbitrary<MemChatScenario> = fc.record({
   legs: fc.array(legArb, { minLength: 1, maxLength: 2 }),
@@ -53,7 +65,7 @@ export const memChatScenarioArb: fc.Arbitrary<MemChatScenario> = fc.record({
 });
 
 export function describeMemChat(s: MemChatScenario): string {
-  const legs = s.legs.map((l) => `[${[...l.calls, l.stops ? 'stop' : 'text'].join(' ')}; ${l.facts} facts]`).join(' → ');
+  const legs = s.legs.map((l) => `[${[...l.calls, l.cancels ? 'cancel' : l.stops ? 'stop' : 'text'].join(' ')}; ${l.facts} facts]`).join(' → ');
   return `${legs}${s.forget ? ' forget' : ''} ${s.conditional ? 'conditional' : 'plain'} chat`;
 }
 
@@ -85,7 +97,7 @@ export class Process {
   private announce!: () => void;
   readonly crashed = new Promise<void>((resolve) => (this.announce = resolve));
 
-  constructor(private readonly counter: { n: number; kinds: WriteKind[] }, private readonly fault: WriteFault) {}
+  constructor(private readonly counter: { n: number; kinds: WriteKind[]; states: string[] }, private readonly fault: WriteFault) {}
 
   /** What a read or an answer turns into once the process is gone: a promise that never settles. */
   async pass<T>(work: () => Promise<T>): Promise<T> {
@@ -94,10 +106,12 @@ export class Process {
     return this.fired ? never() : value;
   }
 
-  async write<T>(kind: WriteKind, work: () => Promise<T>): Promise<T> {
+  /** `state`: for a save of the run's record, where the run was (its top-level state, or `cancel` for a queued cancel). */
+  async write<T>(kind: WriteKind, work: () => Promise<T>, state = ''): Promise<T> {
     if (this.fired) return never();
     const index = ++this.counter.n;
     this.counter.kinds.push(kind);
+    this.counter.states.push(state);
     const f = this.fault;
     const hit = f.kind !== 'none' && f.at === index;
     if (hit && f.kind === 'crash' && f.when === 'before') return this.crash();
@@ -128,10 +142,15 @@ export class Process {
   }
 }
 
+const stateOf = (snapshot: unknown) => {
+  const value = (snapshot as { value?: unknown } | null)?.value;
+  return typeof value === 'string' ? value : value && typeof value === 'object' ? Object.keys(value)[0] ?? '' : '';
+};
+
 export function wrapRunStore(store: AgentRunStore, p: Process): AgentRunStore {
   return {
     load: (id, options) => p.pass(() => store.load(id, options)),
-    save: (envelope, options) => p.write('run-save', () => store.save(envelope, options)),
+    save: (envelope, options) => p.write('run-save', () => store.save(envelope, options), envelope.cancel !== undefined ? 'cancel' : stateOf(envelope.snapshot)),
   };
 }
 
