@@ -185,6 +185,33 @@ describe('cancelAgentRun on other runs', () => {
     expect((await fresh.load('x1'))?.status).toBe('stopped');
   });
 
+  it('an executor driving the run without a lease finds out at its next save; the next resume ends the run', async () => {
+    const inner = createInMemoryAgentRunStore();
+    // Another process's view of the same runs: a store object of its own, so this process's run_busy check does not see it.
+    const elsewhere: AgentRunStore = { load: (id, o) => inner.load(id, o), save: (e, o) => inner.save(e, o) };
+    let queued: Promise<unknown> | undefined;
+    let ran = 0;
+    const slow = { parameters: { type: 'object' as const }, execute: async () => {
+      ran++;
+      queued = cancelAgentRun({ session: { store: elsewhere, runId: 'l1', scope: 't' }, deps: { clock } });
+      await queued;
+      return 'done';
+    } };
+    const session = { store: inner, runId: 'l1', scope: 't' };
+    const first = await runAgent({
+      prompt: 'Go.', tools: { slow }, session,
+      model: createMockModel({ responses: [{ toolCalls: [{ toolName: 'slow', toolCallId: 's1', args: {} }] }, { text: 'Done.' }] }),
+    });
+    expect(await queued).toMatchObject({ outcome: 'queued', status: 'running' });
+    // Its save after the tool met the request's revision: it stops writing.
+    expect(first).toMatchObject({ status: 'failed', error: { code: 'persistence_failed' } });
+    expect((await inner.load('l1'))?.cancel).toEqual({ requestedAt: T });
+    const model = silent();
+    expect(await resumeAgent({ model, tools: { slow }, session })).toMatchObject({ status: 'stopped', reason: 'aborted' });
+    expect(model.calls).toHaveLength(0);
+    expect(ran).toBe(1);
+  });
+
   it('a run that ended: nothing to cancel, nothing written', async () => {
     const store = createInMemoryAgentRunStore();
     const session = { store, runId: 'e1', scope: 't' };
