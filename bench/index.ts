@@ -21,6 +21,7 @@
  *   npm run bench -- --agent             agent.run against runAgent, same run (bench/agent.ts)
  *   npm run bench -- --mcp               an MCP tool call over stdio through a run against a direct callTool (bench/mcp.ts)
  *   npm run bench -- --handoff           a step driven by a handoff target against a root step (bench/handoff.ts)
+ *   npm run bench -- --subagent          a sub-agent's tool step against a root's, commits and time (bench/subagent.ts)
  *   npm run bench -- --memory-run        a tool loop on SQLite with and without memory and chat (bench/memory-run.ts)
  *   npm run bench -- --v3                a V3 step with a two-source context against today's step, and package bytes (bench/v3-run.ts)
  *   npm run bench -- --v3-store          V3 store saves and loads against the run store's, and package bytes (bench/v3-store.ts)
@@ -48,6 +49,7 @@ import { measureWorkers, printWorkers } from './worker-scale.js';
 import { measureRedis, printRedis } from './redis.js';
 import { measureMcp, printMcp } from './mcp.js';
 import { measureHandoff, printHandoff } from './handoff.js';
+import { measureSubAgent, printSubAgent } from './subagent.js';
 import { measureV3Store, printV3Store } from './v3-store.js';
 import { measureV3Run, printV3Run } from './v3-run.js';
 import { splitEnvelope } from '../src/stores/write-plan.js';
@@ -375,6 +377,7 @@ const SECTIONS = {
   redis: async () => printRedis(await measureRedis()),
   mcp: async () => printMcp(await measureMcp()),
   handoff: async () => printHandoff(await measureHandoff()),
+  subagent: async () => printSubAgent(await measureSubAgent()),
   'v3-store': async () => printV3Store(await measureV3Store()),
   v3: async () => printV3Run(await measureV3Run()),
 } as const;
