@@ -9,6 +9,8 @@ import type { Json, RunContext, RunPlan, ToolCallOutput } from './types.js';
 export interface HandoffOutput {
   toolNames: string[];
   plan: RunPlan | null;
+  /** The fail-over record with the target's model as the one the run calls now; absent while the run has none. */
+  models?: Json;
 }
 
 /** The first call of the batch, in the turn's order, that ran a transfer tool to its end. */

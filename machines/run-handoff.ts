@@ -12,7 +12,7 @@ export const handingOffState = runSetup.createStateConfig({
   invoke: {
     src: 'enterHandoff',
     id: 'enterHandoff',
-    input: ({ context }) => ({ agent: context.activeAgent ?? '' }),
+    input: ({ context }) => ({ agent: context.activeAgent ?? '', models: context.models ?? null }),
     onDone: [
       { guard: 'durable', target: 'checkpointing', actions: 'noteHandoff' },
       // With no store there is nothing to save the step to.

@@ -85,7 +85,7 @@ export const runSetup = setup({
     beginVerify: fromPromise<void, { attempt: number }>(notProvided('beginVerify')),
     runVerifier: fromPromise<VerifierOutput, VerifyInput>(notProvided('runVerifier')),
     // Puts the handoff target's model, instructions and tools in place for the next step (see run-handoff.ts).
-    enterHandoff: fromPromise<HandoffOutput, { agent: string }>(notProvided('enterHandoff')),
+    enterHandoff: fromPromise<HandoffOutput, { agent: string; models: Json | null }>(notProvided('enterHandoff')),
   },
   guards: {
     stepsLeft: ({ context }) => context.step < context.maxSteps,
@@ -234,7 +234,7 @@ export const runSetup = setup({
     // The target's tools (and their plan) from the next step on.
     noteHandoff: assign(({ event }) => {
       const output = (event as unknown as { output: HandoffOutput }).output;
-      return { toolNames: output.toolNames, plan: output.plan };
+      return { toolNames: output.toolNames, plan: output.plan, ...(output.models !== undefined ? { models: output.models } : {}) };
     }),
     takeTextCandidate: assign(({ context }) => ({
       candidate: { text: context.lastTurn?.text ?? '', output: context.lastTurn?.text ?? '' },

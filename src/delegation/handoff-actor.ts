@@ -5,15 +5,23 @@
  * options, so a restore that starts it again changes nothing more.
  * @internal
  */
-import type { HandoffOutput } from '../../machines/index.js';
+import type { HandoffOutput, Json } from '../../machines/index.js';
+import type { AgentRunModels } from '../agent/types.js';
+import { refOf } from '../runtime/model-call.js';
 import { bindMcp } from '../mcp/leg.js';
 import { legActor } from '../runtime/host-state.js';
 import { planOf } from '../runtime/plan.js';
 import { switchTo } from './handoff.js';
 
-export const enterHandoff = legActor<HandoffOutput, { agent: string }>(async (host, { input }) => {
+export const enterHandoff = legActor<HandoffOutput, { agent: string; models: Json | null }>(async (host, { input }) => {
   switchTo(host.opts, input.agent);
   // A target with MCP servers: they warn on this leg's stream and hold sampling to its policy.
   bindMcp(host.opts, host);
-  return { toolNames: Object.keys(host.opts.tools), plan: planOf(host.opts) };
+  // A run that keeps a fail-over record says it calls the target's model now (the failed models stay skipped).
+  const models = input.models as AgentRunModels | null;
+  return {
+    toolNames: Object.keys(host.opts.tools),
+    plan: planOf(host.opts),
+    ...(models ? { models: { ...models, selected: refOf(host.opts.model) } as unknown as Json } : {}),
+  };
 });

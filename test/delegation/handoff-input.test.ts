@@ -130,6 +130,19 @@ describe('a target under the run\'s execution policy', () => {
   });
 });
 
+describe('the fail-over record after a handoff', () => {
+  it('a run that keeps one says it calls the target\'s model now', async () => {
+    const store = createInMemoryAgentRunStore();
+    const triage = createMockModel({ modelId: 'triage-model', responses: [transfer()] });
+    const billingModel = createMockModel({ modelId: 'billing-model', responses: [{ text: 'Done.' }] });
+    const result = await runAgent(triageOptions(triage, billingAgent(billingModel, { refunds: [], lookups: [] }), {
+      fallbackModels: [quiet('triage-spare')], session: { store, runId: 'sel', scope: 't' },
+    }));
+    expect(result.status).toBe('completed');
+    expect((await store.load('sel', { scope: 't' }))!.models).toMatchObject({ selected: { modelId: 'billing-model' }, failovers: [] });
+  });
+});
+
 describe('names', () => {
   it('an Agent whose name makes no tool name runs as before without handoffs, and as the root of handoffs', async () => {
     const plain = new Agent({ name: 'Support Bot', model: createMockModel({ responses: [{ text: 'Hi.' }] }) });
