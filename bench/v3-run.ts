@@ -1,0 +1,165 @@
+/**
+ * What a V3 run costs (docs/context.md): a tool loop of STEPS steps run as
+ * today's run (its store's AgentRunStore) and as a V3 run with a two-source
+ * context and a working memory (the store's AgentRunStoreV3), same model,
+ * alternating round by round; the table gives the median wall time per step
+ * and the ratio (target: at most 1.3x), on the in-memory stores, an SQLite
+ * file and PostgreSQL. Then the packages stored by a V3 run whose retrieval
+ * stays the same every step against one whose retrieval changes every step:
+ * stored blobs and their bytes grow with distinct packages, not with steps.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import {
+  createInMemoryAgentRunStore, createInMemoryAgentRunStoreV3, runAgent, type AgentRunStore, type AgentRunStoreV3, type AgentTool,
+} from 'cairn/agent';
+import { createRagContextSource } from 'cairn/context';
+import type { LanguageModel, ModelRequest, ModelResponse } from 'cairn/models';
+import { createPostgresAgentRunStoreV3, createPostgresOpsStore } from 'cairn/ops/postgres';
+import { createSqliteAgentRunStoreV3, createSqliteOpsStore } from 'cairn/ops/sqlite';
+
+const STEPS = 20;
+const ROUNDS = Number(process.env.CAIRN_BENCH_V3_ROUNDS ?? 21);
+const WARMUP = 4;
+const usage = { inputTokens: 10, outputTokens: 5, totalTokens: 15 };
+
+/** Calls `step` until STEPS calls are answered, then answers. */
+const model: LanguageModel = {
+  specificationVersion: 'cairn-model-1',
+  provider: 'bench',
+  modelId: 'loop',
+  async doGenerate(request: ModelRequest): Promise<ModelResponse> {
+    const done = request.messages.filter((m) => m.role === 'tool').length;
+    if (done >= STEPS) return { text: 'done', toolCalls: [], finishReason: 'stop', usage };
+    return { text: '', toolCalls: [{ toolCallId: `c${done}`, toolName: 'step', args: { n: done } }], finishReason: 'tool-calls', usage };
+  },
+};
+const step: AgentTool = {
+  parameters: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+  execute: async ({ n }: { n: number }) => ({ ok: true, n }),
+};
+
+/** Two sources; `changing` makes the second answer something new on every step. */
+const sources = (changing: boolean) => [
+  createRagContextSource({ name: 'docs', retrieve: () => [{ text: 'Deploys need a green CI run.', index: 0, score: 0.9 }, { text: 'Staging is eu-west.', index: 1, score: 0.4 }] }),
+  createRagContextSource({ name: 'tickets', retrieve: ({ step: s }) => [{ text: changing ? `Ticket T-${s} is open.` : 'Ticket T-1 is open.', index: 0, score: 0.7 }] }),
+];
+
+interface Backend {
+  name: string;
+  today(): AgentRunStore;
+  v3(): AgentRunStoreV3;
+  close(): Promise<void>;
+}
+
+let ids = 0;
+async function timeRun(run: () => Promise<{ status: string }>): Promise<number> {
+  const started = performance.now();
+  const result = await run();
+  if (result.status !== 'completed') throw new Error(`a bench run ended ${result.status}`);
+  return (performance.now() - started) / (STEPS + 1);
+}
+
+const todayRun = (store: AgentRunStore) => () => runAgent({
+  model, prompt: 'Loop.', maxSteps: STEPS + 2, tools: { step }, session: { store, runId: `t${ids++}`, scope: 'bench' },
+});
+const v3Run = (store: AgentRunStoreV3, changing = false, runId = `v${ids++}`) => () => runAgent({
+  checkpointVersion: 3, model, prompt: 'Loop.', maxSteps: STEPS + 2, tools: { step }, session: { store, runId, scope: 'bench' },
+  context: { sources: sources(changing) }, workingMemory: { create: { scope: 'bench', goal: 'Loop.', now: 0 } },
+});
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export interface V3RunFigures {
+  steps: number;
+  rounds: number;
+  rows: { backend: string; today: number; v3: number }[];
+  bytes: { backend: string; kind: 'same' | 'changing'; steps: number; packages: number; blobs: number; bytes: number }[];
+  skipped: string[];
+}
+
+async function measureBackend(backend: Backend, figures: V3RunFigures): Promise<void> {
+  const today = backend.today();
+  const v3 = backend.v3();
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let round = 0; round < WARMUP + ROUNDS; round++) {
+    // Alternate which goes first, so drift falls on both.
+    const first = round % 2 === 0;
+    const x = first ? await timeRun(todayRun(today)) : await timeRun(v3Run(v3));
+    const y = first ? await timeRun(v3Run(v3)) : await timeRun(todayRun(today));
+    if (round < WARMUP) continue;
+    a.push(first ? x : y);
+    b.push(first ? y : x);
+  }
+  figures.rows.push({ backend: backend.name, today: median(a), v3: median(b) });
+  for (const changing of [false, true]) {
+    const runId = `bytes-${changing ? 'changing' : 'same'}-${ids++}`;
+    await v3Run(v3, changing, runId)();
+    const record = (await v3.load(runId, { scope: 'bench' }))!;
+    const digests = [...new Set(record.context!.steps.map((s) => s.blob.digest))];
+    let bytes = 0;
+    for (const d of digests) {
+      const found = await v3.getBlob(d);
+      if (found.status === 'found') bytes += Buffer.byteLength(JSON.stringify(found.content));
+    }
+    figures.bytes.push({ backend: backend.name, kind: changing ? 'changing' : 'same', steps: record.context!.steps.length, packages: record.context!.steps.length, blobs: digests.length, bytes });
+  }
+}
+
+export async function measureV3Run(): Promise<V3RunFigures> {
+  const figures: V3RunFigures = { steps: STEPS, rounds: ROUNDS, rows: [], bytes: [], skipped: [] };
+  await measureBackend({
+    name: 'in-memory', today: () => createInMemoryAgentRunStore(), v3: () => createInMemoryAgentRunStoreV3(), close: async () => undefined,
+  }, figures);
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-bench-v3-run-'));
+  try {
+    const ops = createSqliteOpsStore({ path: join(dir, 'ops.db') });
+    try {
+      const v3 = createSqliteAgentRunStoreV3(ops);
+      await measureBackend({ name: 'sqlite', today: () => ops.agentRuns, v3: () => v3, close: async () => undefined }, figures);
+    } finally {
+      ops.close();
+    }
+  } catch (error) {
+    figures.skipped.push(`sqlite: ${(error as Error).message}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const url = process.env.CAIRN_TEST_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
+  const admin = new pg.Client({ connectionString: url });
+  const schema = `cairn_bench_v3run_${Date.now()}`;
+  try {
+    await admin.connect();
+    const ops = createPostgresOpsStore({ connectionString: url }, { schema });
+    await ops.setup();
+    const v3 = createPostgresAgentRunStoreV3({ connectionString: url }, { schema });
+    await v3.setup();
+    try {
+      await measureBackend({ name: 'postgres', today: () => ops.agentRuns, v3: () => v3, close: async () => undefined }, figures);
+    } finally {
+      await v3.close();
+      await ops.close();
+    }
+  } catch (error) {
+    figures.skipped.push(`postgres: ${(error as Error).message}`);
+  } finally {
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
+    await admin.end().catch(() => undefined);
+  }
+  return figures;
+}
+
+export function printV3Run(f: V3RunFigures): void {
+  console.log(`\nV3 run with a two-source context and a working memory against today's run: a ${f.steps}-step tool loop, same model, median wall ms per step of ${f.rounds} alternating rounds (target: at most 1.3x)\n`);
+  console.log('| store | today ms/step | V3 ms/step | ratio |');
+  console.log('| --- | ---: | ---: | ---: |');
+  for (const r of f.rows) console.log(`| ${r.backend} | ${r.today.toFixed(3)} | ${r.v3.toFixed(3)} | ${(r.v3 / r.today).toFixed(2)}x |`);
+  console.log('\nPackages a V3 run stores: retrieval the same every step, against one that changes every step\n');
+  console.log('| store | retrieval | steps compiled | blobs stored | blob bytes |');
+  console.log('| --- | --- | ---: | ---: | ---: |');
+  for (const r of f.bytes) console.log(`| ${r.backend} | ${r.kind} | ${r.steps} | ${r.blobs} | ${r.bytes} |`);
+  for (const s of f.skipped) console.log(`(skipped ${s})`);
+}
