@@ -111,6 +111,8 @@ export function formatReport(report: HeadlessReport<unknown>, ctx: CommandContex
     lines.push('', brief(report.output), '');
   }
   if (report.error) lines.push(`Error ${report.error.code ?? report.error.name}: ${report.error.message}`);
+  if (report.parentRunId) lines.push(`A sub-agent run, started by run ${report.parentRunId}.`);
+  for (const c of report.childRuns ?? []) lines.push(`Sub-agent run ${c.runId} (${c.toolName}, call ${c.toolCallId} of step ${c.modelStep}).`);
   if (report.retry) {
     lines.push('The cause was transient; go on from the last checkpoint with:');
     lines.push(`  ${resumeCommand(ctx, report.runId, ['--retry-failed'])}`);

@@ -2,6 +2,7 @@
  * inspectRun: the report of a stored run, read without a model call, a tool
  * call or a write.
  */
+import { hierarchyOf } from '../delegation/agent-tool-hierarchy.js';
 import { checkEnvelope } from '../agent/envelope.js';
 import type { AgentRunStoreV3 } from '../v3/store-types.js';
 import { readableRecord } from '../v3/store-read.js';
@@ -108,5 +109,8 @@ export async function inspectRun(store: AgentRunStore | AgentRunStoreV3, runId: 
   if (envelope === undefined) throw new CairnTypeError('run_not_found', `inspectRun: no run ${JSON.stringify(runId)} in this store.`, { runId });
   // A V3 store's record is reported as the run it is (readableRecord: the engine's view of it).
   const checked = checkEnvelope(readableRecord(store, envelope), runId, scope);
-  return reportOfStored(checked, options.priceProvider ?? bundledPriceProvider);
+  const report = await reportOfStored(checked, options.priceProvider ?? bundledPriceProvider);
+  // Where the run stands among sub-agent runs (docs/delegation.md#sub-agents).
+  const { parentRunId, childRuns } = hierarchyOf(checked);
+  return { ...report, ...(parentRunId !== null ? { parentRunId } : {}), ...(childRuns.length > 0 ? { childRuns } : {}) };
 }

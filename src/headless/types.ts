@@ -300,6 +300,10 @@ export interface HeadlessReport<T = string> {
   stopDetails?: JsonValue;
   error?: SerializedError;
   messages: Message[];
+  /** A sub-agent's child run: the run that started it (docs/delegation.md#sub-agents). Absent for a top-level run. */
+  parentRunId?: string;
+  /** The child runs the run's sub-agent calls started. Absent when it started none. */
+  childRuns?: { runId: string; toolCallId: string; toolName: string; modelStep: number }[];
 }
 
 // ---------------------------------------------------------------- doctor

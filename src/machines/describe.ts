@@ -15,6 +15,7 @@ import { statePaths } from './chart-model.js';
 
 export { statePaths };
 import { totalsOf } from '../policy/ledger.js';
+import { hierarchyOf, type RunHierarchy } from '../delegation/agent-tool-hierarchy.js';
 import type { LedgerTotals } from '../policy/types.js';
 
 /** A call of the step under way, where it stands in the tool-call chart. */
@@ -93,6 +94,9 @@ export interface RunDescription {
   ledger: { name: string; scope: string; subtree: boolean; entries: number; totals: LedgerTotals } | null;
   /** A V3 record's own fields (its packages, working memory, memory intents, redactions); absent for version 1 and 2. */
   v3?: DescribedV3;
+  /** The sub-agent hierarchy (docs/delegation.md#sub-agents): the run that started this one (null at the top) and the child runs it started. */
+  parentRunId: RunHierarchy['parentRunId'];
+  childRuns: RunHierarchy['childRuns'];
 }
 
 interface PersistedActor {
@@ -173,6 +177,7 @@ export function describeRun(stored: AgentRunEnvelope | AgentRunEnvelopeV3): RunD
       retryable: record.status === 'failed' && record.retry !== undefined,
     },
     ledger,
+    ...hierarchyOf(record),
     ...(isV3Record(stored) ? { v3: describeV3Fields(stored) } : {}),
   };
 }

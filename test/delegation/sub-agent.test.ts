@@ -246,3 +246,22 @@ describe('the hierarchy', () => {
     expect(views.filter((v) => v.runId === 'root-s').every((v) => v.parentRunId === null)).toBe(true);
   });
 });
+
+describe('describeRun and inspectRun show the hierarchy', () => {
+  it('the parent lists its child runs; the child names its parent', async () => {
+    const { describeRun } = await import('cairn/machines');
+    const { inspectRun } = await import('cairn/headless');
+    const w = world();
+    const store = createInMemoryAgentRunStore();
+    await w.lead(leadScript(), w.researcher(researcherScript())).run({ prompt: 'Explain tides.', store, runId: 'root-h' });
+    const root = describeRun((await store.load('root-h'))!);
+    expect(root.parentRunId).toBeNull();
+    expect(root.childRuns).toEqual([{ runId: expect.stringMatching(/^sub_/), toolCallId: expect.any(String), toolName: 'research', modelStep: 0 }]);
+    const childId = root.childRuns[0]!.runId;
+    expect(describeRun((await store.load(childId))!)).toMatchObject({ parentRunId: 'root-h', childRuns: [] });
+    expect(await inspectRun(store, 'root-h', { scope: 'default' })).toMatchObject({ childRuns: [{ runId: childId, toolName: 'research' }] });
+    const child = await inspectRun(store, childId, { scope: 'default' });
+    expect(child.parentRunId).toBe('root-h');
+    expect(child.childRuns).toBeUndefined();
+  });
+});
