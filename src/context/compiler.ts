@@ -11,6 +11,7 @@ import { InvalidOptionsError, serializeError } from '../errors/index.js';
 import { ContextError } from './errors.js';
 import { createDefaultEstimator, type CalibratedEstimator } from './estimator.js';
 import { messageText, retrievalMessage, tailMessage } from './render.js';
+import { cachedMessageText, historyDigest } from './history-digest.js';
 import type {
   CompileInput, ContextBlock, ContextBlockRecord, ContextCompiler, ContextCompilerOptions, ContextCompilerState, ContextHit,
   ContextManifest, ContextPackage, ContextSource, ContextWarning,
@@ -138,7 +139,8 @@ export function createContextCompiler(options: ContextCompilerOptions = {}): Con
       }
       const pass = state.passes;
       const limit = typeof window === 'function' ? window(model) : window;
-      const historyTokens = input.messages.reduce((sum, m) => sum + estimator.estimate(messageText(m)), 0);
+      const historyTokens = input.messages.reduce((sum, m) => sum + estimator.estimate(cachedMessageText(m)), 0);
+      const messagesDigest = historyDigest(input.messages);
       const dropped: string[] = [];
       let manifest: ContextManifest;
       for (;;) {
@@ -151,7 +153,7 @@ export function createContextCompiler(options: ContextCompilerOptions = {}): Con
           refresh: pass === 0 ? 'initial' : 'step',
           pass,
           digest: digestOf(blocks),
-          messagesDigest: digestOf(input.messages),
+          messagesDigest,
           model,
           tools: [...input.tools],
           blocks: [],

@@ -17,6 +17,7 @@ import { RUN_PROMPTS } from '../../machines/index.js';
 import { createContextCompiler, isContextCompiler } from '../context/compiler.js';
 import { ContextError } from '../context/errors.js';
 import { historyAdditions, requestMessages } from '../context/render.js';
+import { historyDigest } from '../context/history-digest.js';
 import { keepsTailByDefault } from '../context/compiler.js';
 import type { ContextCompiler, ContextCompilerState, ContextManifest, ContextPackage } from '../context/types.js';
 import type { LanguageModel, Usage } from '../models/types.js';
@@ -49,7 +50,7 @@ const keyOf = (step: number, phase: Phase) => `${step}:${phase}`;
 
 /** The history a step's request starts from, once prepareStep had its say (the same as the run's buildRequest). */
 export function preparedMessages(history: readonly Message[], prepared: PrepareStepResult): Message[] {
-  let messages: Message[] = prepared.messages ?? [...history];
+  let messages = (prepared.messages ?? history) as Message[];
   if (prepared.system !== undefined) messages = [{ role: 'system', content: prepared.system }, ...messages.filter((m) => m.role !== 'system')];
   return messages;
 }
@@ -179,7 +180,7 @@ export class V3Leg {
 
   async prepareResult(step: number, phase: Phase, history: readonly Message[]): Promise<PrepareStepResult> {
     const opts = this.opts!;
-    const digest = digestOf(history);
+    const digest = historyDigest(history);
     const key = keyOf(step, phase);
     const cached = this.prepared.get(key);
     if (cached && cached.digest === digest) return cached.result;
@@ -206,7 +207,7 @@ export class V3Leg {
   /** The step's package: its stored one when the step is reopened with the same messages, else compiled now. */
   private async open(step: number, phase: Phase, messages: Message[], model?: LanguageModel): Promise<Opened> {
     const key = keyOf(step, phase);
-    const messagesDigest = digestOf(messages);
+    const messagesDigest = historyDigest(messages);
     const open = this.opened.get(key);
     if (open && open.messagesDigest === messagesDigest) return open;
     const stored = this.steps.find((s) => s.step === step && s.phase === phase);
@@ -255,7 +256,7 @@ export class V3Leg {
     if (this.compiler) {
       const key = keyOf(step, phase);
       const ready = this.opened.get(key);
-      const opened = ready && ready.messagesDigest === digestOf(messages) ? ready : await this.open(step, phase, messages, model);
+      const opened = ready && ready.messagesDigest === historyDigest(messages) ? ready : await this.open(step, phase, messages, model);
       // No save preceded this call: the run is saved now, the package and its manifest with it, before the call.
       if (opened.blob) await save();
       this.announce();
