@@ -117,6 +117,11 @@ describe.each(STORES)('handoffs on the $name store', (kind) => {
       expect(refused.status === 'failed' && refused.error).toMatchObject({ code: 'binding_changed', details: [detail] });
       expect(triage.calls).toHaveLength(0);
     }
+    // A resume that no longer knows the agent driving the run is refused the same way.
+    for (const [handoffs, details] of [[[], ['the handoffs']], [[{ name: 'sales', model: billingModel }], ['handoff agent billing was removed', 'handoff agent sales was added', 'handoff agent triage: its handoffs, description, fallback models or MCP catalog']]] as const) {
+      const refused = await resumeAgent({ ...triageOptions(createMockModel({ modelId: 'triage-model', responses: [] }), base(), { handoffs: [...handoffs] }), session, ...answers });
+      expect(refused.status === 'failed' && refused.error).toMatchObject({ code: 'binding_changed', details });
+    }
     expect(billingModel.calls).toHaveLength(0);
     expect(effects.refunds).toEqual([]);
     expect((await store.load('run-c', { scope: 't' }))!.revision).toBe(before.revision);
