@@ -9,6 +9,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toJson } from '../../src/agent/json.js';
+import { printedSeed } from '../support/fc-seed.js';
 
 /** What JSON gives, or the error it throws. */
 function viaText(value: unknown): { value: unknown } | { error: string } {
@@ -60,8 +61,7 @@ const value = fc.letrec((tie) => ({
 
 describe('toJson', () => {
   it('is JSON.parse(JSON.stringify(value)), key order, -0 and errors included', () => {
-    const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : Date.now() ^ (Math.random() * 0x7fffffff);
-    console.log(`toJson property: seed ${seed}`);
+    const seed = printedSeed('toJson property');
     fc.assert(fc.property(value, (v) => {
       const text = viaText(v);
       const copy = viaCopy(v);

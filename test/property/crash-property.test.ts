@@ -28,6 +28,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { listCrashPoints, type CrashCounts } from 'cairn/testing';
 import type { PlantedBugs } from '../../src/runtime/test-switches.js';
+import { replayParams } from '../support/fc-seed.js';
 import { byCall, driveScenario, isPlainKey, RESUME_BOUND, type DriveReport, type Fault } from './drive.js';
 import { describeScenario, scenarioArb, type Scenario } from './scenario.js';
 import { closeWireServer } from './wire-model.js';
@@ -177,15 +178,7 @@ function crashProperty(tally: Tally, bugs?: PlantedBugs) {
 }
 
 /** FC_SEED replays a seed; FC_PATH (a counterexample's path) only for the property itself, not the planted-bug check. */
-function params(numRuns: number, replayPath = true): fc.Parameters<[Scenario, FaultChoice]> {
-  const seed = process.env.FC_SEED;
-  const path = replayPath ? process.env.FC_PATH : undefined;
-  return {
-    numRuns,
-    ...(seed !== undefined && seed !== '' ? { seed: Number(seed) } : {}),
-    ...(path !== undefined && path !== '' ? { path } : {}),
-  };
-}
+const params = (numRuns: number, replayPath = true) => replayParams<[Scenario, FaultChoice]>(numRuns, replayPath);
 
 describe('crash property: any run, any single fault, a careful operator', () => {
   it(`no plain effect runs twice, nothing is guessed, every run completes as without the fault (${NUM_RUNS} runs)`, async () => {

@@ -16,6 +16,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ModelStreamPart } from 'cairn/models';
+import { printedSeed } from '../support/fc-seed.js';
 import { ask } from './fixtures/openai/harness.js';
 import { wireServerForFile } from './wire-server.js';
 import { fullStream, sseText, WIRES } from './wire-table.js';
@@ -52,8 +53,7 @@ const texts = (parts: ModelStreamPart[]) => parts.flatMap((p) => (p.type === 'te
 
 describe('every wire, any chunking, one fault', () => {
   it(`ends as documented after one request (${NUM_RUNS} runs)`, async () => {
-    const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : Date.now() ^ (Math.random() * 0x7fffffff);
-    console.log(`wire stream faults: seed ${seed} (FC_SEED=${seed} replays it)`);
+    const seed = printedSeed('wire stream faults');
     const arbitrary = fc.record({
       wire: fc.integer({ min: 0, max: WIRES.length - 1 }),
       cuts: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 8 }),

@@ -13,6 +13,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { createInMemoryAgentRunStore, runAgent, type AgentRunEnvelope, type AgentRunStore } from 'cairn/agent';
 import { createRedisOpsStore, type RedisOpsStore } from 'cairn/ops/redis';
 import { createLedger, createMockModel, ledgerTool } from 'cairn/testing';
+import { printedSeed } from '../support/fc-seed.js';
 import { describeRedis } from './redis-env.js';
 
 const NUM_RUNS = 25;
@@ -59,9 +60,8 @@ describeRedis('redis store, model-based', (env) => {
   });
 
   it('answers every save and load as the in-memory store does, through three store objects', async () => {
-    const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : Date.now() ^ (Math.random() * 0x7fffffff);
+    const seed = printedSeed('redis model-based property');
     const path = process.env.FC_PATH;
-    console.log(`redis model-based property: seed ${seed} (FC_SEED=${seed} replays it)`);
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 30 }), async (ops) => {
         const keyPrefix = env.newPrefix();

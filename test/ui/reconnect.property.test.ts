@@ -16,6 +16,7 @@ import {
   agentStateFromParts, createInMemoryAgentStreamJournal, resumeAgentStreamResponse, toAgentStreamResponse,
   type AgentStreamJournal, type AgentUiState,
 } from 'cairn/ui';
+import { printedSeed } from '../support/fc-seed.js';
 import { parseSse, readAll } from './helpers.js';
 
 const LOOP_STEPS = 20;
@@ -68,9 +69,8 @@ describe('reconnects, duplicates and reordering', () => {
   });
 
   it(`applies every frame exactly once, whatever the reconnects (${NUM_RUNS} runs)`, async () => {
-    const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : Date.now() ^ (Math.random() * 0x7fffffff);
+    const seed = printedSeed('reconnect property');
     const path = process.env.FC_PATH;
-    console.log(`reconnect property: seed ${seed} (FC_SEED=${seed} replays it)`);
     await fc.assert(
       fc.asyncProperty(fc.array(connection, { minLength: 1, maxLength: 12 }), async (connections) => {
         let state = agentStateFromParts(undefined, []);
