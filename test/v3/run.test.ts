@@ -12,6 +12,7 @@ import {
 import { createContextCompiler, createRagContextSource, type ContextManifest } from 'cairn/context';
 import { createRedisOpsStore } from 'cairn/ops/redis';
 import { createMockModel } from 'cairn/testing';
+import { toAgentStreamResponse } from 'cairn/ui';
 import { countingStoreV3, textOf } from './run-helpers.js';
 
 const clock = { now: () => 1_000 };
@@ -66,6 +67,20 @@ describe('a V3 run with a context and a working memory', () => {
     expect(result.messages.map((m) => m.role)).toEqual(['user', 'user', 'assistant']);
     expect(textOf(result.messages[1]!)).toBe(sent[1]);
     expect(record.workingMemory).toMatchObject({ revision: 0, snapshot: { scope: 'acme', goal: 'Deploy billing.', createdAt: 5, notes: [] } });
+  });
+
+  it('is still an AgentStream: toAgentStreamResponse sends none of the compiled context', async () => {
+    const stream = streamAgent({
+      checkpointVersion: 3, session: { store: createInMemoryAgentRunStoreV3(), runId: 'wire', scope: 's' },
+      model: createMockModel({ responses: [{ text: 'Run CI first.' }] }), prompt: 'How do I deploy?',
+      context: { sources: [docs()] }, workingMemory: { create: { scope: 's', goal: 'Deploy billing.' } },
+    });
+    const body = await toAgentStreamResponse(stream, { runId: 'wire' }).text();
+    expect(body).toContain('Run CI first.');
+    for (const leak of ['cairn_context', 'Deploys need', 'cairn_working_memory', 'Deploy billing', 'manifest', 'sha256:']) expect(body).not.toContain(leak);
+    const types: string[] = [];
+    for await (const e of stream.eventsV3) types.push(e.type);
+    expect(types).toContain('context');
   });
 
   it('costs no save more than a V3 run without a context', async () => {
