@@ -233,7 +233,10 @@ export class V3Leg {
       ...(this.wm ? { workingMemory: workingMemoryText(this.wm.snapshot) } : {}),
       signal: this.opts!.raw.abortSignal ?? new AbortController().signal,
     });
-    if (refresh) pkg.manifest.refresh = refresh;
+    if (refresh) {
+      pkg.manifest.refresh = refresh;
+      pkg.manifest.redacted = true;
+    }
     for (const w of pkg.manifest.warnings ?? []) this.warnings.push({ type: 'warning', setting: 'context', message: `context source ${w.source}: ${w.message}` });
     const records = pkg.blocks.flatMap((b) => b.records.filter((r) => r.revision !== undefined).map((r) => ({ recordId: r.id, revision: r.revision! })));
     const blob: ContextBlobInput = { digest: pkg.manifest.digest, content: { blocks: pkg.blocks as unknown as JsonObject[] }, ...(records.length > 0 ? { records } : {}) };

@@ -117,6 +117,26 @@ describe('a V3 run with a context and a working memory', () => {
     expect(steps.map((s) => s.phase)).toEqual(['finalize']);
   });
 
+  it('compiles a call no save precedes (a repair turn) at the call, and saves it once before the call', async () => {
+    const script = () => createMockModel({ responses: [{ text: 'not json' }, { text: '{"ok":true}' }] });
+    const output = { schema: { type: 'object' }, validate: (v: unknown) => v as { ok: boolean } };
+    const plain = countingStoreV3();
+    await runAgent({ checkpointVersion: 3, session: { store: plain, runId: 'r', scope: 's' }, model: script(), prompt: 'answer', output });
+    const runs = countingStoreV3();
+    const model = script();
+    const result = await runAgent({
+      checkpointVersion: 3, session: { store: runs, runId: 'r', scope: 's' }, model, prompt: 'answer', output, context: { sources: [docs()] },
+    });
+    expect(result.status).toBe('completed');
+    const steps = (await runs.load('r'))!.context!.steps;
+    expect(steps.map((s) => [s.step, s.phase])).toEqual([[0, 'finalize'], [1, 'finalize']]);
+    // The repair's package was saved by one save of its own, before its call.
+    expect(runs.saves.length).toBe(plain.saves.length + 1);
+    const repairSave = runs.saves.find((s) => s.blobs.length > 0 && s.state !== 'starting');
+    expect(repairSave?.state).toEqual({ finalizing: 'callingModel' });
+    expect(model.calls[1]!.messages.some((m) => textOf(m).startsWith('<cairn_context'))).toBe(true);
+  });
+
   it('reuses the stored package of a step reopened after a crash, without asking the sources', async () => {
     const runs = countingStoreV3();
     const asked = { n: 0 };
