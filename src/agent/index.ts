@@ -12,7 +12,6 @@ export * from './types.js';
 export * from '../errors/index.js';
 export { McpError, type McpErrorCode } from '../mcp/errors.js';
 export * from '../delegation/index.js';
-export { HandoffError, type HandoffErrorCode } from '../delegation/handoff-errors.js';
 export type {
   McpHttpTransport, McpOptions, McpSamplingModel, McpSamplingOptions, McpServerConfig, McpStdioTransport, McpTimeouts,
 } from '../mcp/types.js';

@@ -4,3 +4,5 @@ export {
 } from './agent-tool.js';
 export { SubAgentError, type SubAgentErrorCode } from './agent-tool-errors.js';
 export type { SubAgentAgent, SubAgentParent } from './agent-tool-marker.js';
+export { HandoffError, type HandoffErrorCode } from './handoff-errors.js';
+export type { HandoffAgentOptions, HandoffTarget } from '../agent/types.js';
