@@ -19,11 +19,14 @@ const MAGIC = Buffer.from('CRN', 'ascii');
  * planner needs to write the next save incrementally (see write-plan.ts), and
  * the run's ended receipts are taken out of the snapshot (see record.ts).
  * 3: the same layout; the digests kept beside the head are made the cheaper
- * way (see digest.ts). Message and receipt parts are the same in all three.
+ * way (see digest.ts). 4: the same, except that an open call's receipt the
+ * head already holds (in the call's snapshot) is not also a part of its own
+ * (see record.ts); a reader of format 3 would miss it, so it is refused there.
+ * Message and receipt parts are the same in all four.
  */
-export const RECORD_FORMAT = 3;
+export const RECORD_FORMAT = 4;
 /** Formats a reader of this code accepts. A part of any other format is refused. */
-export const READABLE_FORMATS: readonly number[] = [1, 2, 3];
+export const READABLE_FORMATS: readonly number[] = [1, 2, 3, 4];
 const HEADER = MAGIC.length + 1 + 32;
 
 // Plain data only: no records/structures extension, so every part decodes on its own.

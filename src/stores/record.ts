@@ -42,10 +42,24 @@ interface ReceiptsRef {
   list?: true;
 }
 
+/**
+ * Where an open call's receipt is read from instead of a part of its own: the run snapshot's
+ * `context.outputs[callId].receipt` (`'output'`: a call that has ended, in a batch not folded yet) or
+ * `children[callId].snapshot.context.receipt` (`'child'`: a call still running).
+ */
+export type InHeadReceipt = [key: string, where: 'output' | 'child', callId: string];
+
 /** What the head says about the record's parts, beside the head envelope. */
 export interface RecordLayout {
-  /** Keys of receipt parts that are not in `snapshot.context.receipts` (open calls'); absent when the context has no receipts taken out. */
+  /** Keys of the open calls' receipts (not in `snapshot.context.receipts`); absent when the context has no receipts taken out. */
   outside?: string[];
+  /**
+   * Record format 4: the open receipts that are no part because the head already holds them, as the very object the
+   * engine's receipts record holds, in the call's own snapshot (the `executing` receipt written ahead of a tool's
+   * effect, above all). Each is written once, in the head, until the call's batch is folded into the run's ended
+   * receipts; then it becomes a part. Absent: every open receipt is a part.
+   */
+  inHead?: InHeadReceipt[];
 }
 
 /** An envelope as a store writes it. */
@@ -93,10 +107,14 @@ export function toRecord(envelope: AgentRunEnvelope): RunRecord {
   const sources = engineReceipts(unbuiltReceiptsOf(envelope), context);
   const all = sources ? {} : envelope.receipts ?? {};
   const allKeys = sources ? [] : Object.keys(all);
-  // Not Object.values: on a run's many receipts (an object in dictionary mode) it is several times slower.
-  const receipts = sources ? (sources.open.length > 0 ? sources.ended.concat(sources.open) : sources.ended) : allKeys.map((key) => all[key]!);
-
   const layout: RecordLayout = {};
+  // An open receipt the head holds anyway (in its call's snapshot) is not written a second time as a part.
+  const inHead = sources && sources.open.length > 0 ? headPlaces(snapshot, context!, sources.open) : undefined;
+  if (inHead) layout.inHead = inHead.places;
+  const open = inHead ? inHead.rest : sources?.open;
+  // Not Object.values: on a run's many receipts (an object in dictionary mode) it is several times slower.
+  const receipts = sources ? (open!.length > 0 ? sources.ended.concat(open!) : sources.ended) : allKeys.map((key) => all[key]!);
+
   // New objects along the paths to what the head replaces; the rest is shared with the envelope, only read by the encoder.
   let headContext: Json | undefined;
   if (context) {
@@ -136,6 +154,40 @@ function engineReceipts(sources: ReceiptLists | undefined, context: Json | undef
     }
   }
   return sources;
+}
+
+/**
+ * Where in the run snapshot each open receipt is, by identity: the engine's receipts record is built from these very
+ * objects (see runtime/record.ts), so the head, which holds them, holds each receipt's bytes. Undefined when none is
+ * found there; `rest` are the open receipts found elsewhere, which stay parts.
+ */
+function headPlaces(snapshot: unknown, context: Json, open: readonly AgentToolReceipt[]) {
+  const batch = Array.isArray(context.batch) ? context.batch : [];
+  const outputs = isObject(context.outputs) ? context.outputs : {};
+  const children = isObject(snapshot) && isObject(snapshot.children) ? snapshot.children : {};
+  const places: InHeadReceipt[] = [];
+  const rest: AgentToolReceipt[] = [];
+  for (const receipt of open) {
+    let place: InHeadReceipt | undefined;
+    for (const callId of batch) {
+      if (typeof callId !== 'string') continue;
+      if (receiptAt(outputs, callId, 'output') === receipt) place = [receipt.key, 'output', callId];
+      else if (receiptAt(children, callId, 'child') === receipt) place = [receipt.key, 'child', callId];
+      if (place) break;
+    }
+    if (place) places.push(place);
+    else rest.push(receipt);
+  }
+  return places.length > 0 ? { places, rest } : undefined;
+}
+
+/** The receipt at one of {@link InHeadReceipt}'s places, from the context's `outputs` or the snapshot's `children`. */
+function receiptAt(from: Json, callId: string, where: InHeadReceipt[1]): unknown {
+  const entry = Object.hasOwn(from, callId) ? from[callId] : undefined;
+  if (!isObject(entry)) return undefined;
+  if (where === 'output') return entry.receipt;
+  const snapshot = entry.snapshot;
+  return isObject(snapshot) && isObject(snapshot.context) ? snapshot.context.receipt : undefined;
 }
 
 /**
@@ -210,11 +262,14 @@ export function joinRecord(runId: string, format: number, head: unknown, message
     const open: AgentToolReceipt[] = [];
     for (const receipt of receipts as AgentToolReceipt[]) (outside.has(receipt.key) ? open : list).push(receipt);
     if (list.length !== ended.$receipts) throw corrupt('receipts');
+    if (layout.inHead !== undefined) open.push(...headReceipts(envelope, context, layout.inHead, outside, open, corrupt));
     // Parts come in key order; the run keeps its list by step, then call (a list already in that order sorts in one pass).
     context.receipts = (list as unknown as CallReceipt[]).sort(byStepThenCall);
     lazyReceipts(envelope, list, open);
     return envelope;
   }
+  // Only the list shape above leaves receipts in the head (see toRecord).
+  if (layout.inHead !== undefined) throw corrupt('receipts');
   envelope.receipts = {};
   for (const receipt of receipts as AgentToolReceipt[]) envelope.receipts[receipt.key] = receipt;
   if (isObject(ended) && typeof ended.$receipts === 'number' && Object.keys(ended).length === 1) {
@@ -228,4 +283,30 @@ export function joinRecord(runId: string, format: number, head: unknown, message
     context.receipts = restored;
   }
   return envelope;
+}
+
+/**
+ * The open receipts a head of format 4 holds in its calls' snapshots ({@link RecordLayout.inHead}), the very objects
+ * found there (as in the engine's envelopes). Each must be where the layout says, carry its key, be an open call's
+ * and be on no part.
+ */
+function headReceipts(
+  envelope: AgentRunEnvelope, context: Json, places: unknown, outside: ReadonlySet<string>,
+  parts: readonly AgentToolReceipt[], corrupt: (what: string) => StoredRecordError,
+): AgentToolReceipt[] {
+  if (!Array.isArray(places)) throw corrupt('receipts');
+  const children = isObject(envelope.snapshot) && isObject((envelope.snapshot as Json).children) ? (envelope.snapshot as Json).children as Json : {};
+  const outputs = isObject(context.outputs) ? context.outputs : {};
+  const seen = new Set(parts.map((r) => r.key));
+  const out: AgentToolReceipt[] = [];
+  for (const place of places as unknown[]) {
+    if (!Array.isArray(place) || place.length !== 3) throw corrupt('receipts');
+    const [key, where, callId] = place as unknown[];
+    if (typeof key !== 'string' || typeof callId !== 'string' || (where !== 'output' && where !== 'child')) throw corrupt('receipts');
+    const receipt = receiptAt(where === 'output' ? outputs : children, callId, where);
+    if (!isObject(receipt) || receipt.key !== key || !outside.has(key) || seen.has(key)) throw corrupt('receipts');
+    seen.add(key);
+    out.push(receipt as unknown as AgentToolReceipt);
+  }
+  return out;
 }

@@ -20,7 +20,7 @@ import {
 import { createMockModel, type MockResponse } from 'cairn/testing';
 import { describePostgres, type PostgresTestEnv } from './pg-env.js';
 import { copyRunRows } from '../support/old-schemas.js';
-import { sha256 } from '../../src/stores/codec.js';
+import { RECORD_FORMAT, sha256 } from '../../src/stores/codec.js';
 import { digestOf } from '../../src/stores/digest.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -246,7 +246,7 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
     const resumed = await approveOn(options, other.agentRuns, first.pendingApprovals[0]!);
     expect(resumed.status).toBe('completed');
     expect(publish.runs).toHaveLength(1);
-    expect(await formats()).toEqual(new Set([3]));
+    expect(await formats()).toEqual(new Set([RECORD_FORMAT]));
     expect((await open().agentRuns.load('format2-1'))?.result).toEqual(resumed);
   });
 

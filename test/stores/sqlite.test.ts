@@ -22,7 +22,7 @@ import {
   MIGRATIONS, SCHEMA_VERSION, StoreSchemaVersionError, createSqliteOpsStore,
   type SqliteOpsStore, type SqliteOpsStoreOptions,
 } from 'cairn/ops/sqlite';
-import { encodePart, sha256 } from '../../src/stores/codec.js';
+import { encodePart, RECORD_FORMAT, sha256 } from '../../src/stores/codec.js';
 import { digestOf } from '../../src/stores/digest.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -238,7 +238,7 @@ describe('round trips of real runs', () => {
     });
     expect(done.status).toBe('completed');
     expect(publish.runs).toEqual([{ slug: 'notes' }]);
-    expect(new Set(formats())).toEqual(new Set([3]));
+    expect(new Set(formats())).toEqual(new Set([RECORD_FORMAT]));
     expect((await open().agentRuns.load('publish-1'))?.status).toBe('completed');
   });
 

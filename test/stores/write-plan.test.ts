@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AgentRunEnvelope, AgentToolReceipt } from '../../src/agent/types.js';
-import { decodePart, encodePart, sha256 } from '../../src/stores/codec.js';
+import { decodePart, encodePart, RECORD_FORMAT, sha256 } from '../../src/stores/codec.js';
 import { digestOf } from '../../src/stores/digest.js';
 import { receiptCountOf, receiptOf, unbuiltReceiptsOf } from '../../src/agent/envelope.js';
 import { loadRecord, planSave, readIndex, readRecord, type SavePlan, type StoredState } from '../../src/stores/write-plan.js';
@@ -180,7 +180,7 @@ describe('the digests beside the head', () => {
     expect(next.trimMessagesFrom).toBe(0);
     expect(next.replaceReceipts).toBe(true);
     expect(next.messages.map((m) => m.index)).toEqual([...Array(7).keys()]);
-    expect(next.head[3]).toBe(3);
+    expect(next.head[3]).toBe(RECORD_FORMAT);
     expect(loadRecord('r', rowsAfter([...plans, next]))).toStrictEqual(json(run(3, 'context')));
   });
 
