@@ -265,3 +265,58 @@ describe('describeRun and inspectRun show the hierarchy', () => {
     expect(child.childRuns).toBeUndefined();
   });
 });
+
+describe('a child only narrows the run', () => {
+  it("agentTool's execution cannot widen the parent's context: the call fails before its child runs", async () => {
+    const { createExecutionContext } = await import('cairn/policy');
+    const execution = createExecutionContext({ name: 'root', budget: { tokens: 100_000 } });
+    const childModel = createMockModel({ responses: [] });
+    const researcher = new Agent({ name: 'researcher', model: childModel, tools: [] });
+    const lead = new Agent({ model: createMockModel({ responses: [
+      { toolCalls: [{ toolName: 'research', args: { input: 'go' } }] },
+      { text: 'It could not run.' },
+    ] }), tools: [agentTool(researcher, { name: 'research', execution: { budget: { tokens: 500_000 } } })] });
+    const store = createInMemoryAgentRunStore();
+    const result = await runAgent({ ...lead.engineOptions('root-w', {}), prompt: 'go', session: { store, runId: 'root-w', scope: 'default' }, execution });
+    expect(result.status).toBe('completed');
+    const receipt = Object.values((await store.load('root-w'))!.receipts)[0]!;
+    expect(receipt).toMatchObject({ status: 'failed', error: { code: 'policy_widened' } });
+    expect(childModel.calls).toHaveLength(0);
+    expect(await store.load(receipt.child!.runId)).toBeUndefined();
+  });
+
+  it("a child that exhausts its share of the parent's budget stops; the parent's model hears subagent_stopped", async () => {
+    const { createExecutionContext } = await import('cairn/policy');
+    const execution = createExecutionContext({ name: 'root', budget: { tokens: 1_000_000 } });
+    const researcher = new Agent({ name: 'researcher', model: researcherScript(), tools: [] });
+    const leadModel = createMockModel({ responses: [
+      { toolCalls: [{ toolName: 'research', args: { input: 'go' } }] },
+      { text: 'Out of budget.' },
+    ] });
+    const lead = new Agent({ model: leadModel, tools: [agentTool(researcher, { name: 'research', execution: { budget: { tokens: 1 } } })] });
+    const result = await runAgent({ ...lead.engineOptions('root-x', {}), prompt: 'go', session: { store: createInMemoryAgentRunStore(), runId: 'root-x', scope: 'default' }, execution });
+    expect(result.status).toBe('completed');
+    const toolMessage = leadModel.calls[1]!.messages.find((m) => m.role === 'tool');
+    expect(toolMessage).toMatchObject({ isError: true, content: expect.stringContaining('budget-exceeded') });
+  });
+
+  it("the parent's cancellation reaches the child", async () => {
+    const controller = new AbortController();
+    const lookup = tool({
+      name: 'lookup', schema: z.object({ q: z.string() }),
+      execute: async () => {
+        controller.abort();
+        return 'looked';
+      },
+    });
+    const researcherModel = createMockModel({ responses: [{ toolCalls: [{ toolName: 'lookup', args: { q: 'x' } }] }, { text: 'never' }] });
+    const researcher = new Agent({ name: 'researcher', model: researcherModel, tools: [lookup] });
+    const leadModel = createMockModel({ responses: [{ toolCalls: [{ toolName: 'research', args: { input: 'go' } }] }, { text: 'never' }] });
+    const lead = new Agent({ model: leadModel, tools: [agentTool(researcher, { name: 'research' })] });
+    const result = await lead.run({ prompt: 'go', abortSignal: controller.signal });
+    expect(result.status).toBe('stopped');
+    // Neither the child nor the parent asked its model again after the abort.
+    expect(researcherModel.calls).toHaveLength(1);
+    expect(leadModel.calls).toHaveLength(1);
+  });
+});
