@@ -106,6 +106,10 @@ describe.each(STORES)('a crash at every point around a handoff ($name store)', (
     expect(baseline.world.effects).toEqual({ faq: 1, lookup: 1, charge: 1 });
     const points = listCrashPoints(baseline.counts);
     expect(points.filter((p) => p.kind === 'save').length).toBeGreaterThanOrEqual(8);
+    // Four model turns (triage twice, billing twice) and three tool executions, each crashed before and after.
+    expect(points.filter((p) => p.kind === 'model')).toHaveLength(8);
+    expect(points.filter((p) => p.kind === 'tool')).toHaveLength(6);
+    console.log(`handoff crash points: ${points.length} (${points.filter((p) => p.kind === 'save').length / 2} saves)`);
     for (const at of points) {
       const opened = kind.open();
       closers.push(opened.close);
