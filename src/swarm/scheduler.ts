@@ -30,7 +30,9 @@ import type { ResumeAgentGroupOptions, RunAgentGroupOptions, SwarmJournalEventIn
  * then left to a later leg.
  */
 const RUN_ATTEMPTS = 3;
-const INTERRUPTIONS = new Set(['persistence_failed', 'revision_conflict', 'lease_lost', 'lease_held', 'run_busy', 'store_unreachable']);
+// execution_context_mismatch: the run's record holds reservations the shared ledger does not yet (a write of a process
+// that died landed after this leg restored the ledger); the next attempt restores them from the record first.
+const INTERRUPTIONS = new Set(['persistence_failed', 'revision_conflict', 'lease_lost', 'lease_held', 'run_busy', 'store_unreachable', 'execution_context_mismatch']);
 
 const active = new WeakMap<object, Set<string>>();
 
@@ -140,7 +142,10 @@ class Leg {
     while (this.inFlight.size > 0 || this.queue.length > 0) {
       const item = await this.next();
       if (item.kind === 'spawn') await this.spawn(item);
-      else await this.ended(item.taskId, item.result);
+      else {
+        this.inFlight.delete(item.taskId);
+        await this.ended(item.taskId, item.result);
+      }
       if (!this.interrupted) await this.startRunning();
     }
     return this.finish();
@@ -163,12 +168,18 @@ class Leg {
   }
 
   /** Moves the chart and saves the record with the step's journal events. False when the save failed: the leg stops. */
-  private async step(event: SwarmEvent, extra: SwarmJournalEventInput[] = []): Promise<boolean> {
+  private async step(event: SwarmEvent, extra: SwarmJournalEventInput[] = [], endData?: JsonValue): Promise<boolean> {
     if (this.interrupted) return false;
+    // A swarm that ended takes no more steps (and journals its end once).
+    if (this.actor.getSnapshot().status === 'done') return true;
     const before = this.context;
     this.actor.send(event);
     const snapshot = this.actor.getSnapshot();
     const events = [...extra, ...journalOf(this.g.swarmId, before, snapshot.context)];
+    if (event.type === 'TASK_ENDED' && endData) {
+      // The end event says why: the failed run's error code, or the stopped run's reason.
+      for (const e of events) if (e.taskId === event.taskId && e.type !== 'task-ready' && e.type !== 'task-started') e.data = endData;
+    }
     if (snapshot.status === 'done') events.push({ type: snapshot.value === 'completed' ? 'swarm-completed' : 'swarm-failed' });
     const ex = this.g.execution;
     const entries = await ex.ledger.entries(ex.path);
@@ -189,17 +200,22 @@ class Leg {
     const fresh = starting.filter((id) => !this.launched.has(id) && this.stored?.tasks[id]?.status !== 'running');
     if (fresh.length > 0 && (await budgetSpent(this.g.execution))) {
       // Nothing left to admit a first model call with: the tasks the last step started end unrun.
-      for (const id of fresh) this.push({ kind: 'ended', taskId: id, result: budgetRefusal(taskRunId(this.g.swarmId, id)) });
+      for (const id of fresh) this.track(id, Promise.resolve(budgetRefusal(taskRunId(this.g.swarmId, id))));
       starting.splice(0, starting.length, ...starting.filter((id) => !fresh.includes(id)));
     }
     for (const taskId of starting) {
       this.launched.add(taskId);
-      const run = this.launch(taskId).catch((error) => failure(taskRunId(this.g.swarmId, taskId), error)).then((result) => {
-        this.inFlight.delete(taskId);
-        this.push({ kind: 'ended', taskId, result });
-      });
-      this.inFlight.set(taskId, run);
+      this.track(taskId, this.launch(taskId).catch((error) => failure(taskRunId(this.g.swarmId, taskId), error)));
     }
+  }
+
+  /**
+   * A task counts as in flight from its launch until the loop has taken its
+   * end (not merely until its run returned): so no step in between starts it
+   * a second time.
+   */
+  private track(taskId: string, run: Promise<AgentResult<unknown>>): void {
+    this.inFlight.set(taskId, run.then((result) => this.push({ kind: 'ended', taskId, result })));
   }
 
   private launch(taskId: string): Promise<AgentResult<unknown>> {
@@ -248,7 +264,9 @@ class Leg {
     }
     this.results.set(taskId, result);
     const outcome = outcomeOf(result);
-    await this.step({ type: 'TASK_ENDED', taskId, outcome }, outcome === 'budget-exhausted' ? [{ type: 'budget-exhausted', taskId }] : []);
+    const endData: JsonValue | undefined = result.status === 'failed' ? { code: result.error.code, message: result.error.message }
+      : result.status === 'stopped' ? { reason: result.reason } : undefined;
+    await this.step({ type: 'TASK_ENDED', taskId, outcome }, outcome === 'budget-exhausted' ? [{ type: 'budget-exhausted', taskId }] : [], endData);
   }
 
   private async spawn(item: Extract<Item, { kind: 'spawn' }>): Promise<void> {
@@ -267,7 +285,8 @@ class Leg {
 
   private async finish(): Promise<SwarmResult> {
     // Every run this leg started comes to rest before the leg answers: no executor is left behind.
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()]);
+    await Promise.allSettled([...this.inFlight.values()]);
+    this.inFlight.clear();
     for (const item of this.queue.splice(0)) if (item.kind === 'spawn') item.reject(new CairnError('persistence_failed', 'The swarm leg stopped.', { fault: 'dependency' }));
     const snapshot = this.actor.getSnapshot();
     const tasks: Record<string, SwarmTaskResult> = {};

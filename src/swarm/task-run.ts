@@ -54,6 +54,9 @@ export async function runTaskLeg(leg: TaskLeg): Promise<AgentResult<unknown>> {
     ...(leg.abortSignal ? { abortSignal: leg.abortSignal } : {}),
   } as AgentOptions<unknown>;
   const stored = await leg.store.runs.load(leg.runId, { scope: leg.scope });
+  // The run's record may be newer than what the swarm restored its ledger from (a write of a process that died landed
+  // late): its reservations go into the shared ledger first, where its resume looks for them.
+  if (stored?.ledger) await leg.execution.ledger.restore(stored.ledger.entries);
   if (stored) return resumeAgent({ ...options, session, ...(leg.approvalResponses ? { approvalResponses: leg.approvalResponses } : {}) });
   return runAgent({ ...options, prompt: await leg.prompt() });
 }

@@ -92,11 +92,26 @@ async function leg(inner: SwarmStore, world: World, fault: SwarmFault | undefine
 }
 
 async function check(inner: SwarmStore, faults: SwarmFault[], resumes: boolean[], concurrency: number): Promise<void> {
+  try {
+    await checkLegs(inner, faults, resumes, concurrency);
+  } catch (error) {
+    // What the swarm journaled, to see which step went wrong.
+    const journal = await inner.readJournal('sw').catch(() => []);
+    console.log(`[swarm crash property] failed for ${JSON.stringify({ faults, resumes, concurrency })}; journal:\n${journal.map((e) => `${e.seq} ${e.type} ${e.taskId ?? ''} ${JSON.stringify(e.data ?? null)}`).join('\n')}`);
+    throw error;
+  }
+}
+
+async function checkLegs(inner: SwarmStore, faults: SwarmFault[], resumes: boolean[], concurrency: number): Promise<void> {
   const world = new World();
   let last: LegOutcome | undefined;
   for (let i = 0; i < 6; i += 1) {
     last = await leg(inner, world, faults[i], resumes[i % resumes.length]!, concurrency);
     if (!last.crashed && last.result.status === 'completed') break;
+  }
+  if (last && !last.crashed && last.result.status !== 'completed') {
+    const errors = Object.values(last.result.tasks).map((t) => `${t.taskId}: ${t.status} ${JSON.stringify(t.result && 'error' in t.result ? t.result.error : t.result?.status)}`);
+    console.log(`[swarm crash property] ended ${last.result.status} ${JSON.stringify(last.result.error ?? null)}\n${errors.join('\n')}`);
   }
   expect(last && !last.crashed && last.result.status, JSON.stringify(faults)).toBe('completed');
   const result = (last as { result: SwarmResult }).result;
