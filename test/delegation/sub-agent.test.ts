@@ -320,3 +320,39 @@ describe('a child only narrows the run', () => {
     expect(leadModel.calls).toHaveLength(1);
   });
 });
+
+describe('nested sub-agents', () => {
+  it("a grandchild's approval suspends the root, and the root's resume reaches it through the child", async () => {
+    const store = createInMemoryAgentRunStore();
+    const done: string[] = [];
+    const agents = (scripts: { leaf: ReturnType<typeof createMockModel>; middle: ReturnType<typeof createMockModel>; top: ReturnType<typeof createMockModel> }) => {
+      const archive = tool({ name: 'archive', schema: z.object({ q: z.string() }), requiresApproval: true, execute: ({ q }) => (done.push(q), `archived ${q}`) });
+      const leaf = new Agent({ name: 'leaf', model: scripts.leaf, tools: [archive] });
+      const middle = new Agent({ name: 'middle', model: scripts.middle, tools: [agentTool(leaf, { name: 'leaf' })] });
+      return new Agent({ name: 'top', model: scripts.top, tools: [agentTool(middle, { name: 'middle' })] });
+    };
+    const first = await agents({
+      top: createMockModel({ responses: [{ toolCalls: [{ toolName: 'middle', args: { input: 'go' } }] }] }),
+      middle: createMockModel({ responses: [{ toolCalls: [{ toolName: 'leaf', args: { input: 'go' } }] }] }),
+      leaf: createMockModel({ responses: [{ toolCalls: [{ toolName: 'archive', args: { q: 'x' } }] }] }),
+    }).run({ prompt: 'go', store, runId: 'nest' });
+    expect(first.status).toBe('suspended');
+    const record = (await store.load('nest'))!;
+    const [pending] = record.pendingApprovals;
+    expect(pending).toMatchObject({ toolName: 'archive', runId: expect.stringMatching(/^sub_/) });
+    // The approval came from the grandchild: its run's parent is the child, whose parent is the root.
+    const leafRun = (await store.load(pending!.runId!))!;
+    const middleRun = (await store.load(leafRun.binding.parent!.runId))!;
+    expect(leafRun.binding.parent!.depth).toBe(2);
+    expect(middleRun.binding.parent).toMatchObject({ runId: 'nest', depth: 1 });
+    const [shown] = first.pendingApprovals;
+    const second = await agents({
+      top: createMockModel({ responses: [{ text: 'top done' }] }),
+      middle: createMockModel({ responses: [{ text: 'middle done' }] }),
+      leaf: createMockModel({ responses: [{ text: 'leaf done' }] }),
+    }).run({ runId: 'nest', store, approvalResponses: [{ approvalId: shown!.approvalId, approved: true, token: shown!.token }] });
+    expect(second.status).toBe('completed');
+    expect(second.outputText).toBe('top done');
+    expect(done).toEqual(['x']);
+  });
+});
