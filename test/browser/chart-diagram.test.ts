@@ -8,25 +8,20 @@
  *
  * Without /usr/bin/chromium the test fails in CI and is skipped elsewhere, with a notice.
  */
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnyStateMachine, AnyStateNode } from 'xstate';
 import { resumeAgent, runAgent, type AgentRunEnvelope } from 'cairn/agent';
 import { describeRun, renderRunChartHtml, runMachine, toolCallMachine } from 'cairn/machines';
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createMockModel } from 'cairn/testing';
+import { browserTestRuns, launchChromium, watchedPage } from './chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const inCI = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium && !inCI) {
-  console.warn(`[test/browser] ${CHROMIUM} is missing: the chart diagrams' browser test is skipped (apt-get install chromium to run it).`);
-}
+const RUNS = browserTestRuns("the chart diagrams' browser test");
 
 /** Each transition of the machine as (from, to), a targetless one from its state to itself, in definition order. */
 function transitionsOf(machine: AnyStateMachine): [string, string][] {
@@ -66,7 +61,7 @@ const READ_EDGES = (chart: string) => `(() => {
   });
 })()`;
 
-describe.skipIf(!hasChromium && !inCI)('the chart diagrams of a stored run, in Chromium', () => {
+describe.skipIf(!RUNS)('the chart diagrams of a stored run, in Chromium', () => {
   const temp: string[] = [];
   const requests: string[] = [];
   const problems: string[] = [];
@@ -75,7 +70,6 @@ describe.skipIf(!hasChromium && !inCI)('the chart diagrams of a stored run, in C
   const pages: Record<'suspended' | 'completed', { envelope: AgentRunEnvelope; url: string }> = {} as never;
 
   beforeAll(async () => {
-    if (!hasChromium) throw new Error(`${CHROMIUM} is missing; .ci/run installs Debian's chromium package when it can.`);
     const dir = await mkdtemp(join(tmpdir(), 'cairn-chart-diagram-'));
     const profile = await mkdtemp(join(tmpdir(), 'cairn-chromium-'));
     temp.push(dir, profile);
@@ -114,18 +108,8 @@ describe.skipIf(!hasChromium && !inCI)('the chart diagrams of a stored run, in C
       ops.close();
     }
 
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      viewport: { width: 1280, height: 900 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('request', (request) => requests.push(request.url()));
-    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error' || message.type() === 'warning') problems.push(`console ${message.type()}: ${message.text()}`);
-    });
+    context = await launchChromium(profile);
+    page = await watchedPage(context, requests, problems);
   }, 120_000);
 
   afterAll(async () => {

@@ -7,29 +7,25 @@
  *
  * Without /usr/bin/chromium the test fails in CI and is skipped elsewhere, with a notice.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInMemoryAgentRunStore, type AgentRunEnvelope } from 'cairn/agent';
 import { describeRun, renderRunChartHtml } from 'cairn/machines';
 import { createWebExampleServer } from '../../examples/web/server.js';
+import { browserTestRuns, launchChromium, watchedPage } from './chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const inCI = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium && !inCI) {
-  console.warn(`[test/browser] ${CHROMIUM} is missing: the stored-run chart's browser test is skipped (apt-get install chromium to run it).`);
-}
+const RUNS = browserTestRuns("the stored-run chart's browser test");
 
 const RECORD = fileURLToPath(new URL('../compat/corpus/run-v2/suspended-approval.json', import.meta.url));
 
-describe.skipIf(!hasChromium && !inCI)('a stored run on its chart, in Chromium', () => {
+describe.skipIf(!RUNS)('a stored run on its chart, in Chromium', () => {
   const envelope = JSON.parse(readFileSync(RECORD, 'utf8')) as AgentRunEnvelope;
   const run = describeRun(envelope);
   let context: BrowserContext;
@@ -40,25 +36,14 @@ describe.skipIf(!hasChromium && !inCI)('a stored run on its chart, in Chromium',
   const problems: string[] = [];
 
   beforeAll(async () => {
-    if (!hasChromium) throw new Error(`${CHROMIUM} is missing; .ci/run installs Debian's chromium package when it can.`);
     const dir = await mkdtemp(join(tmpdir(), 'cairn-chart-page-'));
     const profile = await mkdtemp(join(tmpdir(), 'cairn-chromium-'));
     temp.push(dir, profile);
     const file = join(dir, 'run.html');
     await writeFile(file, renderRunChartHtml(envelope));
     url = pathToFileURL(file).href;
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      viewport: { width: 1280, height: 900 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('request', (request) => requests.push(request.url()));
-    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error' || message.type() === 'warning') problems.push(`console ${message.type()}: ${message.text()}`);
-    });
+    context = await launchChromium(profile);
+    page = await watchedPage(context, requests, problems);
   }, 60_000);
 
   afterAll(async () => {

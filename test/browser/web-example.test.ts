@@ -7,24 +7,19 @@
  * Without /usr/bin/chromium the test fails in CI (.ci/run installs it) and is
  * skipped elsewhere, with a notice.
  */
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInMemoryAgentStreamJournal } from 'cairn/ui';
 import { INTRO, answerFor } from '../../examples/web/agent.js';
 import { buildPage, createWebExampleServer, type ApiRequestRecord } from '../../examples/web/server.js';
+import { browserTestRuns, launchChromium } from './chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const inCI = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium && !inCI) {
-  console.warn(`[test/browser] ${CHROMIUM} is missing: the web example's browser test is skipped (apt-get install chromium to run it).`);
-}
+const RUNS = browserTestRuns("the web example's browser test");
 
 /** Milliseconds between the scripted model's words: slow enough to reload mid-stream, fast enough for a short test. */
 const WORD_DELAY_MS = 100;
@@ -39,7 +34,7 @@ async function until(check: () => Promise<boolean>, timeoutMs = WAIT.timeout): P
   }
 }
 
-describe.skipIf(!hasChromium && !inCI)('the web example in Chromium', () => {
+describe.skipIf(!RUNS)('the web example in Chromium', () => {
   let server: Server;
   let context: BrowserContext;
   let page: Page;
@@ -50,18 +45,12 @@ describe.skipIf(!hasChromium && !inCI)('the web example in Chromium', () => {
   const journal = createInMemoryAgentStreamJournal();
 
   beforeAll(async () => {
-    if (!hasChromium) throw new Error(`${CHROMIUM} is missing; .ci/run installs Debian's chromium package when it can.`);
     const dist = await mkdtemp(join(tmpdir(), 'cairn-web-dist-'));
     const profile = await mkdtemp(join(tmpdir(), 'cairn-chromium-'));
     temp.push(dist, profile);
     const [, launched] = await Promise.all([
       buildPage(dist),
-      chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-        viewport: { width: 900, height: 900 },
-      }),
+      launchChromium(profile, 900),
     ]);
     context = launched;
     server = createWebExampleServer({ distDir: dist, wordDelayMs: WORD_DELAY_MS, journal, onApiRequest: (r) => requests.push(r) });
