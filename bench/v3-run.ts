@@ -65,6 +65,9 @@ async function timeRun(run: () => Promise<{ status: string }>): Promise<number> 
 const todayRun = (store: AgentRunStore) => () => runAgent({
   model, prompt: 'Loop.', maxSteps: STEPS + 2, tools: { step }, session: { store, runId: `t${ids++}`, scope: 'bench' },
 });
+const v3Plain = (store: AgentRunStoreV3) => () => runAgent({
+  checkpointVersion: 3, model, prompt: 'Loop.', maxSteps: STEPS + 2, tools: { step }, session: { store, runId: `p${ids++}`, scope: 'bench' },
+});
 const v3Run = (store: AgentRunStoreV3, changing = false, runId = `v${ids++}`) => () => runAgent({
   checkpointVersion: 3, model, prompt: 'Loop.', maxSteps: STEPS + 2, tools: { step }, session: { store, runId, scope: 'bench' },
   context: { sources: sources(changing) }, workingMemory: { create: { scope: 'bench', goal: 'Loop.', now: 0 } },
@@ -75,7 +78,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 export interface V3RunFigures {
   steps: number;
   rounds: number;
-  rows: { backend: string; today: number; v3: number }[];
+  rows: { backend: string; today: number; v3Plain: number; v3: number }[];
   bytes: { backend: string; kind: 'same' | 'changing'; steps: number; packages: number; blobs: number; bytes: number }[];
   skipped: string[];
 }
@@ -83,18 +86,17 @@ export interface V3RunFigures {
 async function measureBackend(backend: Backend, figures: V3RunFigures): Promise<void> {
   const today = backend.today();
   const v3 = backend.v3();
-  const a: number[] = [];
-  const b: number[] = [];
+  const runs = [todayRun(today), v3Plain(v3), v3Run(v3)];
+  const times: number[][] = [[], [], []];
   for (let round = 0; round < WARMUP + ROUNDS; round++) {
-    // Alternate which goes first, so drift falls on both.
-    const first = round % 2 === 0;
-    const x = first ? await timeRun(todayRun(today)) : await timeRun(v3Run(v3));
-    const y = first ? await timeRun(v3Run(v3)) : await timeRun(todayRun(today));
-    if (round < WARMUP) continue;
-    a.push(first ? x : y);
-    b.push(first ? y : x);
+    // Rotate which goes first, so drift falls on all three.
+    for (let k = 0; k < 3; k++) {
+      const which = (round + k) % 3;
+      const t = await timeRun(runs[which]!);
+      if (round >= WARMUP) times[which]!.push(t);
+    }
   }
-  figures.rows.push({ backend: backend.name, today: median(a), v3: median(b) });
+  figures.rows.push({ backend: backend.name, today: median(times[0]!), v3Plain: median(times[1]!), v3: median(times[2]!) });
   for (const changing of [false, true]) {
     const runId = `bytes-${changing ? 'changing' : 'same'}-${ids++}`;
     await v3Run(v3, changing, runId)();
@@ -154,9 +156,11 @@ export async function measureV3Run(): Promise<V3RunFigures> {
 
 export function printV3Run(f: V3RunFigures): void {
   console.log(`\nV3 run with a two-source context and a working memory against today's run: a ${f.steps}-step tool loop, same model, median wall ms per step of ${f.rounds} alternating rounds (target: at most 1.3x)\n`);
-  console.log('| store | today ms/step | V3 ms/step | ratio |');
-  console.log('| --- | ---: | ---: | ---: |');
-  for (const r of f.rows) console.log(`| ${r.backend} | ${r.today.toFixed(3)} | ${r.v3.toFixed(3)} | ${(r.v3 / r.today).toFixed(2)}x |`);
+  console.log('| store | today ms/step | V3, no context | V3 with context | ratio (context / today) | of it, the V3 store (no context / today) |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+  for (const r of f.rows) {
+    console.log(`| ${r.backend} | ${r.today.toFixed(3)} | ${r.v3Plain.toFixed(3)} | ${r.v3.toFixed(3)} | ${(r.v3 / r.today).toFixed(2)}x | ${(r.v3Plain / r.today).toFixed(2)}x |`);
+  }
   console.log('\nPackages a V3 run stores: retrieval the same every step, against one that changes every step\n');
   console.log('| store | retrieval | steps compiled | blobs stored | blob bytes |');
   console.log('| --- | --- | ---: | ---: | ---: |');

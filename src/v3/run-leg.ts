@@ -36,8 +36,10 @@ type Phase = 'loop' | 'finalize';
 interface Opened {
   pkg: ContextPackage;
   messagesDigest: string;
-  /** The blob to store with the next save; null once stored (or when the package was read back from the store). */
+  /** The blob to store with the next save; null once stored (or when the store has it already). */
   blob: ContextBlobInput | null;
+  /** Its manifest is in no save yet. */
+  unsaved: boolean;
   announced: boolean;
 }
 
@@ -160,7 +162,10 @@ export class V3Leg {
 
   /** After a save landed: the packages it carried are stored; their `context` events go out. */
   afterSave(): void {
-    for (const opened of this.opened.values()) opened.blob = null;
+    for (const opened of this.opened.values()) {
+      opened.blob = null;
+      opened.unsaved = false;
+    }
     this.announce();
   }
 
@@ -218,7 +223,7 @@ export class V3Leg {
       if (found.status === 'found') {
         const opened: Opened = {
           pkg: { blocks: found.content.blocks as unknown as ContextPackage['blocks'], manifest: stored.manifest as unknown as ContextManifest },
-          messagesDigest, blob: null, announced: false,
+          messagesDigest, blob: null, unsaved: false, announced: false,
         };
         this.opened.set(key, opened);
         return opened;
@@ -239,12 +244,15 @@ export class V3Leg {
     }
     for (const w of pkg.manifest.warnings ?? []) this.warnings.push({ type: 'warning', setting: 'context', message: `context source ${w.source}: ${w.message}` });
     const records = pkg.blocks.flatMap((b) => b.records.filter((r) => r.revision !== undefined).map((r) => ({ recordId: r.id, revision: r.revision! })));
-    const blob: ContextBlobInput = { digest: pkg.manifest.digest, content: { blocks: pkg.blocks as unknown as JsonObject[] }, ...(records.length > 0 ? { records } : {}) };
+    // A package an earlier step of this run sent is stored already (no prune removes a blob a run points to): not sent again.
+    const known = this.steps.some((s) => s.blob.digest === pkg.manifest.digest);
+    const blob: ContextBlobInput | null = known ? null
+      : { digest: pkg.manifest.digest, content: { blocks: pkg.blocks as unknown as JsonObject[] }, ...(records.length > 0 ? { records } : {}) };
     this.steps = [
       ...this.steps.filter((s) => !(s.step === step && s.phase === phase)),
       { step, phase, blob: { digest: pkg.manifest.digest }, manifest: pkg.manifest as unknown as JsonObject },
     ];
-    const opened: Opened = { pkg, messagesDigest, blob, announced: false };
+    const opened: Opened = { pkg, messagesDigest, blob, unsaved: true, announced: false };
     this.opened.set(key, opened);
     return opened;
   }
@@ -261,7 +269,7 @@ export class V3Leg {
       const ready = this.opened.get(key);
       const opened = ready && ready.messagesDigest === historyDigest(messages) ? ready : await this.open(step, phase, messages, model);
       // No save preceded this call: the run is saved now, the package and its manifest with it, before the call.
-      if (opened.blob) await save();
+      if (opened.unsaved) await save();
       this.announce();
       // What the sources did wrong is said once, as the step's call goes out; the step goes on without it.
       for (const warning of this.warnings.splice(0)) emit(warning);

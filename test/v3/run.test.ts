@@ -132,8 +132,10 @@ describe('a V3 run with a context and a working memory', () => {
     expect(steps.map((s) => [s.step, s.phase])).toEqual([[0, 'finalize'], [1, 'finalize']]);
     // The repair's package was saved by one save of its own, before its call.
     expect(runs.saves.length).toBe(plain.saves.length + 1);
-    const repairSave = runs.saves.find((s) => s.blobs.length > 0 && s.state !== 'starting');
-    expect(repairSave?.state).toEqual({ finalizing: 'callingModel' });
+    // Its package is the first step's (the same retrieval): the save carries the manifest, and no blob again.
+    const repairSave = runs.saves.find((s) => JSON.stringify(s.state) === '{"finalizing":"callingModel"}');
+    expect(repairSave?.blobs).toEqual([]);
+    expect(runs.saves[0]!.blobs).toHaveLength(1);
     expect(model.calls[1]!.messages.some((m) => textOf(m).startsWith('<cairn_context'))).toBe(true);
   });
 
