@@ -36,6 +36,7 @@ import type {
 import { receiptKey } from './envelope.js';
 import { ownReconciliation } from '../delegation/agent-tool-answers.js';
 import { provideChildEngine } from '../delegation/agent-tool-engine.js';
+import { checkChildBindings } from '../delegation/agent-tool-binding.js';
 import {
   answerMovingCalls, approvalOf, checkReconciliation, describeUnknownEffects, interruptedCalls, reconciledReceipt,
 } from './interrupted.js';
@@ -178,6 +179,7 @@ async function resume<T>(options: ResumeOptions<T>, emit: Emit<T>): Promise<Agen
     await connectHandoffMcp(opts, stored, ended);
     const changed = bindingChanges(stored.binding, opts.binding).filter((key) => !(mcp.accepted && key === 'mcp'));
     if (changed.length > 0) throw new BindingChangedError(changed, describeBindingChanges(stored.binding, opts.binding));
+    if (!ended) await checkChildBindings(stored, opts as NormalizedOptions<unknown>);
     const retrying = stored.status === 'failed' && options.retryFailed === true;
     if (retrying && !stored.retry) {
       throw new CairnTypeError(

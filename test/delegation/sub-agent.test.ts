@@ -356,3 +356,25 @@ describe('nested sub-agents', () => {
     expect(done).toEqual(['x']);
   });
 });
+
+describe('the binding of a sub-agent', () => {
+  it('a resume with a changed sub-agent is refused with BindingChangedError before anything runs, and nothing is written', async () => {
+    const w = world({ gated: true });
+    const store = createInMemoryAgentRunStore();
+    const first = await w.lead(leadScript(), w.researcher(researcherScript())).run({ prompt: 'Explain tides.', store, runId: 'root-bc' });
+    const [pending] = first.pendingApprovals;
+    const revision = (await store.load('root-bc'))!.revision;
+    // The researcher now has another tool: its binding changed.
+    const other = tool({ name: 'other', schema: z.object({ x: z.number() }), execute: () => 'x' });
+    const changed = new Agent({ name: 'researcher', model: createMockModel({ responses: [] }), maxSteps: 4, tools: [other] });
+    const leadModel = createMockModel({ responses: [] });
+    const refused = await w.lead(leadModel, changed).run({
+      runId: 'root-bc', store, approvalResponses: [{ approvalId: pending!.approvalId, approved: true, token: pending!.token }],
+    });
+    expect(refused.status).toBe('failed');
+    expect(refused.result.status === 'failed' && refused.result.error).toMatchObject({ name: 'BindingChangedError', code: 'binding_changed' });
+    expect(leadModel.calls).toHaveLength(0);
+    expect(w.effects).toEqual([]);
+    expect((await store.load('root-bc'))!.revision).toBe(revision);
+  });
+});
