@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  createInMemoryAgentRunStore, createInMemoryAgentRunStoreV3, reconcileAgentRun, resumeAgent, runAgent, streamAgent,
+  createInMemoryAgentRunStore, createInMemoryAgentRunStoreV3, reconcileAgentRun, resumeAgent, resumeStreamAgent, runAgent, streamAgent,
   type AgentRunStoreV3, type LanguageModel, type Message,
 } from 'cairn/agent';
 import { createContextCompiler, createRagContextSource, type ContextManifest } from 'cairn/context';
@@ -367,6 +367,20 @@ describe('resuming a V3 run', () => {
     const steps = (await runs.load('res'))!.context!.steps;
     expect(steps.map((s) => [s.step, manifestOf(s.manifest).pass, manifestOf(s.manifest).placement.retrieval])).toEqual([[0, 0, 'appended'], [1, 1, 'unchanged']]);
     expect(model.calls[0]!.messages.filter((m: Message) => textOf(m).startsWith('<cairn_context'))).toHaveLength(1);
+  });
+
+  it('resumeStreamAgent returns an AgentStreamV3 whose eventsV3 carry the resumed step\'s context', async () => {
+    const runs = countingStoreV3();
+    const pending = await suspended(runs, 'rs');
+    const stream = resumeStreamAgent({
+      checkpointVersion: 3, session: { store: runs, runId: 'rs', scope: 's' }, tools: approve,
+      approvalResponses: [{ approvalId: pending.approvalId, token: pending.token, approved: true }],
+      model: createMockModel({ responses: [{ text: 'sent.' }] }), context: { sources: [docs()] },
+    });
+    const contexts: Array<[number, string]> = [];
+    for await (const e of stream.eventsV3) if (e.type === 'context') contexts.push([e.step, e.manifest.refresh]);
+    expect((await stream.result).status).toBe('completed');
+    expect(contexts).toEqual([[1, 'step']]);
   });
 
   it('refuses a record whose package blob is missing, one of a future version, and one of another scope', async () => {
