@@ -56,7 +56,7 @@ function asV3(envelope: AgentRunEnvelope, runId: string, distinct: number): { re
 interface Pair {
   saveMs: { current: number; v3: number };
   loadMs: { current: number; v3: number };
-  /** Bytes of the last saved record (the V3 store keeps it whole). */
+  /** Bytes of the head row after the last save (the transcript and receipts are rows of their own). */
   v3RecordBytes: number;
 }
 
@@ -127,7 +127,7 @@ export async function measureV3Store(): Promise<V3StoreFigures> {
     const v3 = createSqliteAgentRunStoreV3(ops);
     const timed = await timeStores(ops.agentRuns, v3, envelopes, 'sqlite');
     const db = new Database(join(dir, 'runs.sqlite'), { readonly: true });
-    const v3RecordBytes = db.prepare('SELECT MAX(length(record)) FROM cairn_runs_v3').pluck().get() as number;
+    const v3RecordBytes = db.prepare('SELECT MAX(length(head)) FROM cairn_runs_v3').pluck().get() as number;
     db.close();
     ops.close();
     figures.backends.push({ backend: 'sqlite (synchronous=FULL)', ...timed, v3RecordBytes });
@@ -167,7 +167,7 @@ export async function measureV3Store(): Promise<V3StoreFigures> {
     const v3 = createPostgresAgentRunStoreV3({ connectionString: url }, { schema });
     await v3.setup();
     const timed = await timeStores(ops.agentRuns, v3, envelopes, 'pg');
-    const [{ n: v3RecordBytes }] = (await admin.query(`SELECT MAX(length(record)) AS n FROM ${schema}.cairn_runs_v3`)).rows as [{ n: number }];
+    const [{ n: v3RecordBytes }] = (await admin.query(`SELECT MAX(length(head)) AS n FROM ${schema}.cairn_runs_v3`)).rows as [{ n: number }];
     await v3.close();
     await ops.close();
     figures.backends.push({ backend: 'postgres', ...timed, v3RecordBytes });
@@ -198,7 +198,7 @@ export async function measureV3Store(): Promise<V3StoreFigures> {
 export function printV3Store(f: V3StoreFigures): void {
   const ms = (n: number) => n.toFixed(3);
   console.log(`\nV3 store against today's run store: the ${f.saves} saves of one ${STEPS}-step tool loop saved into a fresh run, then loaded (median of ${ROUNDS} alternating rounds after ${WARMUP}); each V3 save carries the step's package (the same one every step)\n`);
-  console.log('| store | ms per save, run store | ms per save, V3 store | ratio | ms per load, run store | ms per load, V3 store | ratio | V3 record bytes at the last save |');
+  console.log('| store | ms per save, run store | ms per save, V3 store | ratio | ms per load, run store | ms per load, V3 store | ratio | V3 head bytes at the last save |');
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const b of f.backends) {
     console.log(`| ${b.backend} | ${ms(b.saveMs.current)} | ${ms(b.saveMs.v3)} | ${(b.saveMs.v3 / b.saveMs.current).toFixed(2)}x | ${ms(b.loadMs.current)} | ${ms(b.loadMs.v3)} | ${(b.loadMs.v3 / b.loadMs.current).toFixed(2)}x | ${b.v3RecordBytes} |`);

@@ -47,7 +47,7 @@ export function v3TestEnvelope(runId: string, revision: number, extra: Partial<A
   return {
     kind: 'cairn-agent-run', version: 3, runId, scope: 'tenant-a', revision, bindingId: 'v3-suite',
     binding: { bindingId: 'v3-suite', model: 'mock:m', tools: 't', output: null, limits: 'l' },
-    machine: { id: 'run', version: 3 }, snapshot: { value: 'running', context: { step: revision } },
+    machine: { id: 'run', version: 3 }, snapshot: { value: 'running', context: { step: revision, messages: [] } },
     receipts: {}, approvalRequestCounts: {}, approvals: {}, status: 'running', pendingApprovals: [], pendingClientCalls: [],
     createdAt: 0, updatedAt: 0, ...extra,
   };

@@ -9,8 +9,9 @@ import type { Db } from '../stores/postgres/sql.js';
 import { V3SchemaVersionError } from './store-errors.js';
 
 export const V3_PG_MIGRATIONS: readonly (readonly string[])[] = [
-  // 1: runs, packages (content JSON text, NULL once redacted), the memory records each holds, which runs point to
-  // which packages, and the forgotten record revisions. Times are ms on the database clock.
+  // 1: runs as the ops run store keeps them (a head row with the digests of the run's other rows, transcript rows
+  // appended, receipt rows upserted), packages (content JSON text, NULL once redacted), the memory records each
+  // holds, which runs point to which packages, and the forgotten record revisions. Times are ms on the database clock.
   [
     `CREATE TABLE cairn_runs_v3 (
   run_id               text             PRIMARY KEY,
@@ -22,7 +23,25 @@ export const V3_PG_MIGRATIONS: readonly (readonly string[])[] = [
   updated_at           double precision NOT NULL,
   pending_approvals    integer          NOT NULL,
   pending_client_calls integer          NOT NULL,
-  record               bytea            NOT NULL
+  transcript_length    integer          NOT NULL,
+  transcript_digest    bytea            NOT NULL,
+  receipts_digest      bytea            NOT NULL,
+  head                 bytea            NOT NULL
+)`,
+    `CREATE TABLE cairn_runs_v3_messages (
+  run_id   text    NOT NULL REFERENCES cairn_runs_v3 (run_id) ON DELETE CASCADE,
+  idx      integer NOT NULL,
+  body     bytea   NOT NULL,
+  revision integer NOT NULL,
+  PRIMARY KEY (run_id, idx)
+)`,
+    `CREATE TABLE cairn_runs_v3_receipts (
+  run_id     text    NOT NULL REFERENCES cairn_runs_v3 (run_id) ON DELETE CASCADE,
+  key        text    NOT NULL,
+  model_step integer NOT NULL,
+  body       bytea   NOT NULL,
+  revision   integer NOT NULL,
+  PRIMARY KEY (run_id, key)
 )`,
     'CREATE INDEX cairn_runs_v3_by_update ON cairn_runs_v3 (updated_at DESC, run_id DESC)',
     'CREATE INDEX cairn_runs_v3_by_status ON cairn_runs_v3 (status, updated_at)',

@@ -1,6 +1,8 @@
 /**
  * `createPostgresAgentRunStoreV3`: V3 runs in a PostgreSQL schema (the ops
- * store's, or another), in tables of their own (postgres-schema.ts). Times
+ * store's, or another), in tables of their own (postgres-schema.ts), each run
+ * kept as the ops run store keeps one (a head row, transcript rows appended,
+ * receipt rows upserted: see ../stores/write-plan.ts). Times
  * are the database clock's (`clock_timestamp()`, in ms). A save locks its run
  * (a transaction-scoped advisory lock) before it reads the revision; saves
  * and puts share a lock that prune and redactForgotten take alone, so a
@@ -10,14 +12,16 @@ import type { PoolClient } from 'pg';
 import {
   AgentRunLeaseError, InvalidOptionsError, RevisionConflictError, RunIdentityError, StoredRecordError,
 } from '../errors/index.js';
-import { decodePart, encodePart } from '../stores/codec.js';
+import { sha256 } from '../stores/codec.js';
+import { planSave, readIndex, readRecord, SaveMemory, type PlanIndex, type StoredState } from '../stores/write-plan.js';
+import type { AgentRunEnvelope } from '../agent/record-types.js';
 import { decodeCursor, encodeCursor, listLimit, listStatuses, toSummary, type SummaryRow } from '../stores/list-query.js';
 import { Db, quoteSchema, type PostgresConnection } from '../stores/postgres/sql.js';
 import { checkForgetEvent } from './in-memory.js';
 import { checkBlob, checkDigest, type CheckedBlob } from './store-blob.js';
 import { checkLoadedV3, checkSaveV3, checkTerminalBefore } from './store-checks.js';
 import { ContextBlobError } from './store-errors.js';
-import { decorateLoaded, stripStoreFields } from './store-load.js';
+import { decorateLoaded, RefMemory, stripStoreFields } from './store-load.js';
 import type { AgentRunStoreV3 } from './store-types.js';
 import { migrateV3Postgres } from './postgres-schema.js';
 
@@ -36,6 +40,13 @@ export interface PostgresAgentRunStoreV3 extends AgentRunStoreV3 {
   close(): Promise<void>;
 }
 
+interface HeadRow {
+  scope: string;
+  revision: number;
+  transcript_digest: Buffer;
+  receipts_digest: Buffer;
+}
+
 /** ms since the epoch on the database clock, as the statements read it. */
 const NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::double precision';
 
@@ -52,7 +63,7 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
   const q = quoteSchema(schema);
   const db = Db.open(connection, schema);
   const t = {
-    runs: `${q}.cairn_runs_v3`, blobs: `${q}.cairn_runs_v3_blobs`, records: `${q}.cairn_runs_v3_blob_records`,
+    runs: `${q}.cairn_runs_v3`, messages: `${q}.cairn_runs_v3_messages`, receipts: `${q}.cairn_runs_v3_receipts`, blobs: `${q}.cairn_runs_v3_blobs`, records: `${q}.cairn_runs_v3_blob_records`,
     refs: `${q}.cairn_runs_v3_blob_refs`, forgotten: `${q}.cairn_runs_v3_forgotten`, leases: `${q}.cairn_leases`,
   };
   const blobLock = `cairn_runs_v3_blobs:${schema}`;
@@ -76,6 +87,27 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
     return true;
   };
 
+  /** What this object's last save (or load) of each run left in its rows, so the next save plans without reading them. */
+  const memory = new SaveMemory();
+  const refMemory = new RefMemory();
+
+  /** What the store holds of a run, read from its head and its open receipt rows. */
+  const readState = async (client: PoolClient, runId: string, row: HeadRow): Promise<StoredState> => {
+    let index: PlanIndex | null = null;
+    try {
+      const head = (await client.query<{ head: Buffer }>(`SELECT head FROM ${t.runs} WHERE run_id = $1`, [runId])).rows[0]?.head;
+      index = readIndex(runId, head ?? new Uint8Array(0));
+    } catch {
+      // A head that does not decode: the save writes every row again.
+    }
+    const unsettled = new Map<string, Uint8Array>();
+    if (index) {
+      const open = await client.query<{ key: string; body: Buffer }>(`SELECT key, body FROM ${t.receipts} WHERE run_id = $1 AND model_step >= $2`, [runId, index.settledStep]);
+      for (const r of open.rows) unsettled.set(r.key, sha256(r.body));
+    }
+    return { revision: row.revision, index, unsettled, transcriptDigest: row.transcript_digest, receiptsDigest: row.receipts_digest };
+  };
+
   const count = async (table: string) => Number((await db.query<{ n: string }>('Counting V3 rows', `SELECT count(*) AS n FROM ${table}`))[0]!.n);
 
   return {
@@ -87,65 +119,109 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
     async load(runId, loadOptions = {}) {
       if (typeof runId !== 'string' || runId === '') throw new InvalidOptionsError('load needs a run id.');
       const read = await db.transaction(`Loading run ${runId}`, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', async (client) => {
-        const row = (await client.query<{ scope: string; revision: number; created_at: number; updated_at: number; record: Buffer }>(
-          `SELECT scope, revision, created_at, updated_at, record FROM ${t.runs} WHERE run_id = $1`, [runId])).rows[0];
+        const row = (await client.query<HeadRow & { created_at: number; updated_at: number; head: Buffer }>(
+          `SELECT scope, revision, created_at, updated_at, transcript_digest, receipts_digest, head FROM ${t.runs} WHERE run_id = $1`, [runId])).rows[0];
         if (!row) return undefined;
         if (loadOptions.scope !== undefined && row.scope !== loadOptions.scope) throw new RunIdentityError('scope_mismatch', runId);
+        const messages = (await client.query<{ idx: number; body: Buffer; revision: number }>(
+          `SELECT idx, body, revision FROM ${t.messages} WHERE run_id = $1 ORDER BY idx`, [runId])).rows;
+        const receipts = (await client.query<{ key: string; body: Buffer; revision: number }>(
+          `SELECT key, body, revision FROM ${t.receipts} WHERE run_id = $1 ORDER BY key COLLATE "C"`, [runId])).rows;
         const redacted = (await client.query<{ digest: string }>(`SELECT r.digest FROM ${t.refs} r JOIN ${t.blobs} b ON b.digest = r.digest
   WHERE r.run_id = $1 AND b.content IS NULL`, [runId])).rows.map((r) => r.digest);
-        return { row, redacted };
+        return { row, messages, receipts, redacted };
       });
       if (!read) return undefined;
-      const record = checkLoadedV3(decodePart(runId, read.row.record), runId, loadOptions.scope);
+      const { envelope, stored } = readRecord(runId, {
+        head: read.row.head,
+        messages: read.messages.map((m) => ({ index: m.idx, bytes: m.body, revision: m.revision })),
+        receipts: read.receipts.map((r) => ({ key: r.key, bytes: r.body, revision: r.revision })),
+        transcriptDigest: read.row.transcript_digest, receiptsDigest: read.row.receipts_digest,
+      }, 'bytes', loadOptions.saves === true);
+      const record = checkLoadedV3(envelope, runId, loadOptions.scope);
       if (record.scope !== read.row.scope || record.revision !== read.row.revision) {
         throw new StoredRecordError('record_corrupt', runId, `Stored record under run ${runId} belongs to another run.`);
       }
+      memory.loaded(runId, stored);
       return decorateLoaded(record, read.row.created_at, read.row.updated_at, new Set(read.redacted));
     },
 
     async save(envelope, saveOptions = {}) {
       const digests = checkSaveV3(envelope);
       const incoming = (saveOptions.blobs ?? []).map((b) => checkBlob(b, 'save'));
-      const record = encodePart(stripStoreFields(envelope));
       const { runId } = envelope;
       const lease = saveOptions.lease;
-      await db.transaction(`Saving run ${runId}`, 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
-        await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0)), pg_advisory_xact_lock_shared(hashtextextended($2, 0))',
-          [`cairn_runs_v3:${schema}:${runId}`, blobLock]);
-        const row = (await client.query<{ scope: string; revision: number }>(`SELECT scope, revision FROM ${t.runs} WHERE run_id = $1`, [runId])).rows[0];
-        if (row && row.scope !== envelope.scope) throw new RunIdentityError('scope_mismatch', runId);
-        if (envelope.revision !== (row?.revision ?? 0) + 1) throw new RevisionConflictError(runId, envelope.revision - 1, row ? row.revision : null);
-        if (lease && await hasLeases(client)) {
-          const held = await client.query(`SELECT 1 FROM ${t.leases} WHERE key = $1 AND owner = $2 AND token = $3 AND expires_at > clock_timestamp()`,
-            [lease.key, lease.owner, lease.token]);
-          if (held.rowCount === 0) throw new AgentRunLeaseError('lease_lost', lease.key);
-        }
-        const coming = new Set(incoming.map((b) => b.digest));
-        const wanted = digests.filter((d) => !coming.has(d));
-        if (wanted.length > 0) {
-          const found = new Set((await client.query<{ digest: string }>(`SELECT digest FROM ${t.blobs} WHERE digest = ANY($1::text[])`, [wanted])).rows.map((r) => r.digest));
-          const missing = wanted.find((d) => !found.has(d));
-          if (missing !== undefined) {
-            throw new ContextBlobError('blob_missing', missing, `save: run ${runId}: its context points to package ${missing}, which is neither stored nor in this save.`);
+      let next: StoredState | undefined;
+      try {
+        next = await db.transaction(`Saving run ${runId}`, 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
+          await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0)), pg_advisory_xact_lock_shared(hashtextextended($2, 0))',
+            [`cairn_runs_v3:${schema}:${runId}`, blobLock]);
+          const row = (await client.query<HeadRow>(
+            `SELECT scope, revision, transcript_digest, receipts_digest FROM ${t.runs} WHERE run_id = $1`, [runId])).rows[0];
+          if (row && row.scope !== envelope.scope) throw new RunIdentityError('scope_mismatch', runId);
+          if (envelope.revision !== (row?.revision ?? 0) + 1) throw new RevisionConflictError(runId, envelope.revision - 1, row ? row.revision : null);
+          if (lease && await hasLeases(client)) {
+            const held = await client.query(`SELECT 1 FROM ${t.leases} WHERE key = $1 AND owner = $2 AND token = $3 AND expires_at > clock_timestamp()`,
+              [lease.key, lease.owner, lease.token]);
+            if (held.rowCount === 0) throw new AgentRunLeaseError('lease_lost', lease.key);
           }
-        }
-        for (const blob of incoming) await putChecked(client, blob);
-        const values = [runId, envelope.scope, envelope.status, envelope.revision, envelope.bindingId ?? null,
-          envelope.pendingApprovals?.length ?? 0, envelope.pendingClientCalls?.length ?? 0, record];
-        // One reading of the clock (a first save's createdAt and updatedAt are the same time), and the row, in one statement.
-        await client.query(`WITH now AS (SELECT ${NOW_MS} AS t)
-  INSERT INTO ${t.runs} (run_id, scope, status, revision, binding_id, created_at, updated_at,
-    pending_approvals, pending_client_calls, record)
-  SELECT $1, $2, $3, $4, $5, now.t, now.t, $6, $7, $8 FROM now
-  ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, revision = excluded.revision, binding_id = excluded.binding_id,
-    updated_at = excluded.updated_at, pending_approvals = excluded.pending_approvals,
-    pending_client_calls = excluded.pending_client_calls, record = excluded.record`, values);
-        // The refs follow the record's digests: those it no longer points to go, new ones come, in one statement.
-        if (row || digests.length > 0) {
-          await client.query(`WITH gone AS (DELETE FROM ${t.refs} WHERE $3 AND run_id = $1 AND NOT (digest = ANY($2::text[])))
-  INSERT INTO ${t.refs} (run_id, digest) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`, [runId, digests, row !== undefined]);
-        }
-      });
+          // Packages this object's last save of the run pointed to are stored: neither looked up nor written again.
+          const known = refMemory.known(runId, row?.revision);
+          const coming = new Set(incoming.map((b) => b.digest));
+          const wanted = digests.filter((d) => !coming.has(d) && !known?.has(d));
+          if (wanted.length > 0) {
+            const found = new Set((await client.query<{ digest: string }>(`SELECT digest FROM ${t.blobs} WHERE digest = ANY($1::text[])`, [wanted])).rows.map((r) => r.digest));
+            const missing = wanted.find((d) => !found.has(d));
+            if (missing !== undefined) {
+              throw new ContextBlobError('blob_missing', missing, `save: run ${runId}: its context points to package ${missing}, which is neither stored nor in this save.`);
+            }
+          }
+          for (const blob of incoming) if (!known?.has(blob.digest)) await putChecked(client, blob);
+          const stored = row && (memory.recall(runId, {
+            revision: row.revision, transcriptDigest: row.transcript_digest, receiptsDigest: row.receipts_digest,
+          }) ?? await readState(client, runId, row));
+          // The planner knows the envelope's shape, not its version: a V3 record is split as any run record is.
+          const plan = planSave(stripStoreFields(envelope) as unknown as AgentRunEnvelope, stored);
+          const values = [runId, envelope.scope, envelope.status, envelope.revision, envelope.bindingId ?? null,
+            envelope.pendingApprovals?.length ?? 0, envelope.pendingClientCalls?.length ?? 0,
+            plan.next.index!.length, plan.next.transcriptDigest, plan.next.receiptsDigest, plan.head];
+          // One reading of the clock (a first save's createdAt and updatedAt are the same time), and the row, in one statement.
+          await client.query(`WITH now AS (SELECT ${NOW_MS} AS t)
+    INSERT INTO ${t.runs} (run_id, scope, status, revision, binding_id, created_at, updated_at,
+      pending_approvals, pending_client_calls, transcript_length, transcript_digest, receipts_digest, head)
+    SELECT $1, $2, $3, $4, $5, now.t, now.t, $6, $7, $8, $9, $10, $11 FROM now
+    ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, revision = excluded.revision, binding_id = excluded.binding_id,
+      updated_at = excluded.updated_at, pending_approvals = excluded.pending_approvals,
+      pending_client_calls = excluded.pending_client_calls, transcript_length = excluded.transcript_length,
+      transcript_digest = excluded.transcript_digest, receipts_digest = excluded.receipts_digest, head = excluded.head`, values);
+          if (plan.trimMessagesFrom !== null) await client.query(`DELETE FROM ${t.messages} WHERE run_id = $1 AND idx >= $2`, [runId, plan.trimMessagesFrom]);
+          if (plan.messages.length > 0) {
+            await client.query(`INSERT INTO ${t.messages} (run_id, idx, body, revision)
+    SELECT $1, m.idx, m.body, $4 FROM unnest($2::int[], $3::bytea[]) AS m(idx, body)
+    ON CONFLICT (run_id, idx) DO UPDATE SET body = excluded.body, revision = excluded.revision`,
+            [runId, plan.messages.map((m) => m.index), plan.messages.map((m) => Buffer.from(m.bytes)), envelope.revision]);
+          }
+          if (plan.replaceReceipts) await client.query(`DELETE FROM ${t.receipts} WHERE run_id = $1`, [runId]);
+          if (plan.deleteReceipts.length > 0) await client.query(`DELETE FROM ${t.receipts} WHERE run_id = $1 AND key = ANY($2::text[])`, [runId, plan.deleteReceipts]);
+          if (plan.receipts.length > 0) {
+            await client.query(`INSERT INTO ${t.receipts} (run_id, key, model_step, body, revision)
+    SELECT $1, r.key, r.model_step, r.body, $5 FROM unnest($2::text[], $3::int[], $4::bytea[]) AS r(key, model_step, body)
+    ON CONFLICT (run_id, key) DO UPDATE SET model_step = excluded.model_step, body = excluded.body, revision = excluded.revision`,
+            [runId, plan.receipts.map((r) => r.key), plan.receipts.map((r) => r.modelStep), plan.receipts.map((r) => Buffer.from(r.bytes)), envelope.revision]);
+          }
+          // The refs follow the record's digests: those it no longer points to go, new ones come, in one statement.
+          if ((row || digests.length > 0) && !RefMemory.same(known, digests)) {
+            await client.query(`WITH gone AS (DELETE FROM ${t.refs} WHERE $3 AND run_id = $1 AND NOT (digest = ANY($2::text[])))
+    INSERT INTO ${t.refs} (run_id, digest) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`, [runId, digests, row !== undefined]);
+          }
+          return plan.next;
+        });
+      } finally {
+        // Remembered only once committed.
+        memory.keep(runId, envelope.status, next);
+        if (next) refMemory.keep(runId, envelope.revision, digests, envelope.status);
+        else refMemory.forget(runId);
+      }
     },
 
     async list(query = {}) {

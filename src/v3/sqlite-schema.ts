@@ -9,8 +9,10 @@ import type Database from 'better-sqlite3';
 import { V3SchemaVersionError } from './store-errors.js';
 
 export const V3_MIGRATIONS: readonly (readonly string[])[] = [
-  // 1: runs (summary columns and the framed record), packages (content JSON, NULL once redacted), the memory
-  // records each package holds, which runs point to which packages, and the forgotten record revisions.
+  // 1: runs as the ops run store keeps them (a head row with the summary columns and the digests of the run's other
+  // rows, transcript rows appended one per message, receipt rows upserted: see src/stores/write-plan.ts), packages
+  // (content JSON, NULL once redacted), the memory records each package holds, which runs point to which packages,
+  // and the forgotten record revisions.
   [
     `CREATE TABLE cairn_runs_v3 (
   run_id               TEXT    PRIMARY KEY,
@@ -22,7 +24,25 @@ export const V3_MIGRATIONS: readonly (readonly string[])[] = [
   updated_at           INTEGER NOT NULL,
   pending_approvals    INTEGER NOT NULL,
   pending_client_calls INTEGER NOT NULL,
-  record               BLOB    NOT NULL
+  transcript_length    INTEGER NOT NULL,
+  transcript_digest    BLOB    NOT NULL,
+  receipts_digest      BLOB    NOT NULL,
+  head                 BLOB    NOT NULL
+)`,
+    `CREATE TABLE cairn_runs_v3_messages (
+  run_id   TEXT    NOT NULL REFERENCES cairn_runs_v3 (run_id) ON DELETE CASCADE,
+  idx      INTEGER NOT NULL,
+  body     BLOB    NOT NULL,
+  revision INTEGER NOT NULL,
+  PRIMARY KEY (run_id, idx)
+)`,
+    `CREATE TABLE cairn_runs_v3_receipts (
+  run_id      TEXT    NOT NULL REFERENCES cairn_runs_v3 (run_id) ON DELETE CASCADE,
+  receipt_key TEXT    NOT NULL,
+  model_step  INTEGER NOT NULL,
+  body        BLOB    NOT NULL,
+  revision    INTEGER NOT NULL,
+  PRIMARY KEY (run_id, receipt_key)
 )`,
     'CREATE INDEX cairn_runs_v3_by_update ON cairn_runs_v3 (updated_at DESC, run_id DESC)',
     'CREATE INDEX cairn_runs_v3_by_status ON cairn_runs_v3 (status, updated_at)',

@@ -2,21 +2,24 @@
  * `createSqliteAgentRunStoreV3`: V3 runs in the file of a SQLite ops store,
  * in tables of their own (see sqlite-schema.ts), on the ops store's
  * connection, so a save checks the ops store's lease in its own transaction.
- * A run is one row holding its framed record; each package is one row, stored
- * once by digest.
+ * A run is kept as the ops run store keeps one (a head row, transcript rows
+ * appended, receipt rows upserted: a save writes what the step added; see
+ * ../stores/write-plan.ts); each package is one row, stored once by digest.
  */
 import type Database from 'better-sqlite3';
 import {
   AgentRunLeaseError, InvalidOptionsError, RevisionConflictError, RunIdentityError, StoredRecordError,
 } from '../errors/index.js';
-import { decodePart, encodePart } from '../stores/codec.js';
+import { sha256 } from '../stores/codec.js';
+import { planSave, readIndex, readRecord, SaveMemory, type PlanIndex, type StoredState } from '../stores/write-plan.js';
+import type { AgentRunEnvelope } from '../agent/record-types.js';
 import { decodeCursor, encodeCursor, listLimit, listStatuses, toSummary, type SummaryRow } from '../stores/list-query.js';
 import { connectionOf, type SqliteOpsStore } from '../stores/sqlite/index.js';
 import { checkForgetEvent } from './in-memory.js';
 import { checkBlob, checkDigest, type CheckedBlob } from './store-blob.js';
 import { checkLoadedV3, checkSaveV3, checkTerminalBefore } from './store-checks.js';
 import { ContextBlobError } from './store-errors.js';
-import { decorateLoaded, stripStoreFields } from './store-load.js';
+import { decorateLoaded, RefMemory, stripStoreFields } from './store-load.js';
 import type { Lease } from '../stores/types.js';
 import type { AgentRunStoreV3 } from './store-types.js';
 import { migrateV3, V3_SCHEMA_VERSION, v3SchemaVersion } from './sqlite-schema.js';
@@ -36,6 +39,8 @@ interface RunRow {
   scope: string;
   revision: number;
   created_at: number;
+  transcript_digest: unknown;
+  receipts_digest: unknown;
 }
 
 /**
@@ -63,17 +68,35 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
   const hasLeases = Boolean(db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'cairn_leases'").get());
 
   const s = {
-    run: db.prepare<[string], RunRow>('SELECT scope, revision, created_at FROM cairn_runs_v3 WHERE run_id = ?'),
-    load: db.prepare<[string], RunRow & { record: unknown; updated_at: number }>(
-      'SELECT scope, revision, created_at, updated_at, record FROM cairn_runs_v3 WHERE run_id = ?'),
+    run: db.prepare<[string], RunRow>(
+      'SELECT scope, revision, created_at, transcript_digest, receipts_digest FROM cairn_runs_v3 WHERE run_id = ?'),
+    headBytes: db.prepare<[string], unknown>('SELECT head FROM cairn_runs_v3 WHERE run_id = ?').pluck(),
+    openReceipts: db.prepare<[string, number], { receipt_key: string; body: unknown }>(
+      'SELECT receipt_key, body FROM cairn_runs_v3_receipts WHERE run_id = ? AND model_step >= ?'),
+    load: db.prepare<[string], RunRow & { head: unknown; updated_at: number }>(
+      'SELECT scope, revision, created_at, updated_at, transcript_digest, receipts_digest, head FROM cairn_runs_v3 WHERE run_id = ?'),
+    messages: db.prepare<[string], { idx: number; body: unknown; revision: number }>(
+      'SELECT idx, body, revision FROM cairn_runs_v3_messages WHERE run_id = ? ORDER BY idx'),
+    receipts: db.prepare<[string], { receipt_key: string; body: unknown; revision: number }>(
+      'SELECT receipt_key, body, revision FROM cairn_runs_v3_receipts WHERE run_id = ? ORDER BY receipt_key'),
+    putMessage: db.prepare<[string, number, Uint8Array, number]>(`INSERT INTO cairn_runs_v3_messages (run_id, idx, body, revision) VALUES (?, ?, ?, ?)
+  ON CONFLICT (run_id, idx) DO UPDATE SET body = excluded.body, revision = excluded.revision`),
+    putReceipt: db.prepare<[string, string, number, Uint8Array, number]>(`INSERT INTO cairn_runs_v3_receipts (run_id, receipt_key, model_step, body, revision)
+  VALUES (?, ?, ?, ?, ?)
+  ON CONFLICT (run_id, receipt_key) DO UPDATE SET model_step = excluded.model_step, body = excluded.body, revision = excluded.revision`),
+    trimMessages: db.prepare<[string, number]>('DELETE FROM cairn_runs_v3_messages WHERE run_id = ? AND idx >= ?'),
+    deleteReceipt: db.prepare<[string, string]>('DELETE FROM cairn_runs_v3_receipts WHERE run_id = ? AND receipt_key = ?'),
+    deleteReceipts: db.prepare<[string]>('DELETE FROM cairn_runs_v3_receipts WHERE run_id = ?'),
     redactedOf: db.prepare<[string], string>(`SELECT r.digest FROM cairn_runs_v3_blob_refs r
   JOIN cairn_runs_v3_blobs b ON b.digest = r.digest WHERE r.run_id = ? AND b.content IS NULL ORDER BY r.digest`).pluck(),
     upsert: db.prepare(`INSERT INTO cairn_runs_v3 (run_id, scope, status, revision, binding_id, created_at, updated_at,
-    pending_approvals, pending_client_calls, record)
-  VALUES (@runId, @scope, @status, @revision, @bindingId, @createdAt, @updatedAt, @pendingApprovals, @pendingClientCalls, @record)
+    pending_approvals, pending_client_calls, transcript_length, transcript_digest, receipts_digest, head)
+  VALUES (@runId, @scope, @status, @revision, @bindingId, @createdAt, @updatedAt, @pendingApprovals, @pendingClientCalls,
+    @transcriptLength, @transcriptDigest, @receiptsDigest, @head)
   ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, revision = excluded.revision, binding_id = excluded.binding_id,
     updated_at = excluded.updated_at, pending_approvals = excluded.pending_approvals,
-    pending_client_calls = excluded.pending_client_calls, record = excluded.record`),
+    pending_client_calls = excluded.pending_client_calls, transcript_length = excluded.transcript_length,
+    transcript_digest = excluded.transcript_digest, receipts_digest = excluded.receipts_digest, head = excluded.head`),
     lease: hasLeases
       ? db.prepare<[string, string, number, number], { ok: number }>(
         'SELECT 1 AS ok FROM cairn_leases WHERE lease_key = ? AND owner = ? AND token = ? AND expires_at > ?')
@@ -98,6 +121,27 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
     count: (table: string) => db.prepare<[], number>(`SELECT COUNT(*) FROM ${table}`).pluck(),
   };
 
+  /** What this object's last save (or load) of each run left in its rows, so the next save plans without reading them. */
+  const memory = new SaveMemory();
+  const refMemory = new RefMemory();
+
+  /** What the store holds of a run, read from its head and its open receipt rows. */
+  function readState(runId: string, row: RunRow): StoredState {
+    let index: PlanIndex | null = null;
+    try {
+      index = readIndex(runId, bytesOf(s.headBytes.get(runId)));
+    } catch {
+      // A head that does not decode: the save writes every row again.
+    }
+    const unsettled = new Map<string, Uint8Array>();
+    if (index) for (const r of s.openReceipts.all(runId, index.settledStep)) unsettled.set(r.receipt_key, sha256(bytesOf(r.body)));
+    return {
+      revision: row.revision, index, unsettled,
+      transcriptDigest: blobOrNull(row.transcript_digest) ?? new Uint8Array(0),
+      receiptsDigest: blobOrNull(row.receipts_digest) ?? new Uint8Array(0),
+    };
+  }
+
   /** Stores a checked package unless its digest is there; a package holding a forgotten record arrives redacted. */
   const putChecked = (blob: CheckedBlob, now: number): boolean => {
     const forgotten = blob.records.some((r) => s.isForgotten.get(r.recordId, r.revision) !== undefined);
@@ -107,33 +151,50 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
   };
 
   const saveTx = db.transaction((envelope: Parameters<AgentRunStoreV3['save']>[0], digests: string[], incoming: CheckedBlob[],
-    record: Buffer, lease: Lease | undefined) => {
+    lease: Lease | undefined) => {
     const { runId } = envelope;
     const row = s.run.get(runId);
     if (row && row.scope !== envelope.scope) throw new RunIdentityError('scope_mismatch', runId);
     if (envelope.revision !== (row?.revision ?? 0) + 1) throw new RevisionConflictError(runId, envelope.revision - 1, row ? row.revision : null);
     const now = clock.now();
     if (lease && s.lease && !s.lease.get(lease.key, lease.owner, lease.token, now)) throw new AgentRunLeaseError('lease_lost', lease.key);
+    // Packages this object's last save of the run pointed to are stored: neither looked up nor written again.
+    const known = refMemory.known(runId, row?.revision);
     const coming = new Set(incoming.map((b) => b.digest));
-    const missing = digests.find((d) => !coming.has(d) && s.blobExists.get(d) === undefined);
+    const missing = digests.find((d) => !coming.has(d) && !known?.has(d) && s.blobExists.get(d) === undefined);
     if (missing !== undefined) {
       throw new ContextBlobError('blob_missing', missing, `save: run ${runId}: its context points to package ${missing}, which is neither stored nor in this save.`);
     }
-    for (const blob of incoming) putChecked(blob, now);
+    for (const blob of incoming) if (!known?.has(blob.digest)) putChecked(blob, now);
+    const stored = row && (memory.recall(runId, {
+      revision: row.revision, transcriptDigest: blobOrNull(row.transcript_digest), receiptsDigest: blobOrNull(row.receipts_digest),
+    }) ?? readState(runId, row));
+    // The planner knows the envelope's shape, not its version: a V3 record is split as any run record is.
+    const plan = planSave(stripStoreFields(envelope) as unknown as AgentRunEnvelope, stored);
     s.upsert.run({
       runId, scope: envelope.scope, status: envelope.status, revision: envelope.revision, bindingId: envelope.bindingId ?? null,
       createdAt: row?.created_at ?? now, updatedAt: now,
       pendingApprovals: envelope.pendingApprovals?.length ?? 0, pendingClientCalls: envelope.pendingClientCalls?.length ?? 0,
-      record,
+      transcriptLength: plan.next.index!.length, transcriptDigest: plan.next.transcriptDigest, receiptsDigest: plan.next.receiptsDigest,
+      head: plan.head,
     });
+    if (plan.trimMessagesFrom !== null) s.trimMessages.run(runId, plan.trimMessagesFrom);
+    for (const message of plan.messages) s.putMessage.run(runId, message.index, message.bytes, envelope.revision);
+    if (plan.replaceReceipts) s.deleteReceipts.run(runId);
+    for (const key of plan.deleteReceipts) s.deleteReceipt.run(runId, key);
+    for (const receipt of plan.receipts) s.putReceipt.run(runId, receipt.key, receipt.modelStep, receipt.bytes, envelope.revision);
     // A record's context only grows, so its refs are only added to; a record that points to fewer is written again.
-    if (row && (s.refCount.get(runId) ?? 0) > digests.length) s.deleteRefs.run(runId);
-    for (const digest of digests) s.insertRef.run(runId, digest);
+    if (!RefMemory.same(known, digests)) {
+      if (row && (s.refCount.get(runId) ?? 0) > digests.length) s.deleteRefs.run(runId);
+      for (const digest of digests) s.insertRef.run(runId, digest);
+    }
+    return plan.next;
   });
 
+  // One read transaction: the head, its rows and the redactions are from the same commit.
   const loadTx = db.transaction((runId: string) => {
     const row = s.load.get(runId);
-    return row && { row, redacted: s.redactedOf.all(runId) };
+    return row && { row, messages: s.messages.all(runId), receipts: s.receipts.all(runId), redacted: s.redactedOf.all(runId) };
   });
 
   const pruneTx = db.transaction((before: number) => {
@@ -160,19 +221,34 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
       const read = loadTx.deferred(runId);
       if (!read) return undefined;
       if (loadOptions.scope !== undefined && read.row.scope !== loadOptions.scope) throw new RunIdentityError('scope_mismatch', runId);
-      const record = checkLoadedV3(decodePart(runId, bytesOf(read.row.record)), runId, loadOptions.scope);
+      const { envelope, stored } = readRecord(runId, {
+        head: bytesOf(read.row.head),
+        messages: read.messages.map((m) => ({ index: m.idx, bytes: bytesOf(m.body), revision: m.revision })),
+        receipts: read.receipts.map((r) => ({ key: r.receipt_key, bytes: bytesOf(r.body), revision: r.revision })),
+        transcriptDigest: blobOrNull(read.row.transcript_digest),
+        receiptsDigest: blobOrNull(read.row.receipts_digest),
+      }, 'bytes', loadOptions.saves === true);
+      const record = checkLoadedV3(envelope, runId, loadOptions.scope);
       if (record.scope !== read.row.scope || record.revision !== read.row.revision) {
         throw new StoredRecordError('record_corrupt', runId, `Stored record under run ${runId} belongs to another run.`);
       }
+      memory.loaded(runId, stored);
       return decorateLoaded(record, read.row.created_at, read.row.updated_at, new Set(read.redacted));
     },
 
     async save(envelope, saveOptions = {}) {
       const digests = checkSaveV3(envelope);
       const incoming = (saveOptions.blobs ?? []).map((b) => checkBlob(b, 'save'));
-      const record = encodePart(stripStoreFields(envelope));
       // IMMEDIATE: the write lock is taken before the revision is read.
-      saveTx.immediate(envelope, digests, incoming, record, saveOptions.lease);
+      let next: StoredState | undefined;
+      try {
+        next = saveTx.immediate(envelope, digests, incoming, saveOptions.lease);
+      } finally {
+        // Remembered only once committed.
+        memory.keep(envelope.runId, envelope.status, next);
+        if (next) refMemory.keep(envelope.runId, envelope.revision, digests, envelope.status);
+        else refMemory.forget(envelope.runId);
+      }
     },
 
     async list(query = {}) {
@@ -274,4 +350,8 @@ function emptyReadOnly(clock: { now(): number }): SqliteAgentRunStoreV3 {
 /** A BLOB column as bytes; anything else reads as no bytes, which the codec refuses. */
 function bytesOf(value: unknown): Uint8Array {
   return value instanceof Uint8Array ? value : new Uint8Array(0);
+}
+
+function blobOrNull(value: unknown): Uint8Array | null {
+  return value instanceof Uint8Array ? value : null;
 }

@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteAgentRunStoreV3, createSqliteOpsStore, V3_SCHEMA_VERSION } from 'cairn/ops/sqlite';
 import { createPostgresAgentRunStoreV3, createPostgresOpsStore } from 'cairn/ops/postgres';
 import { createManualClock, v3TestBlob, v3TestEnvelope } from 'cairn/testing';
-import { encodePart } from '../../src/stores/codec.js';
+import { decodePart, encodePart } from '../../src/stores/codec.js';
 import { describePostgres } from '../stores/pg-env.js';
 
 const dirs: string[] = [];
@@ -55,7 +55,8 @@ describe('V3 tables on SQLite', () => {
     expect((await runs.load('v3-run'))?.version).toBe(3);
     const db = new Database(path, { readonly: true });
     expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'cairn_runs_v3%' ORDER BY name").pluck().all()).toEqual([
-      'cairn_runs_v3', 'cairn_runs_v3_blob_records', 'cairn_runs_v3_blob_refs', 'cairn_runs_v3_blobs', 'cairn_runs_v3_forgotten', 'cairn_runs_v3_schema',
+      'cairn_runs_v3', 'cairn_runs_v3_blob_records', 'cairn_runs_v3_blob_refs', 'cairn_runs_v3_blobs', 'cairn_runs_v3_forgotten',
+      'cairn_runs_v3_messages', 'cairn_runs_v3_receipts', 'cairn_runs_v3_schema',
     ]);
     expect(db.prepare('SELECT version FROM cairn_runs_v3_schema').pluck().all()).toEqual([1]);
     db.close();
@@ -86,8 +87,11 @@ describe('V3 tables on SQLite', () => {
     await runs.save(v3TestEnvelope('future', 1));
     await runs.save(v3TestEnvelope('garbage', 1));
     const db = new Database(path);
-    db.prepare('UPDATE cairn_runs_v3 SET record = ? WHERE run_id = ?').run(encodePart({ ...v3TestEnvelope('future', 1), version: 4 }), 'future');
-    db.prepare('UPDATE cairn_runs_v3 SET record = ? WHERE run_id = ?').run(Buffer.from('not a record'), 'garbage');
+    // The head as a newer Cairn might write it: the same layout, record version 4.
+    const head = decodePart<{ envelope: { version: number } }>('future', db.prepare('SELECT head FROM cairn_runs_v3 WHERE run_id = ?').pluck().get('future') as Buffer);
+    head.envelope.version = 4;
+    db.prepare('UPDATE cairn_runs_v3 SET head = ? WHERE run_id = ?').run(encodePart(head), 'future');
+    db.prepare('UPDATE cairn_runs_v3 SET head = ? WHERE run_id = ?').run(Buffer.from('not a record'), 'garbage');
     db.close();
     await expect(runs.load('future')).rejects.toMatchObject({ name: 'CheckpointVersionError', code: 'checkpoint_version_unsupported' });
     await expect(runs.load('garbage')).rejects.toMatchObject({ code: 'record_corrupt' });
