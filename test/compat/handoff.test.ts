@@ -1,0 +1,83 @@
+/**
+ * The handoff records of the compatibility corpus (corpus/handoff-v<N>/,
+ * written by generate-handoff.ts): runs that triage handed to billing, put
+ * back into a fresh store (in memory, and a SQLite file) and resumed by the
+ * current code with the same agents. What a user relies on is checked: the
+ * resume goes on with billing (triage's model is never asked again), an
+ * approved refund runs once, a transient failure after the handoff is retried
+ * with billing, a completed run answers from its record.
+ *
+ * The files are never edited (see corpus/README.md).
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createInMemoryAgentRunStore, resumeAgent, type AgentRunEnvelope, type AgentRunStore, type ResumeOptions } from 'cairn/agent';
+import { createSqliteOpsStore } from 'cairn/ops/sqlite';
+import { WRITTEN_AT } from './corpus-agent.js';
+import { handoffLeg, TURNS, type HandoffEffects } from './handoff-agent.js';
+
+const CORPUS = fileURLToPath(new URL('./corpus/', import.meta.url));
+const folders = readdirSync(CORPUS).filter((e) => /^handoff-v\d+$/.test(e)).sort();
+const read = (folder: string, name: string) => JSON.parse(readFileSync(join(CORPUS, folder, `${name}.json`), 'utf8')) as AgentRunEnvelope;
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+const STORES: Array<{ name: string; open(envelope: AgentRunEnvelope): Promise<AgentRunStore> }> = [
+  { name: 'in-memory store', open: async (envelope) => createInMemoryAgentRunStore([envelope]) },
+  {
+    name: 'SQLite file',
+    async open(envelope) {
+      const dir = mkdtempSync(join(tmpdir(), 'cairn-corpus-handoff-'));
+      const ops = createSqliteOpsStore({ path: join(dir, 'runs.sqlite') });
+      cleanups.push(() => {
+        ops.close();
+        rmSync(dir, { recursive: true, force: true });
+      });
+      for (let revision = 1; revision <= envelope.revision; revision++) await ops.agentRuns.save({ ...envelope, revision });
+      return ops.agentRuns;
+    },
+  },
+];
+
+describe.each(folders)('%s', (folder) => {
+  describe.each(STORES)('on a $name', (kind) => {
+    const leg = async (name: string, billing: Parameters<typeof handoffLeg>[0]['billing'], extra: Partial<ResumeOptions> = {}) => {
+      const envelope = read(folder, name);
+      expect(envelope.activeAgent).toBe('billing');
+      const store = await kind.open(envelope);
+      const effects: HandoffEffects = { refunds: [], lookups: [] };
+      const options = handoffLeg({ effects, runId: envelope.runId, store, triage: [], billing, now: WRITTEN_AT + 60_000, idPrefix: 'resume' });
+      const result = await resumeAgent({ ...options, ...extra });
+      return { envelope, effects, result, record: (await store.load(envelope.runId, { scope: envelope.scope }))! };
+    };
+
+    it('suspended at billing\'s refund: the approval runs the refund once and billing answers', async () => {
+      const envelope = read(folder, 'suspended-approval');
+      const [pending] = envelope.pendingApprovals;
+      const { effects, result, record } = await leg('suspended-approval', [TURNS.done], {
+        approvalResponses: [{ approvalId: pending!.approvalId, token: pending!.token, approved: true }],
+      });
+      expect(result).toMatchObject({ status: 'completed', text: 'Order 7 is refunded.' });
+      expect(effects).toEqual({ refunds: ['7'], lookups: [] });
+      expect(record.activeAgent).toBe('billing');
+    });
+
+    it('failed for a transient cause after the handoff: retryFailed goes on with billing', async () => {
+      const { effects, result } = await leg('failed-after-handoff', [TURNS.lookup, TURNS.done], { retryFailed: true });
+      expect(result).toMatchObject({ status: 'completed', text: 'Order 7 is refunded.' });
+      expect(effects.lookups).toEqual(['7']);
+    });
+
+    it('completed: the stored result, with no model call', async () => {
+      const { result, effects } = await leg('completed', []);
+      expect(result).toMatchObject({ status: 'completed', text: 'Order 7 is refunded.' });
+      expect(effects).toEqual({ refunds: [], lookups: [] });
+    });
+  });
+});
