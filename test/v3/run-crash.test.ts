@@ -20,7 +20,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createInMemoryAgentRunStoreV3, resumeAgent, runAgent, type AgentResult, type ModelRequest } from 'cairn/agent';
+import { createInMemoryAgentRunStoreV3, resumeAgent, runAgent, type AgentResult } from 'cairn/agent';
+import type { ModelRequest } from 'cairn/models';
 import { createRagContextSource } from 'cairn/context';
 import { createMockModel } from 'cairn/testing';
 import { countingStoreV3 } from './run-helpers.js';
