@@ -3,7 +3,8 @@
  * canonical JSON (keys sorted) of the package's blocks, and every package a
  * store takes is checked against it first.
  */
-import { digestOf } from '../agent/digest.js';
+import { createHash } from 'node:crypto';
+import { canonicalDigest, sortedCopy } from '../sdk/canonical.js';
 import { InvalidOptionsError } from '../errors/index.js';
 import type { JsonValue } from '../agent/json.js';
 import { ContextBlobError } from './store-errors.js';
@@ -13,7 +14,7 @@ const DIGEST = /^sha256:[0-9a-f]{64}$/;
 
 /** The digest a package of these blocks is stored under. */
 export function contextBlobDigest(blocks: readonly JsonValue[]): string {
-  return digestOf(blocks);
+  return canonicalDigest(blocks);
 }
 
 export function isBlobDigest(value: unknown): value is string {
@@ -46,18 +47,21 @@ export function checkBlob(blob: ContextBlobInput, what = 'putBlob'): CheckedBlob
     || Object.keys(content).some((k) => k !== 'blocks')) {
     throw new InvalidOptionsError(`${what}: content must be { blocks: [...] } (the blocks alone are hashed, so nothing else is kept).`);
   }
-  let json: string;
+  // One key-sorted copy (shared with nothing the caller holds), one stringify, one hash: the text hashed is the
+  // canonical JSON of the blocks, and the content stored is that same text under `blocks`.
+  let text: string;
   try {
-    json = JSON.stringify({ blocks: (content as ContextBlobContent).blocks });
+    text = JSON.stringify(sortedCopy((content as ContextBlobContent).blocks));
   } catch (error) {
     throw new InvalidOptionsError(`${what}: the blocks are not JSON (${(error as Error).message}).`);
   }
-  const copy = JSON.parse(json) as ContextBlobContent;
-  const actual = contextBlobDigest(copy.blocks);
+  const actual = `sha256:${createHash('sha256').update(text).digest('hex')}`;
   if (actual !== digest) {
     throw new ContextBlobError('blob_digest_mismatch', digest,
       `${what}: the content hashes to ${actual}, not to its digest ${digest}; nothing was stored.`);
   }
+  const json = `{"blocks":${text}}`;
+  const copy = JSON.parse(json) as ContextBlobContent;
   const records = blob.records ?? [];
   if (!Array.isArray(records) || !records.every(isRecordRef)) {
     throw new InvalidOptionsError(`${what}: records must be a list of { recordId: string, revision: integer }.`);

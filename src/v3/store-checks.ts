@@ -71,8 +71,10 @@ export function referencedDigests(envelope: AgentRunEnvelopeV3): string[] {
       || typeof step.manifest !== 'object' || step.manifest === null) {
       throw new InvalidOptionsError(`save: run ${envelope.runId}: each context step is { step, blob: { digest }, manifest }.`, 'invalid_envelope');
     }
-    digests.add(checkDigest(step.blob.digest, 'save'));
+    digests.add(step.blob.digest);
   }
+  // Each distinct digest checked once: a long run's steps mostly repeat a few.
+  for (const digest of digests) checkDigest(digest, 'save');
   return [...digests].sort();
 }
 
