@@ -55,10 +55,10 @@ interface Backend {
 }
 
 let ids = 0;
-async function timeRun(run: () => Promise<{ status: string }>): Promise<number> {
+async function timeRun(run: () => Promise<{ status: string; error?: unknown }>): Promise<number> {
   const started = performance.now();
   const result = await run();
-  if (result.status !== 'completed') throw new Error(`a bench run ended ${result.status}`);
+  if (result.status !== "completed") throw new Error(`a bench run ended ${result.status}: ${JSON.stringify((result as { error?: unknown }).error)}`);
   return (performance.now() - started) / (STEPS + 1);
 }
 
@@ -86,13 +86,14 @@ export interface V3RunFigures {
 async function measureBackend(backend: Backend, figures: V3RunFigures): Promise<void> {
   const today = backend.today();
   const v3 = backend.v3();
-  const runs = [todayRun(today), v3Plain(v3), v3Run(v3)];
+  // A fresh run (and run id) each time.
+  const runs = [() => todayRun(today), () => v3Plain(v3), () => v3Run(v3)];
   const times: number[][] = [[], [], []];
   for (let round = 0; round < WARMUP + ROUNDS; round++) {
     // Rotate which goes first, so drift falls on all three.
     for (let k = 0; k < 3; k++) {
       const which = (round + k) % 3;
-      const t = await timeRun(runs[which]!);
+      const t = await timeRun(runs[which]!());
       if (round >= WARMUP) times[which]!.push(t);
     }
   }
