@@ -12,7 +12,8 @@ import type { SwarmTaskStatus } from '../../machines/swarm-types.js';
 export type { SwarmTaskStatus } from '../../machines/swarm-types.js';
 
 /** What runs a task: engine options (without session, execution or prompt), or an Agent. */
-export type SwarmAgent = Omit<AgentOptions<unknown>, 'session' | 'execution' | 'prompt' | 'messages'> | Agent<unknown>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- an Agent of any output type
+export type SwarmAgent = Omit<AgentOptions<unknown>, 'session' | 'execution' | 'prompt' | 'messages'> | Agent<any>;
 
 /** What a dependent task's input function receives: each dependency's end. */
 export interface SwarmDependencyResult {

@@ -129,3 +129,20 @@ describe('runAgentGroup', () => {
     expect(error).toMatchObject({ code: 'swarm_definition_changed' });
   });
 });
+
+describe('runAgentGroup with Agents', () => {
+  it('runs an Agent as a task, and refuses an agent that brings its own session, execution or a swarm tool name', async () => {
+    const { Agent } = await import('cairn');
+    const model = planModel(() => []);
+    const agent = new Agent({ model, instructions: 'Be brief.' });
+    const store = createInMemorySwarmStore();
+    const result = await runAgentGroup({ session: { store, swarmId: 'ag', scope: 't' }, tasks: [{ id: 'one', agent, input: 'hello' }] });
+    expect(result.status).toBe('completed');
+    expect(result.tasks.one!.result?.text).toBe('done: hello');
+    const own = { model, execution: createExecutionContext() };
+    await expect(runAgentGroup({ session: session(), tasks: [{ id: 'a', agent: own as never, input: 'x' }] })).rejects.toMatchObject({ code: 'invalid_options' });
+    const clash = { model, tools: { blackboard_read: { parameters: { type: 'object' }, execute: async () => 1 } } };
+    await expect(runAgentGroup({ session: session(), tasks: [{ id: 'a', agent: clash, input: 'x' }] })).rejects.toMatchObject({ code: 'invalid_options' });
+    expect(model.calls).toBe(1);
+  });
+});

@@ -6,7 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'vitest';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
 import { createInMemorySwarmStore, type SwarmStore } from 'cairn/swarm';
 import { createSqliteSwarmStore } from 'cairn/swarm/sqlite';
 import { createPostgresSwarmStore } from 'cairn/swarm/postgres';
@@ -59,4 +60,33 @@ describePostgres('postgres swarm store', (env) => {
       for (const c of closers.get(fixture) ?? []) await c();
     },
   }, { describe, it });
+});
+
+describe('swarm store schema versions', () => {
+  it('SQLite: a file whose swarm tables are newer than this code is refused, nothing changed', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-swarm-schema-'));
+    try {
+      createSqliteSwarmStore({ path: join(dir, 's.sqlite') }).close();
+      const db = new Database(join(dir, 's.sqlite'));
+      db.prepare('UPDATE cairn_swarm_schema SET version = 99').run();
+      db.close();
+      expect(() => createSqliteSwarmStore({ path: join(dir, 's.sqlite') })).toThrow(expect.objectContaining({ code: 'record_version_unsupported' }));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describePostgres('postgres swarm store schema version', (env) => {
+  it('refuses a schema whose swarm tables are newer than this code', async () => {
+    const schema = env.newSchema();
+    const store = createPostgresSwarmStore({ connectionString: env.url, schema });
+    try {
+      await store.setup();
+      await env.sql(`UPDATE "${schema}".cairn_swarm_schema_version SET version = 99`);
+      await expect(store.setup()).rejects.toMatchObject({ code: 'record_version_unsupported' });
+    } finally {
+      await store.close();
+    }
+  });
 });
