@@ -4,7 +4,9 @@
  * any save of the swarm, of a task's run, or of a blackboard write; or a save
  * that throws once), the concurrency, and whether the next process calls
  * runAgentGroup again or resumeAgentGroup; a second fault may hit the
- * resuming process too. Effects are counted outside every store.
+ * resuming process too. Effects are counted outside every store. Before the
+ * property, one pass dies at every write in turn (before it, after it, or
+ * throwing at it) on the in-memory store.
  *
  * Runs: CAIRN_PROPERTY_RUNS (default 40 in memory, a few on SQLite and
  * PostgreSQL). The seed is printed; CAIRN_PROPERTY_SEED replays one.
@@ -161,6 +163,19 @@ function property(label: string, open: () => Promise<{ store: SwarmStore; close(
     ), { numRuns: runs, seed, endOnFailure: true });
   }, 240_000);
 }
+
+describe('swarm crash at every write', () => {
+  it('in-memory: dying before, and after, each write of a run in turn, then going on, runs every task\'s effects once', async () => {
+    const clean = createInMemorySwarmStore();
+    const total = (await leg(clean, new World(), undefined, false, 2)).writes;
+    for (let index = 1; index <= total; index += 1) {
+      for (const mode of ['before', 'after', 'throw'] as const) {
+        const fault: SwarmFault = mode === 'throw' ? { index, mode, kinds: ['swarm', 'run'] } : { index, mode };
+        await check(createInMemorySwarmStore(), [fault], [index % 2 === 0], 2);
+      }
+    }
+  }, 240_000);
+});
 
 describe('swarm crash property', () => {
   property('in-memory', async () => ({ store: createInMemorySwarmStore(), close: async () => undefined }), 40);
