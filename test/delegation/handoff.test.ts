@@ -220,6 +220,40 @@ describe('Agent objects as the run and as targets', () => {
   });
 });
 
+describe('an Agent run resumed from its state', () => {
+  it('agent.run({ state, approvalResponses }) goes on with the target the run was handed to, from a fresh Agent of the same definition', async () => {
+    const refunds: string[] = [];
+    const make = (billingResponses: Parameters<typeof createMockModel>[0]['responses'], triageResponses: Parameters<typeof createMockModel>[0]['responses']) => {
+      const billing = new Agent({
+        name: 'billing',
+        model: createMockModel({ modelId: 'billing-model', responses: billingResponses }),
+        instructions: 'You are billing.',
+        tools: {
+          refund: {
+            description: 'Refund an order.', needsApproval: true,
+            parameters: { type: 'object', properties: { order: { type: 'string' } }, required: ['order'] },
+            execute: async ({ order }: { order: string }) => {
+              refunds.push(order);
+              return 'ok';
+            },
+          },
+        },
+      });
+      return new Agent({ name: 'triage', model: createMockModel({ modelId: 'triage-model', responses: triageResponses }), handoffs: [billing] });
+    };
+    const { store } = STORES[0]!.open();
+    const first = await make([{ toolCalls: [{ toolCallId: 'r1', toolName: 'refund', args: { order: 'o-3' } }] }], [transfer()]).run({ prompt: 'Refund o-3.', store });
+    expect(first.status).toBe('suspended');
+    const [pending] = first.pendingApprovals;
+    const next = await make([{ text: 'Refunded o-3.' }], []).run({
+      state: first.state, store, approvalResponses: [{ approvalId: pending!.approvalId, token: pending!.token, approved: true }],
+    });
+    expect(next.status).toBe('completed');
+    expect(next.outputText).toBe('Refunded o-3.');
+    expect(refunds).toEqual(['o-3']);
+  });
+});
+
 describe('streams', () => {
   it('streamAgent hands off and streams the target\'s text; resumeStreamAgent goes on with the target', async () => {
     const { store } = STORES[0]!.open();
