@@ -39,6 +39,18 @@ describe('the swarm\'s policy and budget', () => {
     expect(new Set(entries.map((e) => e.scope))).toEqual(new Set(['root/a', 'root/b']));
   });
 
+  it('a task about to start when the ledger holds the whole budget ends budget-exhausted without a run', async () => {
+    const model = planModel(() => []);
+    const execution = createExecutionContext({ budget: { tokens: 30, estimate: { inputTokens: 10, outputTokens: 5 } } });
+    const store = createInMemorySwarmStore();
+    const result = await runAgentGroup({ session: { store, swarmId: 'b3', scope: 't' }, execution, tasks: chain({ model }) });
+    expect(Object.values(result.tasks).map((t) => t.status)).toEqual(['completed', 'completed', 'budget-exhausted', 'budget-exhausted']);
+    expect(model.calls).toBe(2);
+    expect(await store.runs.load('b3.c', { scope: 't' })).toBeUndefined();
+    const c = (await store.readJournal('b3')).find((e) => e.type === 'task-budget-exhausted' && e.taskId === 'c');
+    expect(c?.data).toMatchObject({ code: 'budget_exceeded' });
+  });
+
   it('a resume goes on with the budget where it stood, not a fresh one', async () => {
     const model = planModel(() => []);
     const store = createInMemorySwarmStore();
