@@ -168,3 +168,58 @@ describe('docs/v3.md', () => {
     }
   });
 });
+
+describe('a save that fails part-way writes nothing', () => {
+  it('SQLite: a transcript row write that fails (injected by a trigger) leaves the run, its rows, its package and its refs as they were', async () => {
+    const path = newPath();
+    const ops = createSqliteOpsStore({ path });
+    const runs = createSqliteAgentRunStoreV3(ops);
+    const first = v3TestBlob('first');
+    const second = v3TestBlob('second');
+    const steps = (digests: string[]) => ({ context: { steps: digests.map((digest, step) => ({ step, phase: 'loop' as const, blob: { digest }, manifest: {} })) } });
+    await runs.save(v3TestEnvelope('r-1', 1, { ...steps([first.digest]), snapshot: { value: 'running', context: { step: 1, messages: [{ role: 'user', content: 'hi' }] } } }), { blobs: [first] });
+    const before = { record: await runs.load('r-1'), counts: runs.rowCounts() };
+    const db = new Database(path);
+    db.exec("CREATE TRIGGER fail_message BEFORE INSERT ON cairn_runs_v3_messages BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END");
+    await expect(runs.save(v3TestEnvelope('r-1', 2, {
+      ...steps([first.digest, second.digest]),
+      snapshot: { value: 'running', context: { step: 2, messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] } },
+    }), { blobs: [second] })).rejects.toThrow(/injected: disk full/);
+    expect(await runs.load('r-1')).toEqual(before.record);
+    expect(runs.rowCounts()).toEqual(before.counts);
+    expect((await runs.getBlob(second.digest)).status).toBe('missing');
+    db.exec('DROP TRIGGER fail_message');
+    db.close();
+    // The same save goes through once the fault is gone: nothing half-written stood in its way.
+    await runs.save(v3TestEnvelope('r-1', 2, {
+      ...steps([first.digest, second.digest]),
+      snapshot: { value: 'running', context: { step: 2, messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] } },
+    }), { blobs: [second] });
+    expect((await runs.load('r-1'))!.revision).toBe(2);
+    expect((await runs.getBlob(second.digest)).status).toBe('found');
+    ops.close();
+  });
+});
+
+describePostgres('a PostgreSQL save that fails part-way writes nothing', (env) => {
+  it('a refs write that fails (injected by a trigger) leaves the run and the package as they were', async () => {
+    const schema = env.newSchema();
+    const runs = createPostgresAgentRunStoreV3({ connectionString: env.url }, { schema });
+    await runs.setup();
+    const first = v3TestBlob('first');
+    const second = v3TestBlob('second');
+    const steps = (digests: string[]) => ({ context: { steps: digests.map((digest, step) => ({ step, phase: 'loop' as const, blob: { digest }, manifest: {} })) } });
+    await runs.save(v3TestEnvelope('r-1', 1, steps([first.digest])), { blobs: [first] });
+    const before = { record: await runs.load('r-1'), counts: await runs.rowCounts() };
+    await env.sql(`CREATE FUNCTION "${schema}".fail() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected: disk full'; END $$`);
+    await env.sql(`CREATE TRIGGER fail_refs BEFORE INSERT ON "${schema}".cairn_runs_v3_blob_refs FOR EACH ROW EXECUTE FUNCTION "${schema}".fail()`);
+    await expect(runs.save(v3TestEnvelope('r-1', 2, steps([first.digest, second.digest])), { blobs: [second] })).rejects.toThrow(/injected: disk full/);
+    expect(await runs.load('r-1')).toEqual(before.record);
+    expect(await runs.rowCounts()).toEqual(before.counts);
+    expect((await runs.getBlob(second.digest)).status).toBe('missing');
+    await env.sql(`DROP TRIGGER fail_refs ON "${schema}".cairn_runs_v3_blob_refs`);
+    await runs.save(v3TestEnvelope('r-1', 2, steps([first.digest, second.digest])), { blobs: [second] });
+    expect((await runs.load('r-1'))!.revision).toBe(2);
+    await runs.close();
+  }, 30_000);
+});
