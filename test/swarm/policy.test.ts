@@ -107,3 +107,33 @@ describe('the swarm\'s policy and budget', () => {
     expect(types).toContain('task-resumed:b');
   });
 });
+
+describe('abortSignal', () => {
+  it('stops the leg (interrupted, nothing new starts); the next leg records the cancelled tasks stopped and goes on', async () => {
+    const controller = new AbortController();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const base = planModel(() => []);
+    const slow = {
+      ...base,
+      async doGenerate(request: Parameters<typeof base.doGenerate>[0]) {
+        controller.abort();
+        await gate;
+        if (request.signal?.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });
+        return base.doGenerate(request);
+      },
+    };
+    const store = createInMemorySwarmStore();
+    const session = { store, swarmId: 'ab', scope: 't' };
+    const tasks: SwarmTaskSpec[] = [{ id: 'a', agent: { model: slow }, input: 'task a' }, { id: 'b', agent: { model: base }, input: 'task b', dependsOn: ['a'] }];
+    const leg = runAgentGroup({ session, tasks, abortSignal: controller.signal });
+    setTimeout(release, 20);
+    const first = await leg;
+    expect(first.status).toBe('interrupted');
+    expect(first.tasks.b!.status).toBe('pending');
+    const next = await runAgentGroup({ session, tasks });
+    expect(next.tasks.a!.status).toBe('stopped');
+    expect(next.tasks.b!.status).toBe('skipped');
+    expect(next.status).toBe('failed');
+  });
+});
