@@ -76,7 +76,10 @@ export const V3_PG_MIGRATIONS: readonly (readonly string[])[] = [
 
 export const V3_PG_SCHEMA_VERSION = V3_PG_MIGRATIONS.length;
 
-/** Creates the schema if needed and applies the missing V3 migrations, all or none, under an advisory lock. */
+/**
+ * Creates the schema if needed and applies the missing V3 migrations, all or none, under an advisory lock.
+ * @internal Takes the store's connection, whose pg types stay out of the published declarations.
+ */
 export async function migrateV3Postgres(db: Db, quotedSchema: string): Promise<void> {
   await db.transaction(`Setting up the V3 run tables in "${db.schema}"`, 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`cairn_runs_v3_schema:${db.schema}`]);

@@ -78,14 +78,20 @@ export const V3_MIGRATIONS: readonly (readonly string[])[] = [
 /** The version of the V3 tables this code writes and reads. */
 export const V3_SCHEMA_VERSION = V3_MIGRATIONS.length;
 
-/** The V3 tables' version on this connection (0: none yet). */
+/**
+ * The V3 tables' version on this connection (0: none yet).
+ * @internal Takes a better-sqlite3 handle, whose types stay out of the published declarations.
+ */
 export function v3SchemaVersion(db: Database.Database): number {
   const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'cairn_runs_v3_schema'").get();
   if (!table) return 0;
   return (db.prepare('SELECT MAX(version) AS version FROM cairn_runs_v3_schema').get() as { version: number | null }).version ?? 0;
 }
 
-/** Creates or migrates the V3 tables in one IMMEDIATE transaction; a newer version is refused untouched. */
+/**
+ * Creates or migrates the V3 tables in one IMMEDIATE transaction; a newer version is refused untouched.
+ * @internal Takes a better-sqlite3 handle, whose types stay out of the published declarations.
+ */
 export function migrateV3(db: Database.Database): void {
   const apply = db.transaction(() => {
     const current = v3SchemaVersion(db);
