@@ -17,6 +17,8 @@ import type { BlackboardEntry, BlackboardWrite, SwarmJournalEvent, SwarmJournalE
 
 export const SWARM_POSTGRES_SCHEMA_VERSION = 1;
 
+const watched = new WeakSet<object>();
+
 export interface PostgresSwarmStoreOptions {
   /** e.g. `postgres://user@host:5432/db`; the store creates a pool and `close()` ends it. */
   connectionString?: string;
@@ -68,7 +70,11 @@ export function createPostgresSwarmStore(options: PostgresSwarmStoreOptions): Po
     } catch (error) {
       throw fail(what, error);
     }
-    client.on('error', () => undefined);
+    // pg emits 'error' on a checked-out client whose connection dies; one listener per client, not one per checkout.
+    if (!watched.has(client)) {
+      watched.add(client);
+      client.on('error', () => undefined);
+    }
     try {
       await client.query('BEGIN');
       const out = await body(client);
