@@ -69,6 +69,8 @@ export interface PendingAgentApproval {
   /** sha256 of the arguments' canonical JSON: what the decision is about. */
   argsDigest: string;
   args: unknown;
+  /** The sub-agent's child run that asks (docs/delegation.md#sub-agents); absent for the run's own calls. */
+  runId?: string;
 }
 
 export interface AgentState {
@@ -204,6 +206,7 @@ export function agentStateOf(input: StateInput): AgentState {
       return {
         approvalId: agentApprovalId(p.approvalId, version), approvalVersion: version ?? null, token: p.token,
         toolName: p.toolName, toolCallId: p.toolCallId, modelStep: p.modelStep, argsDigest: digestOf(p.args), args: p.args,
+        ...(p.runId !== undefined ? { runId: p.runId } : {}),
       };
     }),
     pendingClientCalls: result.status === 'suspended' ? result.pendingClientCalls : [],

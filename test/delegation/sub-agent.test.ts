@@ -50,6 +50,7 @@ for (const backend of STORES) {
       expect(first.status).toBe('suspended');
       expect(w.effects).toEqual([]);
       const [pending] = first.pendingApprovals;
+      expect(pending).toMatchObject({ toolName: 'lookup', runId: expect.stringMatching(/^sub_/) });
       const rootRecord = (await store.load('root-2'))!;
       const call = rootRecord.pendingApprovals[0]!;
       expect(call).toMatchObject({ toolName: 'lookup', args: { q: 'tides' }, runId: expect.stringMatching(/^sub_/) });
