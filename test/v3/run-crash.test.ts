@@ -19,8 +19,12 @@
  * Re-run a failure with FC_SEED=<seed>; more scenarios with CAIRN_PROPERTY_RUNS.
  */
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { createInMemoryAgentRunStoreV3, resumeAgent, runAgent, type AgentResult } from 'cairn/agent';
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInMemoryAgentRunStoreV3, resumeAgent, runAgent, type AgentResult, type AgentRunStoreV3 } from 'cairn/agent';
+import { createSqliteAgentRunStoreV3, createSqliteOpsStore } from 'cairn/ops/sqlite';
 import type { ModelRequest } from 'cairn/models';
 import { createRagContextSource } from 'cairn/context';
 import { createMockModel } from 'cairn/testing';
@@ -58,8 +62,19 @@ interface Report {
   unreferencedAfterPrune: string[];
 }
 
-async function drive(scenario: Scenario, fault: Fault): Promise<Report> {
-  const inner = createInMemoryAgentRunStoreV3({ clock: { now: () => 10 } });
+type Open = () => { store: AgentRunStoreV3; close(): void };
+const inMemory: Open = () => ({ store: createInMemoryAgentRunStoreV3({ clock: { now: () => 10 } }), close: () => undefined });
+
+async function drive(scenario: Scenario, fault: Fault, open: Open = inMemory): Promise<Report> {
+  const opened = open();
+  try {
+    return await driveOn(opened.store, scenario, fault);
+  } finally {
+    opened.close();
+  }
+}
+
+async function driveOn(inner: AgentRunStoreV3, scenario: Scenario, fault: Fault): Promise<Report> {
   const runs = countingStoreV3(inner);
   let saveNumber = 0;
   let broken = false;
@@ -146,16 +161,14 @@ async function drive(scenario: Scenario, fault: Fault): Promise<Report> {
   };
 }
 
-describe('the crash property of V3 runs', () => {
-  console.log(`V3 crash property seed: ${SEED}`);
-  it('applies each working-memory patch once and reuses a reopened step\'s package, whatever save fails', async () => {
+async function property(numRuns: number, open: Open, name: string): Promise<void> {
     let drives = 0;
     await fc.assert(fc.asyncProperty(scenarioArb, async (scenario) => {
-      const ref = await drive(scenario, null);
+      const ref = await drive(scenario, null, open);
       expect(ref.result.status).toBe('completed');
       for (let at = 1; at <= ref.saves; at++) {
         for (const landed of [false, true]) {
-          const run = await drive(scenario, { at, landed });
+          const run = await drive(scenario, { at, landed }, open);
           drives++;
           const where = `scenario ${JSON.stringify(scenario)}, save ${at} ${landed ? 'landed' : 'lost'}`;
           // (3) The same end.
@@ -172,7 +185,32 @@ describe('the crash property of V3 runs', () => {
           expect(run.unreferencedAfterPrune, where).toEqual([]);
         }
       }
-    }), { numRuns: NUM_RUNS, seed: SEED, verbose: 1 });
-    console.log(`V3 crash property: ${NUM_RUNS} scenarios, ${drives} faulted drives, seed ${SEED} (FC_SEED=${SEED} to run it again)`);
+    }), { numRuns, seed: SEED, verbose: 1 });
+    console.log(`V3 crash property (${name}): ${numRuns} scenarios, ${drives} faulted drives, seed ${SEED} (FC_SEED=${SEED} to run it again)`);
+}
+
+const scratch: string[] = [];
+afterAll(() => {
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh SQLite file (in one scratch directory) for every drive. */
+function sqliteFiles(): Open {
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-v3-crash-'));
+  scratch.push(dir);
+  let n = 0;
+  return () => {
+    const ops = createSqliteOpsStore({ path: join(dir, `runs-${n++}.sqlite`) });
+    return { store: createSqliteAgentRunStoreV3(ops), close: () => ops.close() };
+  };
+}
+
+describe('the crash property of V3 runs', () => {
+  console.log(`V3 crash property seed: ${SEED}`);
+  it('applies each working-memory patch once and reuses a reopened step\'s package, whatever save fails (in memory)', async () => {
+    await property(NUM_RUNS, inMemory, 'in memory');
+  }, 120_000);
+  it('the same on SQLite files', async () => {
+    await property(Math.max(3, Math.floor(NUM_RUNS / 4)), sqliteFiles(), 'SQLite');
   }, 120_000);
 });
