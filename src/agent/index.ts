@@ -16,3 +16,8 @@ export type {
   McpHttpTransport, McpOptions, McpSamplingModel, McpSamplingOptions, McpServerConfig, McpStdioTransport, McpTimeouts,
 } from '../mcp/types.js';
 export * from '../v3/store-exports.js';
+export type { AgentEventV3, AgentStreamV3 } from '../v3/run-stream.js';
+export type { AgentOptionsV3, AgentSessionV3, ResumeOptionsV3 } from '../v3/run-options-types.js';
+export type {
+  AgentEventV3Extra, AgentV3Options, WorkingMemoryCreate, WorkingMemoryNote, WorkingMemoryOptions, WorkingMemorySnapshot,
+} from '../v3/run-types.js';
