@@ -20,6 +20,7 @@ import { SubAgentError } from './agent-tool-errors.js';
 import { PARENT, parentOf, subAgentOf, type SubAgentDefinition, type SubAgentParent } from './agent-tool-marker.js';
 import { childEngine } from './agent-tool-engine.js';
 import { childRunIdOf } from './agent-tool-id.js';
+import { receiptKey } from '../../machines/index.js';
 
 /** A parent without a store hands its children a private one, for the leg's life. */
 const privateStores = new WeakMap<Leg, AgentRunStore>();
@@ -94,6 +95,8 @@ export async function runChild(leg: Leg, input: RunChildInput, signal: AbortSign
   if (!def) throw new SubAgentError('agent_tool_invalid', `Tool "${input.toolName}" is not a sub-agent of this run.`, input.toolName);
   const runId = childRunIdOf(leg.runId, input.modelStep, input.toolCallId);
   const facts: ChildRunFacts = { runId };
+  // The receipt write's permit is not needed: driving the child again is safe (its own receipts guard its effects).
+  leg.permits.take(receiptKey(input.modelStep, input.toolCallId));
   const depth = (parentOf(leg.opts.raw)?.depth ?? 0) + 1;
   if (depth > def.maxDepth) {
     return { ...failure(new SubAgentError('subagent_depth_exceeded', `Sub-agent "${def.name}" would run at depth ${depth}, deeper than its maxDepth ${def.maxDepth}; it did not run.`, def.name)), child: facts };

@@ -379,3 +379,25 @@ describe('the binding of a sub-agent', () => {
     expect((await store.load('root-bc'))!.revision).toBe(revision);
   });
 });
+
+describe('what the parent sees', () => {
+  it("a sub-agent with output answers with its validated output as JSON; two calls in one turn are two child runs", async () => {
+    const schema = z.object({ answer: z.string() });
+    let n = 0;
+    const answers = ['one', 'two'];
+    const childModel = createMockModel({ strict: false, responses: [() => ({ text: JSON.stringify({ answer: answers[n++] ?? 'more' }) })] });
+    const researcher = new Agent({ name: 'researcher', model: childModel, output: { schema } });
+    const leadModel = createMockModel({ responses: [
+      { toolCalls: [{ toolCallId: 'a', toolName: 'research', args: { input: 'first' } }, { toolCallId: 'b', toolName: 'research', args: { input: 'second' } }] },
+      { text: 'Both answered.' },
+    ] });
+    const store = createInMemoryAgentRunStore();
+    const result = await new Agent({ model: leadModel, tools: [agentTool(researcher, { name: 'research' })] }).run({ prompt: 'go', store, runId: 'root-o' });
+    expect(result.status).toBe('completed');
+    const toolMessages = leadModel.calls[1]!.messages.filter((m) => m.role === 'tool');
+    expect(toolMessages.map((m) => m.content).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))).toEqual([{ answer: 'one' }, { answer: 'two' }]);
+    const children = Object.values((await store.load('root-o'))!.receipts).map((r) => r.child!.runId);
+    expect(new Set(children).size).toBe(2);
+    expect(children).toEqual(expect.arrayContaining([childRunIdOf('root-o', 0, 'a'), childRunIdOf('root-o', 0, 'b')]));
+  });
+});
