@@ -22,6 +22,9 @@ import { childEngine } from './agent-tool-engine.js';
 import { childRunIdOf } from './agent-tool-id.js';
 import { receiptKey } from '../../machines/index.js';
 
+/** A child that failed for one of these did not fail at its work: its store refused a write, or another executor has it. */
+const STORE_FAILURES: ReadonlySet<string> = new Set(['persistence_failed', 'store_unreachable', 'revision_conflict', 'run_busy', 'lease_held', 'lease_lost']);
+
 /** A parent without a store hands its children a private one, for the leg's life. */
 const privateStores = new WeakMap<Leg, AgentRunStore>();
 
@@ -71,6 +74,9 @@ function outcomeOf(def: SubAgentDefinition, facts: ChildRunFacts, result: AgentR
       }
       return { ...failure(new SubAgentError('subagent_stopped', `Sub-agent "${def.name}" stopped without an answer (${result.reason}).`, def.name)), child: facts };
     case 'failed':
+      // The child's store failed it (or another executor holds it): nothing is wrong with its work, and its record is
+      // as its last save left it. The call waits as for a reconciliation; a resume drives the child again from there.
+      if (STORE_FAILURES.has(result.error.code)) return { kind: 'reconcile', child: { ...facts, waits: 'reconciliation', unknownEffects: [] } };
       return { kind: 'threw', error: { ...result.error, message: `Sub-agent "${def.name}" failed: ${result.error.message}` }, child: facts };
     default:
       return { ...failure(new SubAgentError('subagent_stopped', `Sub-agent "${def.name}" ended as ${(result as { status: string }).status}.`, def.name)), child: facts };

@@ -127,3 +127,34 @@ describe.each(STORES)('a crash at every save of parent and child ($name store)',
     expect(atChild).toBeGreaterThan(0);
   }, 180_000);
 });
+
+describe.each(STORES)('a store whose Nth write fails, at every save of parent and child ($name store)', (kind) => {
+  it('the root ends, each plain effect once: a child whose save failed is driven again by the next resume', async () => {
+    const { createFaultyStore } = await import('cairn/testing');
+    const counted = kind.open();
+    closers.push(counted.close);
+    const baseline = await drive(counted.store, undefined);
+    const saves = baseline.counts.saves;
+    expect(saves).toBeGreaterThanOrEqual(12);
+    for (let at = 1; at <= saves; at++) {
+      const opened = kind.open();
+      closers.push(opened.close);
+      const world: World = { effects: {} };
+      const faulty = createFaultyStore(opened.store, { failSave: { at, mode: 'reject' } });
+      let result: AgentResult<unknown> = await runAgent(legOptions(world, createCrashPlan(), faulty));
+      let extra: Partial<ResumeOptions> = {};
+      for (let leg = 0; leg < 6 && result.status !== 'completed'; leg++) {
+        const plan = createCrashPlan();
+        result = (await opened.store.load('crash', { scope: 't' }))
+          ? await resumeAgent({ ...legOptions(world, plan, opened.store), ...extra } as ResumeOptions)
+          : await runAgent(legOptions(world, plan, opened.store));
+        extra = operatorAnswers(world, result);
+      }
+      const where = `save ${at} rejected`;
+      expect(result.status === 'failed' ? result.error : result.status, where).toBe('completed');
+      expect(result.text, where).toBe('Because of the moon.');
+      expect(world.effects.note, where).toBe(1);
+      expect(world.effects.lookup, where).toBe(1);
+    }
+  }, 180_000);
+});
