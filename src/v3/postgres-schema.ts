@@ -10,7 +10,7 @@ import { V3SchemaVersionError } from './store-errors.js';
 
 export const V3_PG_MIGRATIONS: readonly (readonly string[])[] = [
   // 1: runs as the ops run store keeps them (a head row with the digests of the run's other rows, transcript rows
-  // appended, receipt rows upserted), packages (content JSON text, NULL once redacted), the memory records each
+  // appended, receipt rows upserted, context steps as rows of their own), packages (content JSON text, NULL once redacted), the memory records each
   // holds, which runs point to which packages, and the forgotten record revisions. Times are ms on the database clock.
   [
     `CREATE TABLE cairn_runs_v3 (
@@ -24,6 +24,7 @@ export const V3_PG_MIGRATIONS: readonly (readonly string[])[] = [
   pending_approvals    integer          NOT NULL,
   pending_client_calls integer          NOT NULL,
   transcript_length    integer          NOT NULL,
+  context_steps        integer,
   transcript_digest    bytea            NOT NULL,
   receipts_digest      bytea            NOT NULL,
   head                 bytea            NOT NULL
@@ -33,6 +34,12 @@ export const V3_PG_MIGRATIONS: readonly (readonly string[])[] = [
   idx      integer NOT NULL,
   body     bytea   NOT NULL,
   revision integer NOT NULL,
+  PRIMARY KEY (run_id, idx)
+)`,
+    `CREATE TABLE cairn_runs_v3_steps (
+  run_id text    NOT NULL REFERENCES cairn_runs_v3 (run_id) ON DELETE CASCADE,
+  idx    integer NOT NULL,
+  body   text    NOT NULL,
   PRIMARY KEY (run_id, idx)
 )`,
     `CREATE TABLE cairn_runs_v3_receipts (

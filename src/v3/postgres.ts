@@ -21,7 +21,8 @@ import { checkForgetEvent } from './in-memory.js';
 import { checkBlob, checkDigest, type CheckedBlob } from './store-blob.js';
 import { checkLoadedV3, checkSaveV3, checkTerminalBefore } from './store-checks.js';
 import { ContextBlobError } from './store-errors.js';
-import { decorateLoaded, RefMemory, stripStoreFields } from './store-load.js';
+import { decorateLoaded, RefMemory } from './store-load.js';
+import { joinSteps, planSteps, splitSteps, StepMemory } from './store-steps.js';
 import type { AgentRunStoreV3 } from './store-types.js';
 import { migrateV3Postgres } from './postgres-schema.js';
 
@@ -63,7 +64,7 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
   const q = quoteSchema(schema);
   const db = Db.open(connection, schema);
   const t = {
-    runs: `${q}.cairn_runs_v3`, messages: `${q}.cairn_runs_v3_messages`, receipts: `${q}.cairn_runs_v3_receipts`, blobs: `${q}.cairn_runs_v3_blobs`, records: `${q}.cairn_runs_v3_blob_records`,
+    runs: `${q}.cairn_runs_v3`, steps: `${q}.cairn_runs_v3_steps`, messages: `${q}.cairn_runs_v3_messages`, receipts: `${q}.cairn_runs_v3_receipts`, blobs: `${q}.cairn_runs_v3_blobs`, records: `${q}.cairn_runs_v3_blob_records`,
     refs: `${q}.cairn_runs_v3_blob_refs`, forgotten: `${q}.cairn_runs_v3_forgotten`, leases: `${q}.cairn_leases`,
   };
   const blobLock = `cairn_runs_v3_blobs:${schema}`;
@@ -90,6 +91,7 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
   /** What this object's last save (or load) of each run left in its rows, so the next save plans without reading them. */
   const memory = new SaveMemory();
   const refMemory = new RefMemory();
+  const stepMemory = new StepMemory();
 
   /** What the store holds of a run, read from its head and its open receipt rows. */
   const readState = async (client: PoolClient, runId: string, row: HeadRow): Promise<StoredState> => {
@@ -119,8 +121,9 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
     async load(runId, loadOptions = {}) {
       if (typeof runId !== 'string' || runId === '') throw new InvalidOptionsError('load needs a run id.');
       const read = await db.transaction(`Loading run ${runId}`, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', async (client) => {
-        const row = (await client.query<HeadRow & { created_at: number; updated_at: number; head: Buffer }>(
-          `SELECT scope, revision, created_at, updated_at, transcript_digest, receipts_digest, head FROM ${t.runs} WHERE run_id = $1`, [runId])).rows[0];
+        const row = (await client.query<HeadRow & { created_at: number; updated_at: number; head: Buffer; context_steps: number | null }>(
+          `SELECT scope, revision, created_at, updated_at, context_steps, transcript_digest, receipts_digest, head FROM ${t.runs} WHERE run_id = $1`,
+          [runId])).rows[0];
         if (!row) return undefined;
         if (loadOptions.scope !== undefined && row.scope !== loadOptions.scope) throw new RunIdentityError('scope_mismatch', runId);
         const messages = (await client.query<{ idx: number; body: Buffer; revision: number }>(
@@ -129,7 +132,8 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
           `SELECT key, body, revision FROM ${t.receipts} WHERE run_id = $1 ORDER BY key COLLATE "C"`, [runId])).rows;
         const redacted = (await client.query<{ digest: string }>(`SELECT r.digest FROM ${t.refs} r JOIN ${t.blobs} b ON b.digest = r.digest
   WHERE r.run_id = $1 AND b.content IS NULL`, [runId])).rows.map((r) => r.digest);
-        return { row, messages, receipts, redacted };
+        const steps = (await client.query<{ body: string }>(`SELECT body FROM ${t.steps} WHERE run_id = $1 ORDER BY idx`, [runId])).rows.map((r) => r.body);
+        return { row, messages, receipts, steps, redacted };
       });
       if (!read) return undefined;
       const { envelope, stored } = readRecord(runId, {
@@ -139,6 +143,7 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
         transcriptDigest: read.row.transcript_digest, receiptsDigest: read.row.receipts_digest,
       }, 'bytes', loadOptions.saves === true);
       const record = checkLoadedV3(envelope, runId, loadOptions.scope);
+      joinSteps(record, runId, read.row.context_steps, read.steps);
       if (record.scope !== read.row.scope || record.revision !== read.row.revision) {
         throw new StoredRecordError('record_corrupt', runId, `Stored record under run ${runId} belongs to another run.`);
       }
@@ -151,9 +156,9 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
       const incoming = (saveOptions.blobs ?? []).map((b) => checkBlob(b, 'save'));
       const { runId } = envelope;
       const lease = saveOptions.lease;
-      let next: StoredState | undefined;
+      let saved: { next: StoredState; steps: unknown[] | null; jsons: string[] } | undefined;
       try {
-        next = await db.transaction(`Saving run ${runId}`, 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
+        saved = await db.transaction(`Saving run ${runId}`, 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
           await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0)), pg_advisory_xact_lock_shared(hashtextextended($2, 0))',
             [`cairn_runs_v3:${schema}:${runId}`, blobLock]);
           const row = (await client.query<HeadRow>(
@@ -180,20 +185,32 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
           const stored = row && (memory.recall(runId, {
             revision: row.revision, transcriptDigest: row.transcript_digest, receiptsDigest: row.receipts_digest,
           }) ?? await readState(client, runId, row));
-          // The planner knows the envelope's shape, not its version: a V3 record is split as any run record is.
-          const plan = planSave(stripStoreFields(envelope) as unknown as AgentRunEnvelope, stored);
+          // The planner knows the envelope's shape, not its version: a V3 record is split as any run record is,
+          // its context steps taken out first (they are rows of their own).
+          const { head, steps } = splitSteps(envelope);
+          const plan = planSave(head as unknown as AgentRunEnvelope, stored);
+          const stepPlan = planSteps(steps ?? [], stepMemory.known(runId, row?.revision) ?? {
+            jsons: row ? (await client.query<{ body: string }>(`SELECT body FROM ${t.steps} WHERE run_id = $1 ORDER BY idx`, [runId])).rows.map((r) => r.body) : [],
+            objects: [],
+          });
           const values = [runId, envelope.scope, envelope.status, envelope.revision, envelope.bindingId ?? null,
             envelope.pendingApprovals?.length ?? 0, envelope.pendingClientCalls?.length ?? 0,
-            plan.next.index!.length, plan.next.transcriptDigest, plan.next.receiptsDigest, plan.head];
+            plan.next.index!.length, plan.next.transcriptDigest, plan.next.receiptsDigest, plan.head, steps === null ? null : steps.length];
           // One reading of the clock (a first save's createdAt and updatedAt are the same time), and the row, in one statement.
           await client.query(`WITH now AS (SELECT ${NOW_MS} AS t)
     INSERT INTO ${t.runs} (run_id, scope, status, revision, binding_id, created_at, updated_at,
-      pending_approvals, pending_client_calls, transcript_length, transcript_digest, receipts_digest, head)
-    SELECT $1, $2, $3, $4, $5, now.t, now.t, $6, $7, $8, $9, $10, $11 FROM now
+      pending_approvals, pending_client_calls, transcript_length, transcript_digest, receipts_digest, head, context_steps)
+    SELECT $1, $2, $3, $4, $5, now.t, now.t, $6, $7, $8, $9, $10, $11, $12 FROM now
     ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, revision = excluded.revision, binding_id = excluded.binding_id,
       updated_at = excluded.updated_at, pending_approvals = excluded.pending_approvals,
       pending_client_calls = excluded.pending_client_calls, transcript_length = excluded.transcript_length,
-      transcript_digest = excluded.transcript_digest, receipts_digest = excluded.receipts_digest, head = excluded.head`, values);
+      transcript_digest = excluded.transcript_digest, receipts_digest = excluded.receipts_digest, head = excluded.head,
+      context_steps = excluded.context_steps`, values);
+          if (stepPlan.deleteFrom !== null) await client.query(`DELETE FROM ${t.steps} WHERE run_id = $1 AND idx >= $2`, [runId, stepPlan.deleteFrom]);
+          if (stepPlan.rows.length > 0) {
+            await client.query(`INSERT INTO ${t.steps} (run_id, idx, body) SELECT $1, s.idx, s.body FROM unnest($2::int[], $3::text[]) AS s(idx, body)`,
+              [runId, stepPlan.rows.map((r) => r.idx), stepPlan.rows.map((r) => r.body)]);
+          }
           if (plan.trimMessagesFrom !== null) await client.query(`DELETE FROM ${t.messages} WHERE run_id = $1 AND idx >= $2`, [runId, plan.trimMessagesFrom]);
           if (plan.messages.length > 0) {
             await client.query(`INSERT INTO ${t.messages} (run_id, idx, body, revision)
@@ -214,13 +231,18 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
             await client.query(`WITH gone AS (DELETE FROM ${t.refs} WHERE $3 AND run_id = $1 AND NOT (digest = ANY($2::text[])))
     INSERT INTO ${t.refs} (run_id, digest) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`, [runId, digests, row !== undefined]);
           }
-          return plan.next;
+          return { next: plan.next, steps, jsons: stepPlan.jsons };
         });
       } finally {
         // Remembered only once committed.
-        memory.keep(runId, envelope.status, next);
-        if (next) refMemory.keep(runId, envelope.revision, digests, envelope.status);
-        else refMemory.forget(runId);
+        memory.keep(runId, envelope.status, saved?.next);
+        if (saved) {
+          refMemory.keep(runId, envelope.revision, digests, envelope.status);
+          stepMemory.keep(runId, envelope.revision, saved.steps, saved.jsons, envelope.status);
+        } else {
+          refMemory.forget(runId);
+          stepMemory.forget(runId);
+        }
       }
     },
 

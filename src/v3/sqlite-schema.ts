@@ -10,7 +10,8 @@ import { V3SchemaVersionError } from './store-errors.js';
 
 export const V3_MIGRATIONS: readonly (readonly string[])[] = [
   // 1: runs as the ops run store keeps them (a head row with the summary columns and the digests of the run's other
-  // rows, transcript rows appended one per message, receipt rows upserted: see src/stores/write-plan.ts), packages
+  // rows, transcript rows appended one per message, receipt rows upserted: see src/stores/write-plan.ts), their
+  // context steps one row each (context_steps NULL for a run without context), packages
   // (content JSON, NULL once redacted), the memory records each package holds, which runs point to which packages,
   // and the forgotten record revisions.
   [
@@ -25,6 +26,7 @@ export const V3_MIGRATIONS: readonly (readonly string[])[] = [
   pending_approvals    INTEGER NOT NULL,
   pending_client_calls INTEGER NOT NULL,
   transcript_length    INTEGER NOT NULL,
+  context_steps        INTEGER,
   transcript_digest    BLOB    NOT NULL,
   receipts_digest      BLOB    NOT NULL,
   head                 BLOB    NOT NULL
@@ -34,6 +36,12 @@ export const V3_MIGRATIONS: readonly (readonly string[])[] = [
   idx      INTEGER NOT NULL,
   body     BLOB    NOT NULL,
   revision INTEGER NOT NULL,
+  PRIMARY KEY (run_id, idx)
+)`,
+    `CREATE TABLE cairn_runs_v3_steps (
+  run_id TEXT    NOT NULL REFERENCES cairn_runs_v3 (run_id) ON DELETE CASCADE,
+  idx    INTEGER NOT NULL,
+  body   TEXT    NOT NULL,
   PRIMARY KEY (run_id, idx)
 )`,
     `CREATE TABLE cairn_runs_v3_receipts (

@@ -19,7 +19,8 @@ import { checkForgetEvent } from './in-memory.js';
 import { checkBlob, checkDigest, type CheckedBlob } from './store-blob.js';
 import { checkLoadedV3, checkSaveV3, checkTerminalBefore } from './store-checks.js';
 import { ContextBlobError } from './store-errors.js';
-import { decorateLoaded, RefMemory, stripStoreFields } from './store-load.js';
+import { decorateLoaded, RefMemory } from './store-load.js';
+import { joinSteps, planSteps, splitSteps, StepMemory } from './store-steps.js';
 import type { Lease } from '../stores/types.js';
 import type { AgentRunStoreV3 } from './store-types.js';
 import { migrateV3, V3_SCHEMA_VERSION, v3SchemaVersion } from './sqlite-schema.js';
@@ -73,8 +74,8 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
     headBytes: db.prepare<[string], unknown>('SELECT head FROM cairn_runs_v3 WHERE run_id = ?').pluck(),
     openReceipts: db.prepare<[string, number], { receipt_key: string; body: unknown }>(
       'SELECT receipt_key, body FROM cairn_runs_v3_receipts WHERE run_id = ? AND model_step >= ?'),
-    load: db.prepare<[string], RunRow & { head: unknown; updated_at: number }>(
-      'SELECT scope, revision, created_at, updated_at, transcript_digest, receipts_digest, head FROM cairn_runs_v3 WHERE run_id = ?'),
+    load: db.prepare<[string], RunRow & { head: unknown; updated_at: number; context_steps: number | null }>(
+      'SELECT scope, revision, created_at, updated_at, context_steps, transcript_digest, receipts_digest, head FROM cairn_runs_v3 WHERE run_id = ?'),
     messages: db.prepare<[string], { idx: number; body: unknown; revision: number }>(
       'SELECT idx, body, revision FROM cairn_runs_v3_messages WHERE run_id = ? ORDER BY idx'),
     receipts: db.prepare<[string], { receipt_key: string; body: unknown; revision: number }>(
@@ -85,18 +86,22 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
   VALUES (?, ?, ?, ?, ?)
   ON CONFLICT (run_id, receipt_key) DO UPDATE SET model_step = excluded.model_step, body = excluded.body, revision = excluded.revision`),
     trimMessages: db.prepare<[string, number]>('DELETE FROM cairn_runs_v3_messages WHERE run_id = ? AND idx >= ?'),
+    stepRows: db.prepare<[string], string>('SELECT body FROM cairn_runs_v3_steps WHERE run_id = ? ORDER BY idx').pluck(),
+    putStep: db.prepare<[string, number, string]>('INSERT INTO cairn_runs_v3_steps (run_id, idx, body) VALUES (?, ?, ?)'),
+    trimSteps: db.prepare<[string, number]>('DELETE FROM cairn_runs_v3_steps WHERE run_id = ? AND idx >= ?'),
     deleteReceipt: db.prepare<[string, string]>('DELETE FROM cairn_runs_v3_receipts WHERE run_id = ? AND receipt_key = ?'),
     deleteReceipts: db.prepare<[string]>('DELETE FROM cairn_runs_v3_receipts WHERE run_id = ?'),
     redactedOf: db.prepare<[string], string>(`SELECT r.digest FROM cairn_runs_v3_blob_refs r
   JOIN cairn_runs_v3_blobs b ON b.digest = r.digest WHERE r.run_id = ? AND b.content IS NULL ORDER BY r.digest`).pluck(),
     upsert: db.prepare(`INSERT INTO cairn_runs_v3 (run_id, scope, status, revision, binding_id, created_at, updated_at,
-    pending_approvals, pending_client_calls, transcript_length, transcript_digest, receipts_digest, head)
+    pending_approvals, pending_client_calls, transcript_length, context_steps, transcript_digest, receipts_digest, head)
   VALUES (@runId, @scope, @status, @revision, @bindingId, @createdAt, @updatedAt, @pendingApprovals, @pendingClientCalls,
-    @transcriptLength, @transcriptDigest, @receiptsDigest, @head)
+    @transcriptLength, @contextSteps, @transcriptDigest, @receiptsDigest, @head)
   ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, revision = excluded.revision, binding_id = excluded.binding_id,
     updated_at = excluded.updated_at, pending_approvals = excluded.pending_approvals,
     pending_client_calls = excluded.pending_client_calls, transcript_length = excluded.transcript_length,
-    transcript_digest = excluded.transcript_digest, receipts_digest = excluded.receipts_digest, head = excluded.head`),
+    context_steps = excluded.context_steps, transcript_digest = excluded.transcript_digest,
+    receipts_digest = excluded.receipts_digest, head = excluded.head`),
     lease: hasLeases
       ? db.prepare<[string, string, number, number], { ok: number }>(
         'SELECT 1 AS ok FROM cairn_leases WHERE lease_key = ? AND owner = ? AND token = ? AND expires_at > ?')
@@ -124,6 +129,7 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
   /** What this object's last save (or load) of each run left in its rows, so the next save plans without reading them. */
   const memory = new SaveMemory();
   const refMemory = new RefMemory();
+  const stepMemory = new StepMemory();
 
   /** What the store holds of a run, read from its head and its open receipt rows. */
   function readState(runId: string, row: RunRow): StoredState {
@@ -169,15 +175,20 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
     const stored = row && (memory.recall(runId, {
       revision: row.revision, transcriptDigest: blobOrNull(row.transcript_digest), receiptsDigest: blobOrNull(row.receipts_digest),
     }) ?? readState(runId, row));
-    // The planner knows the envelope's shape, not its version: a V3 record is split as any run record is.
-    const plan = planSave(stripStoreFields(envelope) as unknown as AgentRunEnvelope, stored);
+    // The planner knows the envelope's shape, not its version: a V3 record is split as any run record is,
+    // its context steps taken out first (they are rows of their own).
+    const { head, steps } = splitSteps(envelope);
+    const plan = planSave(head as unknown as AgentRunEnvelope, stored);
+    const stepPlan = planSteps(steps ?? [], stepMemory.known(runId, row?.revision) ?? { jsons: row ? s.stepRows.all(runId) : [], objects: [] });
     s.upsert.run({
       runId, scope: envelope.scope, status: envelope.status, revision: envelope.revision, bindingId: envelope.bindingId ?? null,
       createdAt: row?.created_at ?? now, updatedAt: now,
       pendingApprovals: envelope.pendingApprovals?.length ?? 0, pendingClientCalls: envelope.pendingClientCalls?.length ?? 0,
-      transcriptLength: plan.next.index!.length, transcriptDigest: plan.next.transcriptDigest, receiptsDigest: plan.next.receiptsDigest,
-      head: plan.head,
+      transcriptLength: plan.next.index!.length, contextSteps: steps === null ? null : steps.length,
+      transcriptDigest: plan.next.transcriptDigest, receiptsDigest: plan.next.receiptsDigest, head: plan.head,
     });
+    if (stepPlan.deleteFrom !== null) s.trimSteps.run(runId, stepPlan.deleteFrom);
+    for (const step of stepPlan.rows) s.putStep.run(runId, step.idx, step.body);
     if (plan.trimMessagesFrom !== null) s.trimMessages.run(runId, plan.trimMessagesFrom);
     for (const message of plan.messages) s.putMessage.run(runId, message.index, message.bytes, envelope.revision);
     if (plan.replaceReceipts) s.deleteReceipts.run(runId);
@@ -188,13 +199,15 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
       if (row && (s.refCount.get(runId) ?? 0) > digests.length) s.deleteRefs.run(runId);
       for (const digest of digests) s.insertRef.run(runId, digest);
     }
-    return plan.next;
+    return { next: plan.next, steps, jsons: stepPlan.jsons };
   });
 
   // One read transaction: the head, its rows and the redactions are from the same commit.
   const loadTx = db.transaction((runId: string) => {
     const row = s.load.get(runId);
-    return row && { row, messages: s.messages.all(runId), receipts: s.receipts.all(runId), redacted: s.redactedOf.all(runId) };
+    return row && {
+      row, messages: s.messages.all(runId), receipts: s.receipts.all(runId), steps: s.stepRows.all(runId), redacted: s.redactedOf.all(runId),
+    };
   });
 
   const pruneTx = db.transaction((before: number) => {
@@ -229,6 +242,7 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
         receiptsDigest: blobOrNull(read.row.receipts_digest),
       }, 'bytes', loadOptions.saves === true);
       const record = checkLoadedV3(envelope, runId, loadOptions.scope);
+      joinSteps(record, runId, read.row.context_steps, read.steps);
       if (record.scope !== read.row.scope || record.revision !== read.row.revision) {
         throw new StoredRecordError('record_corrupt', runId, `Stored record under run ${runId} belongs to another run.`);
       }
@@ -240,14 +254,19 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
       const digests = checkSaveV3(envelope);
       const incoming = (saveOptions.blobs ?? []).map((b) => checkBlob(b, 'save'));
       // IMMEDIATE: the write lock is taken before the revision is read.
-      let next: StoredState | undefined;
+      let saved: ReturnType<typeof saveTx> | undefined;
       try {
-        next = saveTx.immediate(envelope, digests, incoming, saveOptions.lease);
+        saved = saveTx.immediate(envelope, digests, incoming, saveOptions.lease);
       } finally {
         // Remembered only once committed.
-        memory.keep(envelope.runId, envelope.status, next);
-        if (next) refMemory.keep(envelope.runId, envelope.revision, digests, envelope.status);
-        else refMemory.forget(envelope.runId);
+        memory.keep(envelope.runId, envelope.status, saved?.next);
+        if (saved) {
+          refMemory.keep(envelope.runId, envelope.revision, digests, envelope.status);
+          stepMemory.keep(envelope.runId, envelope.revision, saved.steps, saved.jsons, envelope.status);
+        } else {
+          refMemory.forget(envelope.runId);
+          stepMemory.forget(envelope.runId);
+        }
       }
     },
 

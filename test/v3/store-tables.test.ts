@@ -56,7 +56,7 @@ describe('V3 tables on SQLite', () => {
     const db = new Database(path, { readonly: true });
     expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'cairn_runs_v3%' ORDER BY name").pluck().all()).toEqual([
       'cairn_runs_v3', 'cairn_runs_v3_blob_records', 'cairn_runs_v3_blob_refs', 'cairn_runs_v3_blobs', 'cairn_runs_v3_forgotten',
-      'cairn_runs_v3_messages', 'cairn_runs_v3_receipts', 'cairn_runs_v3_schema',
+      'cairn_runs_v3_messages', 'cairn_runs_v3_receipts', 'cairn_runs_v3_schema', 'cairn_runs_v3_steps',
     ]);
     expect(db.prepare('SELECT version FROM cairn_runs_v3_schema').pluck().all()).toEqual([1]);
     db.close();
