@@ -149,6 +149,21 @@ function registerRecordCases(register: CaseRegister<AgentRunStoreV3Fixture>): vo
     isCode('revision_conflict')(lost.reason);
   });
 
+  register('keeps the context steps as saved: appended, replaced from a changed one on, or fewer', async ({ store, reopen }) => {
+    const [a, b, c] = [v3TestBlob('a'), v3TestBlob('b'), v3TestBlob('c')];
+    await store.save(v3TestEnvelope('r-1', 1, withContext([a.digest, b.digest])), { blobs: [a, b] });
+    await store.save(v3TestEnvelope('r-1', 2, withContext([a.digest, b.digest, a.digest])));
+    assert.deepEqual((await store.load('r-1'))!.context, withContext([a.digest, b.digest, a.digest]).context);
+    // A reopened step compiled again: its entry is replaced, and what follows it goes.
+    await store.save(v3TestEnvelope('r-1', 3, withContext([a.digest, c.digest])), { blobs: [c] });
+    assert.deepEqual((await store.load('r-1'))!.context, withContext([a.digest, c.digest]).context);
+    const other = reopen ? await reopen() : store;
+    await other.save(v3TestEnvelope('r-1', 4, withContext([a.digest, c.digest, b.digest])));
+    assert.deepEqual((await store.load('r-1'))!.context, withContext([a.digest, c.digest, b.digest]).context);
+    await store.save(v3TestEnvelope('r-1', 5));
+    assert.equal((await store.load('r-1'))!.context, undefined);
+  });
+
   register('another scope: load and save refuse with scope_mismatch and read or write nothing', async ({ store }) => {
     await store.save(v3TestEnvelope('r-1', 1));
     await assert.rejects(store.load('r-1', { scope: 'tenant-b' }), isCode('scope_mismatch', { name: 'RunIdentityError' }));
