@@ -76,7 +76,8 @@ function outcomeOf(def: SubAgentDefinition, facts: ChildRunFacts, result: AgentR
     case 'failed':
       // The child's store failed it (or another executor holds it): nothing is wrong with its work, and its record is
       // as its last save left it. The call waits as for a reconciliation; a resume drives the child again from there.
-      if (STORE_FAILURES.has(result.error.code)) return { kind: 'reconcile', child: { ...facts, waits: 'reconciliation', unknownEffects: [] } };
+      // So does a child that failed for a transient cause (a retryable model error): the next resume retries it.
+      if (STORE_FAILURES.has(result.error.code) || result.retry) return { kind: 'reconcile', child: { ...facts, waits: 'reconciliation', unknownEffects: [] } };
       return { kind: 'threw', error: { ...result.error, message: `Sub-agent "${def.name}" failed: ${result.error.message}` }, child: facts };
     default:
       return { ...failure(new SubAgentError('subagent_stopped', `Sub-agent "${def.name}" ended as ${(result as { status: string }).status}.`, def.name)), child: facts };
@@ -144,7 +145,11 @@ export async function runChild(leg: Leg, input: RunChildInput, signal: AbortSign
     // A record that cannot be read goes to the engine's resume, which refuses it as a failed result.
     const pendingIds = new Set((stored?.pendingApprovals ?? []).map((p) => p.approvalId));
     const unknownIds = new Set(unknownEffectIdsOf(stored?.snapshot));
-    result = await childEngine().resume({ ...options, ...answersFor(raw, pendingIds, unknownIds) } as ResumeOptions<unknown>).result;
+    // A child that failed for a transient cause goes on from its last checkpoint: the parent's resume is the ask.
+    const retryFailed = stored?.status === 'failed' && stored.retry !== undefined;
+    result = await childEngine().resume({
+      ...options, ...answersFor(raw, pendingIds, unknownIds), ...(retryFailed ? { retryFailed: true } : {}),
+    } as ResumeOptions<unknown>).result;
   }
   return outcomeOf(def, facts, result, structured);
 }

@@ -401,3 +401,27 @@ describe('what the parent sees', () => {
     expect(children).toEqual(expect.arrayContaining([childRunIdOf('root-o', 0, 'a'), childRunIdOf('root-o', 0, 'b')]));
   });
 });
+
+describe('a child that failed for a transient cause', () => {
+  it("is not a failure for the parent's model: the root stops, and its next resume retries the child from its checkpoint", async () => {
+    const w = world();
+    const store = createInMemoryAgentRunStore();
+    const researcherModel = createMockModel({ responses: [
+      { toolCalls: [{ toolName: 'lookup', args: { q: 'tides' } }] },
+      { error: { status: 503, message: 'overloaded' } },
+    ] });
+    const researcher = new Agent({ name: 'researcher', model: researcherModel, maxSteps: 4, maxRetries: 0, tools: w.researcher(researcherScript()).tools as never });
+    const leadModel = createMockModel({ responses: [{ toolCalls: [{ toolName: 'research', args: { input: 'Why tides?' } }] }] });
+    const first = await w.lead(leadModel, researcher).run({ prompt: 'Explain tides.', store, runId: 'root-t' });
+    expect(first.status).toBe('stopped');
+    expect(first.result).toMatchObject({ status: 'stopped', reason: 'tool-reconciliation-required', unknownEffects: [] });
+    expect(w.effects).toEqual(['tides']);
+    expect(leadModel.calls).toHaveLength(1);
+    const again = new Agent({ name: 'researcher', model: createMockModel({ responses: [{ text: 'Tides follow the moon.' }] }), maxSteps: 4, maxRetries: 0, tools: w.researcher(researcherScript()).tools as never });
+    const second = await w.lead(createMockModel({ responses: [{ text: 'Because of the moon.' }] }), again).run({ runId: 'root-t', store });
+    expect(second.status).toBe('completed');
+    expect(second.outputText).toBe('Because of the moon.');
+    // The lookup the child made before its model failed is not made again.
+    expect(w.effects).toEqual(['tides']);
+  });
+});
