@@ -425,3 +425,25 @@ describe('a child that failed for a transient cause', () => {
     expect(w.effects).toEqual(['tides']);
   });
 });
+
+describe('an agentTool with requiresApproval', () => {
+  it('holds the delegation itself for a verdict: no child run before it, and a denial starts none', async () => {
+    const childModel = createMockModel({ responses: [] });
+    const researcher = new Agent({ name: 'researcher', model: childModel, tools: [] });
+    const agent = (model: ReturnType<typeof createMockModel>) =>
+      new Agent({ model, tools: [agentTool(researcher, { name: 'research', requiresApproval: true })] });
+    const store = createInMemoryAgentRunStore();
+    const first = await agent(createMockModel({ responses: [{ toolCalls: [{ toolCallId: 'r', toolName: 'research', args: { input: 'go' } }] }] }))
+      .run({ prompt: 'go', store, runId: 'root-a' });
+    expect(first.status).toBe('suspended');
+    const [pending] = first.pendingApprovals;
+    expect(pending).toMatchObject({ toolName: 'research' });
+    expect(pending!.runId).toBeUndefined();
+    expect(await store.load(childRunIdOf('root-a', 0, 'r'))).toBeUndefined();
+    const denied = await agent(createMockModel({ responses: [{ text: 'Not delegated.' }] }))
+      .run({ runId: 'root-a', store, approvalResponses: [{ approvalId: pending!.approvalId, approved: false, token: pending!.token }] });
+    expect(denied.status).toBe('completed');
+    expect(childModel.calls).toHaveLength(0);
+    expect(await store.load(childRunIdOf('root-a', 0, 'r'))).toBeUndefined();
+  });
+});
