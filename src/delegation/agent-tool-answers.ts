@@ -4,7 +4,7 @@
  * (listed in the root's pendingApprovals with the child's runId), retries and
  * reconciled results for the child's unknown effects (listed in the root's
  * unknownEffects). The root does not judge them itself: the parent's call
- * hands them to its child when it drives it again (agent-tool-run.ts). @internal
+ * hands them to its child when it drives it again (agent-tool-run.ts). (Internal to Cairn.)
  */
 import type { AgentRunEnvelope, AgentToolReceipt, ReconciledToolResult } from '../agent/types.js';
 

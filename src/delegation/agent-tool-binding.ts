@@ -4,7 +4,7 @@
  * limits, as the child's record stored them) before anything runs, so a
  * changed sub-agent is refused with BindingChangedError and nothing written,
  * as a changed root is, instead of reaching the parent's model as a failed
- * call. A child that has not saved yet has nothing to check. @internal
+ * call. A child that has not saved yet has nothing to check. (Internal to Cairn.)
  */
 import { BindingChangedError } from '../errors/index.js';
 import { bindingChanges, describeBindingChanges, normalizeOptions, type NormalizedOptions } from '../agent/options.js';

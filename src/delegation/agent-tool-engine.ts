@@ -2,7 +2,7 @@
  * The engine entry points a sub-agent call drives its child run with. The
  * engine (src/agent/run-agent.ts) hands them over when it loads, so that the
  * tool-call actors, which the engine itself imports, can start a run without
- * an import circle. @internal
+ * an import circle. (Internal to Cairn.)
  */
 import type { AgentOptions, ResumeOptions } from '../agent/options-types.js';
 import type { AgentResult } from '../agent/record-types.js';

@@ -2,7 +2,7 @@
  * The hierarchy of sub-agent runs as a record shows it: the run that started
  * this one (`binding.parent`), and the child runs its sub-agent calls started
  * (each receipt's `child.runId`, and the open calls'). Read by describeRun and
- * inspectRun. @internal
+ * inspectRun. (Internal to Cairn.)
  */
 import type { AgentRunEnvelope } from '../agent/types.js';
 

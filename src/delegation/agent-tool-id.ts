@@ -1,4 +1,4 @@
-/** A sub-agent call's child run id (docs/decisions, "Sub-agents"). @internal */
+/** A sub-agent call's child run id (docs/decisions, "Sub-agents"). (Internal to Cairn.) */
 import { createHash } from 'node:crypto';
 
 /**

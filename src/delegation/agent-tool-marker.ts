@@ -1,7 +1,7 @@
 /**
  * What the engine knows of a sub-agent tool without importing the Agent:
  * the mark on the tool, the parent a child run records, and the check of a
- * scoped context. A leaf module, so that option checks can use it. @internal
+ * scoped context. A leaf module, so that option checks can use it. (Internal to Cairn.)
  */
 import type { ChildContextOptions } from '../policy/types.js';
 

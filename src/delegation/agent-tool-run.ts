@@ -7,7 +7,7 @@
  * deadline, budget, cancellation), the parent's onToolCall / onToolResult
  * guardrails (the parent's around the child's own), the parent's clock and id
  * source, the verdicts and reconciliations the parent's resume brought for
- * it. It gets no memory and no chat. @internal
+ * it. It gets no memory and no chat. (Internal to Cairn.)
  */
 import { serializeError, type SerializedError } from '../errors/index.js';
 import type { RunChildInput, RunChildOutput, ChildRunFacts, Json } from '../../machines/index.js';

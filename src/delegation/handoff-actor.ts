@@ -3,7 +3,7 @@
  * target's model, instructions and tools go into the leg's options, and the
  * run gets the target's tool names and their plan. It only changes the leg's
  * options, so a restore that starts it again changes nothing more.
- * @internal
+ * (Internal to Cairn.)
  */
 import type { HandoffOutput, Json } from '../../machines/index.js';
 import type { AgentRunModels } from '../agent/types.js';

@@ -4,7 +4,7 @@
  * instructions, tool schemas and MCP catalog. A resume whose handoff graph
  * differs fails with `Native agent binding changed across resume.` and says
  * which target changed how. Pure: it fingerprints what it is given.
- * @internal
+ * (Internal to Cairn.)
  */
 import { digestOf } from '../agent/digest.js';
 

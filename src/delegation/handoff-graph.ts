@@ -13,7 +13,7 @@
  *   `handoff_duplicate`;
  * - a transfer tool that has the name of one of the agent's own tools is
  *   `handoff_tool_conflict`.
- * @internal
+ * (Internal to Cairn.)
  */
 import type { AgentOptions, HandoffTarget } from '../agent/types.js';
 import { HandoffError } from './handoff-errors.js';

@@ -12,7 +12,7 @@
  * ledger, memory, chat) stay the run's. The execution policy's allowlists and
  * ledger hold a target's model and tools as they hold the root's, since every
  * model call and tool call reads them from the same options.
- * @internal
+ * (Internal to Cairn.)
  */
 import { BindingChangedError, CairnError } from '../errors/index.js';
 import { normalizeOptions, validateToolContexts, type NormalizedOptions } from '../agent/options.js';
