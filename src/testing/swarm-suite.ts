@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { CairnError } from '../errors/index.js';
 import type { AgentRunEnvelope } from '../agent/types.js';
 import type { ConformanceTestApi } from './conformance/types.js';
+import { describeConformance, type CaseRegister } from './conformance/suite.js';
 import type { SwarmRecord, SwarmStore } from '../swarm/types.js';
 
 export interface SwarmStoreFixture {
@@ -46,7 +47,7 @@ async function refused(work: Promise<unknown>, code: string): Promise<void> {
   assert.equal((error as CairnError).code, code);
 }
 
-type Register = (name: string, body: (fixture: SwarmStoreFixture) => Promise<void>) => void;
+type Register = CaseRegister<SwarmStoreFixture>;
 
 /**
  * Registers the SwarmStore conformance cases with your test framework. Each
@@ -62,17 +63,7 @@ type Register = (name: string, body: (fixture: SwarmStoreFixture) => Promise<voi
  * ```
  */
 export function defineSwarmStoreConformance(initializer: SwarmStoreInitializer, api: ConformanceTestApi): void {
-  const register: Register = (name, body) => {
-    api.it(name, async () => {
-      const fixture = await initializer.create();
-      try {
-        await body(fixture);
-      } finally {
-        await initializer.destroy?.(fixture);
-      }
-    });
-  };
-  api.describe(`SwarmStore conformance: ${initializer.name}`, () => {
+  describeConformance('SwarmStore', initializer, api, (register: Register) => {
     registerRecordCases(register);
     registerRunCases(register);
     registerBlackboardCases(register);
