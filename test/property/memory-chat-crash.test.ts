@@ -33,6 +33,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { replayParams } from '../support/fc-seed.js';
 import { driveMemChat, type MemChatReport } from './memory-chat-drive.js';
 import { describeMemChat, endsEarly, everyFault, memChatScenarioArb, type MemChatScenario, type WriteFault, type WriteKind } from './memory-chat-world.js';
 
@@ -136,16 +137,6 @@ function property(tally: Tally, breakConfirm = false) {
   });
 }
 
-function params(numRuns: number, replayPath = true): fc.Parameters<[MemChatScenario]> {
-  const seed = process.env.FC_SEED;
-  const path = replayPath ? process.env.FC_PATH : undefined;
-  return {
-    numRuns,
-    ...(seed !== undefined && seed !== '' ? { seed: Number(seed) } : {}),
-    ...(path !== undefined && path !== '' ? { path } : {}),
-  };
-}
-
 const newTally = (): Tally => ({
   scenarios: 0, drives: 0, byKind: { 'run-save': 0, 'memory-write': 0, 'chat-write': 0 }, restarts: 0, settled: 0, partial: 0, stopCommits: 0, cancelSaves: 0,
 });
@@ -154,7 +145,7 @@ describe('crash property: memory and chat, a fault at every write', () => {
   it(`no memory mutation twice, every extraction settled, no chat message lost or duplicated (${NUM_RUNS} scenarios)`, async () => {
     const tally = newTally();
     const started = performance.now();
-    const outcome = await fc.check(property(tally), params(NUM_RUNS));
+    const outcome = await fc.check(property(tally), replayParams<[MemChatScenario]>(NUM_RUNS));
     console.log(`memory/chat crash property: seed ${outcome.seed}; ${tally.scenarios} scenarios, ${tally.drives} faulted drives in ${Math.round(performance.now() - started)} ms; ` +
       `faults by write ${JSON.stringify(tally.byKind)} (at a stop's terminal commit ${tally.stopCommits}, at a queued cancel's save ${tally.cancelSaves}); ` +
       `fresh processes ${tally.restarts}, reconciliations that settled something ${tally.settled}, partial extractions ${tally.partial}`);
@@ -170,7 +161,7 @@ describe('crash property: memory and chat, a fault at every write', () => {
   }, TIMEOUT);
 
   it('fails when the reconciliation cannot see what an extraction wrote (it would apply the mutations again)', async () => {
-    const outcome = await fc.check(property(newTally(), true), params(20, false));
+    const outcome = await fc.check(property(newTally(), true), replayParams<[MemChatScenario]>(20, false));
     if (outcome.failed) console.log(`planted bug caught after ${outcome.numRuns} scenarios: ${String(outcome.errorInstance).split('\n')[0]}`);
     expect(outcome.failed).toBe(true);
     expect(String(outcome.errorInstance)).toMatch(/\(1\)|\(4\) memories/);
