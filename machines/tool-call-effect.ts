@@ -113,6 +113,10 @@ export const executionState = toolCallSetup.createStateConfig({
       // checkpoint, when nothing runs between the two; or by nothing, with no store).
       { guard: and(['resultIsAnswer', 'runCheckpoints']), target: 'completed', actions: ['keepResult', 'projectAsIs'] },
       { guard: 'resultIsAnswer', target: 'checkpoint', actions: ['keepResult', 'projectAsIs'] },
+      // Its only projection is the engine's own, pure and total (an MCP tool's): applied on this transition, so the
+      // completed receipt holds the raw result and the answer, and one commit (the checkpoint's) makes both durable.
+      { guard: and(['resultProjectsInline', 'runCheckpoints']), target: 'completed', actions: ['keepResult', 'projectInline'] },
+      { guard: 'resultProjectsInline', target: 'checkpoint', actions: ['keepResult', 'projectInline'] },
       { guard: 'resultNeedsNoCommit', target: 'resultReceipt.projecting', actions: 'keepResult' },
       { target: 'resultReceipt.recording', actions: 'keepResult' },
     ],

@@ -96,6 +96,8 @@ export const toolCallSetup = setup({
     permitEffect: actionNotProvided('permitEffect'),
     // Provided by the runtime: the answer to the model is the result as it is (capped), and the receipt completes.
     projectAsIs: actionNotProvided('projectAsIs'),
+    // Provided by the runtime: the answer is the engine's own projection of the result (see CallPlan.projectsInline), and the receipt completes.
+    projectInline: actionNotProvided('projectInline'),
     // An invoked actor rejected: keep what it said as plain data.
     noteError: assign(({ event, context }) => {
       const error = (event as { error?: { code?: string; message?: string } }).error;
@@ -132,6 +134,9 @@ export const toolCallSetup = setup({
     // The tool returned a result that no validation, projection or onToolResult sees: it is the model's answer as it is.
     resultIsAnswer: ({ context, event }) =>
       !!context.plan && !context.plan.projects && (event as unknown as { output?: ExecuteOutput }).output?.kind === 'result',
+    // The tool returned a result whose only projection is the engine's own, pure and total: no user code sees it.
+    resultProjectsInline: ({ context, event }) =>
+      context.plan?.projectsInline === true && (event as unknown as { output?: ExecuteOutput }).output?.kind === 'result',
     // The tool returned a result, and there is no store to commit it to before its projection.
     resultNeedsNoCommit: ({ context, event }) =>
       !!context.plan && !context.plan.durable && (event as unknown as { output?: ExecuteOutput }).output?.kind === 'result',

@@ -12,37 +12,15 @@ import type { McpConnection } from './connection.js';
 import { McpError, outcomeUnknown } from './errors.js';
 import type { OutputCheck } from './schemas.js';
 import type { SdkCallResult } from './sdk.js';
+import { isCallResult, mcpProjection, textOf, type McpToolResult } from './projection.js';
 
-/** What a receipt keeps of a call's answer: its content blocks, and its structured content when it has one. */
-export interface McpToolResult {
-  content: JsonValue[];
-  structuredContent?: { [key: string]: JsonValue };
-}
+export type { McpToolResult } from './projection.js';
 
 export interface ToolHooks {
   /** A warning on the run's stream (a call whose outcome is unknown says why). */
   warn(message: string, toolCallId: string): void;
   /** The model step of a call that is with a server (sampling requests are charged to it). */
   calling(modelStep: number, done: boolean): void;
-}
-
-type Block = { type?: unknown; text?: unknown; mimeType?: unknown; uri?: unknown; resource?: { uri?: unknown } };
-
-/** The text the model reads of content blocks: text as it is, anything else named in brackets. */
-export function textOf(content: readonly JsonValue[]): string {
-  return content.map((raw) => {
-    const block = raw as Block;
-    if (block.type === 'text' && typeof block.text === 'string') return block.text;
-    if (block.type === 'image' || block.type === 'audio') return `[${String(block.type)} ${String(block.mimeType ?? '')}]`.replace(' ]', ']');
-    if (block.type === 'resource_link') return `[resource ${String(block.uri ?? '')}]`;
-    if (block.type === 'resource') return `[resource ${String(block.resource?.uri ?? '')}]`;
-    return `[${String(block.type ?? 'content')}]`;
-  }).join('\n');
-}
-
-/** A result as a call of the tool records it (reconciled outcomes may be any JSON). */
-function isCallResult(value: unknown): value is McpToolResult {
-  return value !== null && typeof value === 'object' && Array.isArray((value as { content?: unknown }).content);
 }
 
 function resultOf(answer: SdkCallResult): McpToolResult {
@@ -74,7 +52,8 @@ export function mcpTool(entry: CatalogTool, connection: McpConnection, output: O
       if (answer.isError === true) throw new McpError('mcp_tool_error', server, textOf(result.content) || `MCP tool ${name} failed.`, { tool: name });
       return result;
     },
-    toModelOutput: (result: unknown) => (isCallResult(result) ? result.structuredContent ?? textOf(result.content) : toJson<JsonValue>(result)),
+    // Cairn's own projection (pure and total): the chart applies it with the raw result, in one commit.
+    toModelOutput: mcpProjection,
   };
   if (output) {
     tool.outputSchema = entry.outputSchema;

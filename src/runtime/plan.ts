@@ -15,12 +15,17 @@ import { isStandardSchema } from '../agent/schema.js';
 import type { AgentTool } from '../agent/types.js';
 import { refreshInvocationInputs } from '../agent/stored-call.js';
 import { subAgentOf } from '../delegation/agent-tool-marker.js';
+import { isEngineProjection } from '../mcp/projection.js';
 import type { PersistedRun } from './record.js';
 
 /** Validation, a projection or onToolResult runs on this tool's results: something between its raw receipt and its answer. */
 export function projectsResult(opts: NormalizedOptions<unknown>, tool: AgentTool): boolean {
   return Boolean(tool.validateResult || isStandardSchema(tool.outputSchema) || tool.toModelOutput || opts.raw.onToolResult);
 }
+
+/** The tool's projection is the engine's own, and no validation or onToolResult runs: it is applied with the raw result. */
+const projectsInline = (opts: NormalizedOptions<unknown>, tool: AgentTool): boolean =>
+  isEngineProjection(tool.toModelOutput) && !tool.validateResult && !isStandardSchema(tool.outputSchema) && !opts.raw.onToolResult;
 
 export function planOf(opts: NormalizedOptions<unknown>): RunPlan {
   const durable = Boolean(opts.raw.session);
@@ -35,6 +40,8 @@ export function planOf(opts: NormalizedOptions<unknown>): RunPlan {
       executes: typeof tool.execute === 'function',
       idempotent: tool.replay === 'idempotent',
       projects: projectsResult(opts, tool),
+      // Only Cairn's own MCP projection (pure and total) runs between the raw result and the answer.
+      ...(projectsInline(opts, tool) ? { projectsInline: true } : {}),
       durable,
       ...(subAgentOf(tool) ? { delegates: true } : {}),
     };

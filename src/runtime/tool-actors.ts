@@ -23,6 +23,7 @@ import { deadlinePassed, effectSignal, legActor, legOf, type Leg } from './host-
 import { projectsResult } from './plan.js';
 import { capForModel, storableResult, unstorableMessage } from './tool-results.js';
 import { outcomeUnknown } from '../mcp/errors.js';
+import { mcpProjection } from '../mcp/projection.js';
 import type { RunChildInput, RunChildOutput } from '../../machines/index.js';
 import { runChild } from '../delegation/agent-tool-run.js';
 
@@ -50,11 +51,14 @@ function redacting<A extends unknown[], R>(body: (...args: A) => Promise<R>): (.
   };
 }
 
-/** The answer of a result that no validation, projection or onToolResult sees: the result itself, capped for the model. */
-function answerAsIs(leg: Leg, c: ToolCallContext) {
+/**
+ * The answer of a result that no validation, user projection or onToolResult sees: the result itself (or the
+ * engine's own projection of it, pure and total: see CallPlan.projectsInline), capped for the model.
+ */
+function answerAsIs(leg: Leg, c: ToolCallContext, project: (raw: unknown) => unknown = (raw) => raw) {
   const receipt = receiptOf(c)!;
   leg.emit({ type: 'tool-output', step: c.modelStep, toolCallId: c.toolCallId, toolName: c.toolName, rawResult: receipt.rawResult });
-  const projection = toJson<Json>(receipt.rawResult ?? null);
+  const projection = toJson<Json>(project(receipt.rawResult ?? null));
   return {
     outcome: 'completed' as const,
     modelOutput: capForModel(projection as JsonValue, leg.opts.maxToolResultChars) as Json,
@@ -91,6 +95,7 @@ export const toolCallLogic = toolCallMachine.provide({
       return {};
     }),
     projectAsIs: assign(({ context, system }) => answerAsIs(legOf(system), context)),
+    projectInline: assign(({ context, system }) => answerAsIs(legOf(system), context, mcpProjection)),
   },
   actors: {
     // Stage 2: the onToolCall guardrails block or rewrite.

@@ -23,6 +23,7 @@ import { runMachine, toolCallMachine } from '../../machines/index.js';
 import type { AgentRunEnvelope, AgentTool, JsonValue } from 'cairn/agent';
 import { createMockModel } from 'cairn/testing';
 import { standardSchema } from '../agent/rules/helpers.js';
+import { mcpProjection } from '../../src/mcp/projection.js';
 import { baseWorld, UNREACHABLE } from './mbt/call-scenario.js';
 import { checkCallRun } from './mbt/check-call.js';
 import { driveCall, TARGET, TARGET_KEY } from './mbt/drive-call.js';
@@ -317,10 +318,52 @@ describe('tool-call machine: stages with no work are passed, as the call\'s plan
     })));
     absorb(run.allSteps);
     const keys = keysOf(run.allSteps);
-    expect(keys).toContain(edge('execution', 'executeTool', 4));
+    expect(keys).toContain(edge('execution', 'executeTool', 6));
     expect(keys.some((k) => k.includes('recordResult'))).toBe(false);
     expect(run.last.messages).toContainEqual({ role: 'tool', toolCallId: 'c1', toolName: 'send', content: 'sent to ada' });
   });
+
+  // Cairn's own MCP projection is pure and total: it is applied on the transition that keeps the raw result, with no
+  // recordResult and no projectResult. The checkpoint that follows (the step's for a lone call, the call's own in a
+  // batch, nothing with no store) commits the completed receipt, which holds the raw result and the answer.
+  for (const [calls, store] of [[1, true], [2, true], [1, false]] as const) {
+    it(`Cairn's MCP projection, ${calls === 1 ? 'a lone call' : 'a batch of two'}${store ? '' : ', no store'}: projected on the transition that keeps the result, ${store ? 'committed once with it' : 'nothing saved'}`, async () => {
+      let executions = 0;
+      const seen: (string | undefined)[] = [];
+      let h0: RunHarness | undefined;
+      const send: AgentTool = {
+        description: 'Send.', parameters: parametersOf('json'), toModelOutput: mcpProjection,
+        execute: () => {
+          executions += 1;
+          seen.push(h0?.store.last()?.receipts['0:c1']?.status);
+          return { content: [{ type: 'text', text: 'sent to ada' }, { type: 'image', data: 'aGk=', mimeType: 'image/png' }] };
+        },
+      };
+      const batch = { toolCalls: [{ toolName: 'send', toolCallId: 'c1', args: { to: 'ada' } }, { toolName: 'send', toolCallId: 'c2', args: { to: 'ada' } }] };
+      const run = await driveRun(async (h) => {
+        h0 = h;
+        await h.start({ ...plain(h, store), prompt: 'Send it.', tools: { send }, model: createMockModel({ responses: [calls === 1 ? turn('send') : batch, { text: 'Done.' }] }) });
+      });
+      absorb(run.allSteps);
+      const keys = keysOf(run.allSteps);
+      expect(keys).toContain(edge('execution', 'executeTool', calls === 1 ? 4 : 5));
+      expect(keys.some((k) => /recordResult|projectResult/.test(k))).toBe(false);
+      expect(executions).toBe(calls);
+      expect(run.last).toMatchObject({ status: 'completed', text: 'Done.' });
+      expect(run.last.messages).toContainEqual({ role: 'tool', toolCallId: 'c1', toolName: 'send', content: 'sent to ada\n[image image/png]' });
+      if (!store) {
+        expect(run.store.saved).toHaveLength(0);
+        return;
+      }
+      expect(seen[0]).toBe('executing');
+      // No save holds the raw result before its answer: the receipt goes from executing straight to completed.
+      const held = run.store.saved.map((e) => e.receipts['0:c1']?.status).filter((s) => s !== undefined);
+      expect([...new Set(held)]).toEqual(['executing', 'completed']);
+      expect(run.store.last()?.receipts['0:c1']).toMatchObject({
+        status: 'completed', modelOutput: 'sent to ada\n[image image/png]', rawResult: { content: [{ type: 'text', text: 'sent to ada' }, expect.anything()] },
+      });
+    });
+  }
 
   it('a predicate that says no approval is needed, with no store: the tool runs once', async () => {
     let sent = 0;

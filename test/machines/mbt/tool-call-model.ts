@@ -290,6 +290,7 @@ const MODEL_ACTIONS = {
   intendEffect: () => undefined,
   permitEffect: () => undefined,
   projectAsIs: assign({ outcome: 'completed' as const, modelOutput: 'as is', isError: false }) as never,
+  projectInline: assign({ outcome: 'completed' as const, modelOutput: 'projected inline', isError: false }) as never,
 };
 const modelMachine = toolCallMachine.provide({ actions: MODEL_ACTIONS });
 
