@@ -9,25 +9,21 @@
  * effect ran exactly once, and the run completes with the target's answer.
  * On the in-memory and the SQLite store.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { resumeAgent, runAgent, type AgentOptions, type AgentResult, type AgentRunStore } from 'cairn/agent';
+import { describe, expect, it } from 'vitest';
+import { resumeAgent, runAgent, type AgentOptions, type AgentResult, type AgentRunStore, type ResumeOptions } from 'cairn/agent';
 import { createCrashPlan, createMockModel, listCrashPoints, type CrashPlan, type CrashPoint } from 'cairn/testing';
+import { answered, closeAfterEach, countEffect, crashWhere, NO_ARGS, operatorAnswers, type Effects, type Request } from './crash-helpers.js';
 import { STORES } from './handoff-helpers.js';
 
-type Request = { messages: readonly { role: string; toolName?: string }[] };
-const answered = (request: Request, tool: string) => request.messages.some((m) => m.role === 'tool' && m.toolName === tool);
-
 interface World {
-  effects: Record<string, number>;
+  effects: Effects;
   /** Root model calls made after the record held the handoff. */
   rootAfterHandoff: number;
 }
 
 /** The options of one leg: new models and tools, wrapped by the leg's plan. */
 function legOptions(world: World, plan: CrashPlan, store: AgentRunStore, handedOff: () => boolean): AgentOptions {
-  const count = (tool: string) => {
-    world.effects[tool] = (world.effects[tool] ?? 0) + 1;
-  };
+  const count = (tool: string) => countEffect(world.effects, tool);
   const triage = createMockModel({ modelId: 'triage', strict: false, responses: [(request: Request) => {
     if (handedOff()) world.rootAfterHandoff += 1;
     return answered(request, 'faq')
@@ -37,36 +33,23 @@ function legOptions(world: World, plan: CrashPlan, store: AgentRunStore, handedO
   const billing = createMockModel({ modelId: 'billing', strict: false, responses: [(request: Request) => (answered(request, 'charge')
     ? { text: 'Charged o-1.' }
     : { toolCalls: [{ toolCallId: 'lookup-1', toolName: 'lookup', args: {} }, { toolCallId: 'charge-1', toolName: 'charge', args: {} }] })] });
-  const schema = { type: 'object', properties: {}, additionalProperties: false };
   return {
     name: 'triage',
     model: plan.wrapModel(triage),
     instructions: 'triage',
     prompt: 'Charge o-1.',
-    tools: plan.wrapTools({ faq: { parameters: schema, execute: async () => { count('faq'); return 'faq'; } } }),
+    tools: plan.wrapTools({ faq: { parameters: NO_ARGS, execute: async () => { count('faq'); return 'faq'; } } }),
     handoffs: [{
       name: 'billing',
       model: plan.wrapModel(billing),
       instructions: 'billing',
       tools: plan.wrapTools({
-        lookup: { parameters: schema, replay: 'idempotent', execute: async () => { count('lookup'); return 42; } },
-        charge: { parameters: schema, execute: async () => { count('charge'); return 'charged'; } },
+        lookup: { parameters: NO_ARGS, replay: 'idempotent', execute: async () => { count('lookup'); return 42; } },
+        charge: { parameters: NO_ARGS, execute: async () => { count('charge'); return 'charged'; } },
       }),
     }],
     session: { store: plan.wrapStore(store), runId: 'crash', scope: 't' },
   };
-}
-
-/** A careful operator: settles an interrupted plain call from the effects it can see, never by guessing. */
-function operatorAnswers(world: World, result: AgentResult<unknown>): Partial<Parameters<typeof resumeAgent>[0]> {
-  if (result.status !== 'stopped' || result.reason !== 'tool-reconciliation-required') return {};
-  const reconciledToolResults = [];
-  const retryToolCallIds = [];
-  for (const effect of result.unknownEffects ?? []) {
-    if ((world.effects[effect.toolName] ?? 0) > 0) reconciledToolResults.push({ toolCallId: effect.toolCallId, output: 'done' });
-    else retryToolCallIds.push(effect.toolCallId);
-  }
-  return { reconciledToolResults, retryToolCallIds };
 }
 
 async function drive(store: AgentRunStore, at: CrashPoint | undefined): Promise<{ world: World; result: AgentResult<unknown>; counts: CrashPlan['counts'] }> {
@@ -75,7 +58,7 @@ async function drive(store: AgentRunStore, at: CrashPoint | undefined): Promise<
   const first = createCrashPlan(at ? { at } : {});
   const started = await first.race(runAgent(legOptions(world, first, store, handedOff)));
   let result: AgentResult<unknown> | null = started.crashed ? null : (started.result as AgentResult<unknown>);
-  let extra: Partial<Parameters<typeof resumeAgent>[0]> = {};
+  let extra: Partial<ResumeOptions> = {};
   for (let leg = 0; leg < 6 && (result === null || result.status !== 'completed'); leg++) {
     const record = await store.load('crash', { scope: 't' });
     if (!record) {
@@ -86,21 +69,18 @@ async function drive(store: AgentRunStore, at: CrashPoint | undefined): Promise<
     }
     const saved = record.activeAgent === 'billing';
     const plan = createCrashPlan();
-    result = await resumeAgent({ ...legOptions(world, plan, store, () => saved), ...extra } as Parameters<typeof resumeAgent>[0]);
-    extra = operatorAnswers(world, result);
+    result = await resumeAgent({ ...legOptions(world, plan, store, () => saved), ...extra } as ResumeOptions);
+    extra = operatorAnswers(world.effects, result);
   }
   return { world, result: result!, counts: first.counts };
 }
 
-const closers: (() => void)[] = [];
-afterEach(() => {
-  for (const close of closers.splice(0)) close();
-});
+const closeLater = closeAfterEach();
 
 describe.each(STORES)('a crash at every point around a handoff ($name store)', (kind) => {
   it('the target goes on, every plain effect once, the run completes with the target\'s answer', async () => {
     const clean = kind.open();
-    closers.push(clean.close);
+    closeLater(clean.close);
     const baseline = await drive(clean.store, undefined);
     expect(baseline.result.status).toBe('completed');
     expect(baseline.world.effects).toEqual({ faq: 1, lookup: 1, charge: 1 });
@@ -112,9 +92,9 @@ describe.each(STORES)('a crash at every point around a handoff ($name store)', (
     console.log(`handoff crash points: ${points.length} (${points.filter((p) => p.kind === 'save').length / 2} saves)`);
     for (const at of points) {
       const opened = kind.open();
-      closers.push(opened.close);
+      closeLater(opened.close);
       const { world, result } = await drive(opened.store, at);
-      const where = `${at.kind} ${at.index} ${at.when}${at.toolName ? ` (${at.toolName})` : ''}`;
+      const where = crashWhere(at);
       expect(result.status, where).toBe('completed');
       expect(result.text, where).toBe('Charged o-1.');
       expect(world.effects.faq, where).toBe(1);

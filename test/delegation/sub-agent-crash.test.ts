@@ -10,33 +10,29 @@
  * resume, never run again by guessing), and the child is the same run.
  * On the in-memory and the SQLite store.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Agent, agentTool, childRunIdOf } from 'cairn';
 import { resumeAgent, runAgent, type AgentOptions, type AgentResult, type AgentRunStore, type ResumeOptions } from 'cairn/agent';
 import { createCrashPlan, createMockModel, listCrashPoints, type CrashPlan, type CrashPoint } from 'cairn/testing';
+import { answered, closeAfterEach, countEffect, crashWhere, NO_ARGS, operatorAnswers, type Effects, type Request } from './crash-helpers.js';
 import { STORES } from './sub-agent-helpers.js';
 
-type Request = { messages: readonly { role: string; toolName?: string }[] };
-const answered = (request: Request, tool: string) => request.messages.some((m) => m.role === 'tool' && m.toolName === tool);
-const schema = { type: 'object', properties: {}, additionalProperties: false };
 
 interface World {
-  effects: Record<string, number>;
+  effects: Effects;
 }
 
 /** The options of one leg of the root: new models, tools and child agent, wrapped by the leg's plan. */
 function legOptions(world: World, plan: CrashPlan, store: AgentRunStore): AgentOptions {
-  const count = (tool: string) => {
-    world.effects[tool] = (world.effects[tool] ?? 0) + 1;
-  };
+  const count = (tool: string) => countEffect(world.effects, tool);
   const childModel = createMockModel({ modelId: 'child', strict: false, responses: [(request: Request) => (answered(request, 'lookup')
     ? { text: 'The moon.' }
     : { toolCalls: [{ toolCallId: 'lookup-1', toolName: 'lookup', args: {} }, { toolCallId: 'tag-1', toolName: 'tag', args: {} }] })] });
   const child = new Agent({
     name: 'researcher', model: plan.wrapModel(childModel), maxSteps: 4,
     tools: plan.wrapTools({
-      lookup: { parameters: schema, execute: async () => { count('lookup'); return 'tides'; } },
-      tag: { parameters: schema, replay: 'idempotent', execute: async () => { count('tag'); return 'tagged'; } },
+      lookup: { parameters: NO_ARGS, execute: async () => { count('lookup'); return 'tides'; } },
+      tag: { parameters: NO_ARGS, replay: 'idempotent', execute: async () => { count('tag'); return 'tagged'; } },
     }),
   });
   const rootModel = createMockModel({ modelId: 'root', strict: false, responses: [(request: Request) => {
@@ -49,23 +45,11 @@ function legOptions(world: World, plan: CrashPlan, store: AgentRunStore): AgentO
     prompt: 'Explain tides.',
     maxSteps: 5,
     tools: {
-      ...plan.wrapTools({ note: { parameters: schema, execute: async () => { count('note'); return 'noted'; } } }),
+      ...plan.wrapTools({ note: { parameters: NO_ARGS, execute: async () => { count('note'); return 'noted'; } } }),
       research: agentTool(child, { name: 'research' }),
     },
     session: { store: plan.wrapStore(store), runId: 'crash', scope: 't' },
   };
-}
-
-/** A careful operator: settles an interrupted plain call from the effects it can see, never by guessing. */
-function operatorAnswers(world: World, result: AgentResult<unknown>): Partial<ResumeOptions> {
-  if (result.status !== 'stopped' || result.reason !== 'tool-reconciliation-required') return {};
-  const reconciledToolResults = [];
-  const retryToolCallIds = [];
-  for (const effect of result.unknownEffects ?? []) {
-    if ((world.effects[effect.toolName] ?? 0) > 0) reconciledToolResults.push({ toolCallId: effect.toolCallId, output: 'done' });
-    else retryToolCallIds.push(effect.toolCallId);
-  }
-  return { reconciledToolResults, retryToolCallIds };
 }
 
 async function drive(store: AgentRunStore, at: CrashPoint | undefined) {
@@ -83,21 +67,18 @@ async function drive(store: AgentRunStore, at: CrashPoint | undefined) {
       continue;
     }
     result = await resumeAgent({ ...legOptions(world, plan, store), ...extra } as ResumeOptions);
-    extra = operatorAnswers(world, result);
+    extra = operatorAnswers(world.effects, result);
     if (result.status === 'stopped' && (result.unknownEffects ?? []).some((e) => e.runId !== undefined)) reconciledAtChild += 1;
   }
   return { world, result: result!, counts: first.counts, reconciledAtChild };
 }
 
-const closers: (() => void)[] = [];
-afterEach(() => {
-  for (const close of closers.splice(0)) close();
-});
+const closeLater = closeAfterEach();
 
 describe.each(STORES)('a crash at every save of parent and child ($name store)', (kind) => {
   it('the root ends, each plain effect once, the same child run', async () => {
     const clean = kind.open();
-    closers.push(clean.close);
+    closeLater(clean.close);
     const baseline = await drive(clean.store, undefined);
     expect(baseline.result.status).toBe('completed');
     expect(baseline.world.effects).toEqual({ note: 1, lookup: 1, tag: 1 });
@@ -110,10 +91,10 @@ describe.each(STORES)('a crash at every save of parent and child ($name store)',
     let atChild = 0;
     for (const at of points) {
       const opened = kind.open();
-      closers.push(opened.close);
+      closeLater(opened.close);
       const { world, result, reconciledAtChild } = await drive(opened.store, at);
       atChild += reconciledAtChild;
-      const where = `${at.kind} ${at.index} ${at.when}${at.toolName ? ` (${at.toolName})` : ''}`;
+      const where = crashWhere(at);
       expect(result.status === 'failed' ? result.error : result.status, where).toBe('completed');
       expect(result.text, where).toBe('Because of the moon.');
       expect(world.effects.note, where).toBe(1);
@@ -132,13 +113,13 @@ describe.each(STORES)('a store whose Nth write fails, at every save of parent an
   it('the root ends, each plain effect once: a child whose save failed is driven again by the next resume', async () => {
     const { createFaultyStore } = await import('cairn/testing');
     const counted = kind.open();
-    closers.push(counted.close);
+    closeLater(counted.close);
     const baseline = await drive(counted.store, undefined);
     const saves = baseline.counts.saves;
     expect(saves).toBeGreaterThanOrEqual(12);
     for (let at = 1; at <= saves; at++) {
       const opened = kind.open();
-      closers.push(opened.close);
+      closeLater(opened.close);
       const world: World = { effects: {} };
       const faulty = createFaultyStore(opened.store, { failSave: { at, mode: 'reject' } });
       let result: AgentResult<unknown> = await runAgent(legOptions(world, createCrashPlan(), faulty));
@@ -148,7 +129,7 @@ describe.each(STORES)('a store whose Nth write fails, at every save of parent an
         result = (await opened.store.load('crash', { scope: 't' }))
           ? await resumeAgent({ ...legOptions(world, plan, opened.store), ...extra } as ResumeOptions)
           : await runAgent(legOptions(world, plan, opened.store));
-        extra = operatorAnswers(world, result);
+        extra = operatorAnswers(world.effects, result);
       }
       const where = `save ${at} rejected`;
       expect(result.status === 'failed' ? result.error : result.status, where).toBe('completed');
