@@ -69,14 +69,20 @@ const localEcho = {
   },
 };
 
-function run(kind: 'mcp' | 'local', steps: number, store: AgentRunStore | null, runId: string) {
+/**
+ * `mcp-raw`: the MCP tool in a run with an onToolResult that changes nothing, which takes the path of a tool whose
+ * result user code sees: its raw result committed on its own before the projection (one commit more a step). It is
+ * the path every MCP step took before Cairn's own projection was applied with the raw result, measured alongside.
+ */
+function run(kind: 'mcp' | 'mcp-raw' | 'local', steps: number, store: AgentRunStore | null, runId: string) {
   return async () => {
     const result = await runAgent({
-      model: echoModel(steps, kind === 'mcp' ? 'notes__echo' : 'echo'),
+      model: echoModel(steps, kind === 'local' ? 'echo' : 'notes__echo'),
       prompt: 'Echo.',
       maxSteps: steps + 2,
       ...(store ? { session: { store, runId, scope: 'bench' } } : {}),
-      ...(kind === 'mcp'
+      ...(kind === 'mcp-raw' ? { onToolResult: () => undefined } : {}),
+      ...(kind !== 'local'
         ? { mcp: { servers: [{ name: 'notes', transport: { type: 'stdio' as const, command: process.execPath, args: [SERVER] } }] } }
         : { tools: localEcho }),
     });
@@ -88,6 +94,7 @@ export interface McpFigures {
   direct: Times;
   mcpNoStore: Times;
   mcpInMemory: Times;
+  mcpRawInMemory: Times;
   localNoStore: Times;
   localInMemory: Times;
 }
@@ -97,7 +104,7 @@ export async function measureMcp(): Promise<McpFigures> {
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [SERVER], stderr: 'pipe' }));
   const figures: McpFigures = {
     direct: { wall: [], cpu: [] }, mcpNoStore: { wall: [], cpu: [] }, mcpInMemory: { wall: [], cpu: [] }, localNoStore: { wall: [], cpu: [] },
-    localInMemory: { wall: [], cpu: [] },
+    localInMemory: { wall: [], cpu: [] }, mcpRawInMemory: { wall: [], cpu: [] },
   };
   const perCall = (into: Times, many: { wall: number; cpu: number }, none: { wall: number; cpu: number }) => {
     into.wall.push((many.wall - none.wall) / CALLS);
@@ -119,6 +126,8 @@ export async function measureMcp(): Promise<McpFigures> {
       const store = createInMemoryAgentRunStore();
       perCall(figures.mcpInMemory, await timed(run('mcp', CALLS, store, `s-${round}`)), await timed(run('mcp', 0, store, `s0-${round}`)));
       perCall(figures.localNoStore, await timed(run('local', CALLS, null, `l-${round}`)), await timed(run('local', 0, null, `l0-${round}`)));
+      const raw = createInMemoryAgentRunStore();
+      perCall(figures.mcpRawInMemory, await timed(run('mcp-raw', CALLS, raw, `r-${round}`)), await timed(run('mcp-raw', 0, raw, `r0-${round}`)));
       const local = createInMemoryAgentRunStore();
       perCall(figures.localInMemory, await timed(run('local', CALLS, local, `ls-${round}`)), await timed(run('local', 0, local, `ls0-${round}`)));
     }
@@ -140,9 +149,15 @@ export function printMcp(f: McpFigures): void {
     const added = median(t.cpu) - cpu0;
     console.log(`| ${label} | ${ms(median(t.cpu))} | ${ms(added)} (${added < TARGET_MS ? 'under' : 'NOT under'} ${TARGET_MS} ms) | ${ms(median(t.wall))} | ${ms(median(t.wall) - wall0)} |`);
   }
+  const raw = median(f.mcpRawInMemory.cpu);
+  console.log(`| for comparison: the same, in-memory store, raw result committed first (onToolResult set) | ${ms(raw)} | ${ms(raw - cpu0)} | ${ms(median(f.mcpRawInMemory.wall))} | ${ms(median(f.mcpRawInMemory.wall) - wall0)} |`);
   for (const [label, t] of [['no store', f.localNoStore], ['in-memory store', f.localInMemory]] as const) {
     console.log(`| for scale: a run step calling a local no-op tool, ${label} | ${ms(median(t.cpu))} | | ${ms(median(t.wall))} | |`);
   }
+  // What an MCP call adds beyond the direct call and beyond a local tool's step with the same store: MCP's own part.
+  const own = (t: Times, local: Times) => median(t.cpu) - cpu0 - median(local.cpu);
+  console.log(`MCP's own part (CPU; the run step minus the direct call minus a local tool's step): no store ${ms(own(f.mcpNoStore, f.localNoStore))}, ` +
+    `in-memory store ${ms(own(f.mcpInMemory, f.localInMemory))}.`);
   console.log('A run step: a model turn (a scripted model that answers at once), the call through the tool path with its receipt, the');
   console.log("step's checkpoint. The target is read on CPU time: the server's own time is in neither; wall time holds it and the pipe");
   console.log('in both, and on a loaded machine mostly the scheduler (see the load average below).');
