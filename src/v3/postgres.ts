@@ -3,8 +3,11 @@
  * store's, or another), in tables of their own (postgres-schema.ts), each run
  * kept as the ops run store keeps one (a head row, transcript rows appended,
  * receipt rows upserted: see ../stores/write-plan.ts). Times
- * are the database clock's (`clock_timestamp()`, in ms). A save locks its run
- * (a transaction-scoped advisory lock) before it reads the revision; saves
+ * are the database clock's (`clock_timestamp()`, in ms). A step that only adds
+ * rows, by the store object that saved the run's previous revision, is one
+ * statement (postgres-fast.ts). Any other save locks its run (a
+ * transaction-scoped advisory lock, and its row FOR NO KEY UPDATE, which
+ * orders it against the one-statement way) before it reads the revision; saves
  * and puts share a lock that prune and redactForgotten take alone, so a
  * package is never deleted or missed between a save's check and its write.
  */
@@ -15,6 +18,8 @@ import {
 import { sha256 } from '../stores/codec.js';
 import { planSave, readIndex, readRecord, SaveMemory, type PlanIndex, type StoredState } from '../stores/write-plan.js';
 import type { AgentRunEnvelope } from '../agent/record-types.js';
+import type { AgentRunEnvelopeV3 } from './envelope.js';
+import type { Lease } from '../stores/types.js';
 import { decodeCursor, encodeCursor, listLimit, listStatuses, toSummary, type SummaryRow } from '../stores/list-query.js';
 import { Db, quoteSchema, type PostgresConnection } from '../stores/postgres/sql.js';
 import { checkForgetEvent } from './in-memory.js';
@@ -25,6 +30,7 @@ import { decorateLoaded, RefMemory } from './store-load.js';
 import { joinSteps, planSteps, splitSteps, StepMemory } from './store-steps.js';
 import type { AgentRunStoreV3 } from './store-types.js';
 import { migrateV3Postgres } from './postgres-schema.js';
+import { fastSaveQuery, fastSaveStatements, NOW_MS } from './postgres-fast.js';
 
 export interface PostgresAgentRunStoreV3Options {
   /** The schema that holds the V3 tables (use the ops store's, so a save checks its leases). @default 'public' */
@@ -48,8 +54,6 @@ interface HeadRow {
   receipts_digest: Buffer;
 }
 
-/** ms since the epoch on the database clock, as the statements read it. */
-const NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::double precision';
 
 /**
  * @example
@@ -110,6 +114,25 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
     return { revision: row.revision, index, unsettled, transcriptDigest: row.transcript_digest, receiptsDigest: row.receipts_digest };
   };
 
+  const fastSql = fastSaveStatements(t);
+  /** The one-statement save (postgres-fast.ts), or null when it does not apply or changed no row. */
+  const saveFast = async (envelope: AgentRunEnvelopeV3, digests: string[], incoming: CheckedBlob[], lease: Lease | undefined) => {
+    const { runId } = envelope;
+    const previous = envelope.revision - 1;
+    const last = memory.last(runId);
+    const known = refMemory.known(runId, previous);
+    const storedSteps = stepMemory.known(runId, previous);
+    if (!last || last.revision !== previous || !last.index || !storedSteps || !RefMemory.same(known, digests)) return null;
+    if (incoming.some((b) => !known!.has(b.digest)) || (lease && leaseTable === undefined)) return null;
+    const { head, steps } = splitSteps(envelope);
+    const plan = planSave(head as unknown as AgentRunEnvelope, last);
+    const stepPlan = planSteps(steps ?? [], storedSteps);
+    const query = fastSaveQuery(fastSql, envelope, plan, stepPlan, steps, last, lease && leaseTable ? lease : null);
+    if (!query) return null;
+    const rows = await db.query<{ updated: number }>(`Saving run ${runId}`, query.text, query.values, true, query.name);
+    return rows[0]?.updated === 1 ? { next: plan.next, steps, jsons: stepPlan.jsons } : null;
+  };
+
   const count = async (table: string) => Number((await db.query<{ n: string }>('Counting V3 rows', `SELECT count(*) AS n FROM ${table}`))[0]!.n);
 
   return {
@@ -158,11 +181,11 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
       const lease = saveOptions.lease;
       let saved: { next: StoredState; steps: unknown[] | null; jsons: string[] } | undefined;
       try {
-        saved = await db.transaction(`Saving run ${runId}`, 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
+        saved = await saveFast(envelope, digests, incoming, lease) ?? await db.transaction(`Saving run ${runId}`, 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
           await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0)), pg_advisory_xact_lock_shared(hashtextextended($2, 0))',
             [`cairn_runs_v3:${schema}:${runId}`, blobLock]);
           const row = (await client.query<HeadRow>(
-            `SELECT scope, revision, transcript_digest, receipts_digest FROM ${t.runs} WHERE run_id = $1`, [runId])).rows[0];
+            `SELECT scope, revision, transcript_digest, receipts_digest FROM ${t.runs} WHERE run_id = $1 FOR NO KEY UPDATE`, [runId])).rows[0];
           if (row && row.scope !== envelope.scope) throw new RunIdentityError('scope_mismatch', runId);
           if (envelope.revision !== (row?.revision ?? 0) + 1) throw new RevisionConflictError(runId, envelope.revision - 1, row ? row.revision : null);
           if (lease && await hasLeases(client)) {
