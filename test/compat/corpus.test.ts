@@ -13,19 +13,12 @@
  * The fixtures are never edited (see corpus/README.md): when one stops
  * resuming, the engine or its migration chain is what needs fixing.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createInMemoryAgentRunStore, resumeAgent, type AgentResult, type AgentRunEnvelope, type AgentRunStore, type ResumeOptions,
-} from 'cairn/agent';
-import { createSqliteOpsStore } from 'cairn/ops/sqlite';
+import { describe, expect, it } from 'vitest';
+import { resumeAgent, type AgentResult, type AgentRunEnvelope, type AgentRunStore, type ResumeOptions } from 'cairn/agent';
 import type { MockResponse } from 'cairn/testing';
 import { corpusAgent, createEffects, WRITTEN_AT, type Effects } from './corpus-agent.js';
+import { corpusFiles, corpusFolders, corpusStores, readCorpusFile } from './corpus-stores.js';
 
-const CORPUS = fileURLToPath(new URL('./corpus/', import.meta.url));
 /** Resumes happen a day after the records were written. */
 const RESUMED_AT = WRITTEN_AT + 86_400_000;
 
@@ -37,9 +30,9 @@ interface Fixture {
 
 function loadCorpus(): Fixture[] {
   const fixtures: Fixture[] = [];
-  for (const version of readdirSync(CORPUS).filter((entry) => /^run-v\d+$/.test(entry)).sort()) {
-    for (const file of readdirSync(join(CORPUS, version)).filter((f) => f.endsWith('.json')).sort()) {
-      const envelope = JSON.parse(readFileSync(join(CORPUS, version, file), 'utf8')) as AgentRunEnvelope;
+  for (const version of corpusFolders(/^run-v\d+$/)) {
+    for (const file of corpusFiles(version)) {
+      const envelope = readCorpusFile(version, file) as AgentRunEnvelope;
       fixtures.push({ version, name: file.slice(0, -'.json'.length), envelope });
     }
   }
@@ -160,46 +153,7 @@ const PLANS: Record<string, Plan[]> = {
   }],
 };
 
-/** Where a fixture is loaded: a fresh store of each kind, holding exactly the fixture's record. */
-interface StoreKind {
-  name: string;
-  open(envelope: AgentRunEnvelope): Promise<AgentRunStore>;
-}
-
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0)) cleanup();
-});
-
-const STORES: StoreKind[] = [
-  {
-    name: 'in-memory store',
-    // The documented seed: envelopes are stored as they are, revisions kept.
-    open: async (envelope) => createInMemoryAgentRunStore([envelope]),
-  },
-  {
-    name: 'SQLite file',
-    async open(envelope) {
-      const dir = mkdtempSync(join(tmpdir(), 'cairn-corpus-'));
-      const ops = createSqliteOpsStore({ path: join(dir, 'runs.sqlite') });
-      cleanups.push(() => {
-        ops.close();
-        rmSync(dir, { recursive: true, force: true });
-      });
-      // A SQLite store has no seed: it takes a run only through save, fenced by revision (stored + 1).
-      // So the record is saved at revisions 1, 2, ... up to its own, each time with the fixture's
-      // content, and the last save is the fixture itself, unchanged. The store keeps only that head;
-      // the earlier saves leave nothing behind, and the load below shows the store holds the record
-      // exactly as the old engine wrote it. (Rewriting the revision to 1 would be simpler, but the
-      // resume would then see another record than the one in the corpus.)
-      for (let revision = 1; revision <= envelope.revision; revision++) {
-        await ops.agentRuns.save({ ...envelope, revision });
-      }
-      expect(await ops.agentRuns.load(envelope.runId)).toEqual(envelope);
-      return ops.agentRuns;
-    },
-  },
-];
+const STORES = corpusStores('cairn-corpus-');
 
 /** The corpus agent of a resuming process, a day later; with no responses, its strict model takes no call. */
 function resumingAgent(envelope: AgentRunEnvelope, store: AgentRunStore, effects: Effects, responses: MockResponse[] = []) {

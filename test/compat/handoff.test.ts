@@ -9,41 +9,15 @@
  *
  * The files are never edited (see corpus/README.md).
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createInMemoryAgentRunStore, resumeAgent, type AgentRunEnvelope, type AgentRunStore, type ResumeOptions } from 'cairn/agent';
-import { createSqliteOpsStore } from 'cairn/ops/sqlite';
+import { describe, expect, it } from 'vitest';
+import { resumeAgent, type AgentRunEnvelope, type ResumeOptions } from 'cairn/agent';
 import { WRITTEN_AT } from './corpus-agent.js';
+import { corpusFolders, corpusStores, readCorpusFile } from './corpus-stores.js';
 import { handoffLeg, TURNS, type HandoffEffects } from './handoff-agent.js';
 
-const CORPUS = fileURLToPath(new URL('./corpus/', import.meta.url));
-const folders = readdirSync(CORPUS).filter((e) => /^handoff-v\d+$/.test(e)).sort();
-const read = (folder: string, name: string) => JSON.parse(readFileSync(join(CORPUS, folder, `${name}.json`), 'utf8')) as AgentRunEnvelope;
-
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0)) cleanup();
-});
-
-const STORES: Array<{ name: string; open(envelope: AgentRunEnvelope): Promise<AgentRunStore> }> = [
-  { name: 'in-memory store', open: async (envelope) => createInMemoryAgentRunStore([envelope]) },
-  {
-    name: 'SQLite file',
-    async open(envelope) {
-      const dir = mkdtempSync(join(tmpdir(), 'cairn-corpus-handoff-'));
-      const ops = createSqliteOpsStore({ path: join(dir, 'runs.sqlite') });
-      cleanups.push(() => {
-        ops.close();
-        rmSync(dir, { recursive: true, force: true });
-      });
-      for (let revision = 1; revision <= envelope.revision; revision++) await ops.agentRuns.save({ ...envelope, revision });
-      return ops.agentRuns;
-    },
-  },
-];
+const folders = corpusFolders(/^handoff-v\d+$/);
+const read = (folder: string, name: string) => readCorpusFile(folder, `${name}.json`) as AgentRunEnvelope;
+const STORES = corpusStores('cairn-corpus-handoff-');
 
 describe.each(folders)('%s', (folder) => {
   describe.each(STORES)('on a $name', (kind) => {

@@ -12,22 +12,15 @@
  *
  * The files are never edited (see corpus/README.md).
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createInMemoryAgentRunStore, reconcileAgentRun, resumeAgent, type AgentRunEnvelope, type AgentRunStore,
-} from 'cairn/agent';
+import { describe, expect, it } from 'vitest';
+import { reconcileAgentRun, resumeAgent, type AgentRunEnvelope } from 'cairn/agent';
 import { createInMemoryChatStore, type ChatRecord } from 'cairn/chat';
 import type { MemoryRecord } from 'cairn/memory';
-import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import type { MockResponse } from 'cairn/testing';
 import { createEffects, WRITTEN_AT } from './corpus-agent.js';
+import { corpusFiles, corpusFolders, corpusStores, readCorpusFile, type StoreKind } from './corpus-stores.js';
 import { CHAT_ID, MEMORY_SCOPE, memoryChatAgent, memoryStoreWith, type MemoryLog } from './memory-chat-agent.js';
 
-const CORPUS = fileURLToPath(new URL('./corpus/', import.meta.url));
 const RESUMED_AT = WRITTEN_AT + 86_400_000;
 const FACT = 'wants order 7 gift wrapped';
 const DONE = 'Order 7 is packed and will be gift wrapped.';
@@ -40,12 +33,12 @@ interface Fixture {
   chat: ChatRecord | null;
 }
 
-const read = (folder: string, file: string) => JSON.parse(readFileSync(join(CORPUS, folder, file), 'utf8')) as unknown;
+const read = readCorpusFile;
 
 function loadFixtures(): Fixture[] {
   const out: Fixture[] = [];
-  for (const folder of readdirSync(CORPUS).filter((e) => /^memory-chat-v\d+$/.test(e)).sort()) {
-    for (const file of readdirSync(join(CORPUS, folder)).filter((f) => /^[a-z-]+\.json$/.test(f) && !/\.(memory|chat)\.json$/.test(f)).sort()) {
+  for (const folder of corpusFolders(/^memory-chat-v\d+$/)) {
+    for (const file of corpusFiles(folder, /^[a-z-]+\.json$/).filter((f) => !/\.(memory|chat)\.json$/.test(f))) {
       const name = file.slice(0, -'.json'.length);
       out.push({
         folder, name, envelope: read(folder, file) as AgentRunEnvelope,
@@ -56,32 +49,10 @@ function loadFixtures(): Fixture[] {
   return out;
 }
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0)) cleanup();
-});
-
-const STORES: Array<{ name: string; open(envelope: AgentRunEnvelope): Promise<AgentRunStore> }> = [
-  { name: 'in-memory store', open: async (envelope) => createInMemoryAgentRunStore([envelope]) },
-  {
-    name: 'SQLite file',
-    async open(envelope) {
-      const dir = mkdtempSync(join(tmpdir(), 'cairn-corpus-mc-'));
-      const ops = createSqliteOpsStore({ path: join(dir, 'runs.sqlite') });
-      cleanups.push(() => {
-        ops.close();
-        rmSync(dir, { recursive: true, force: true });
-      });
-      // As in corpus.test.ts: saved at revisions 1..N, the last one the fixture itself.
-      for (let revision = 1; revision <= envelope.revision; revision++) await ops.agentRuns.save({ ...envelope, revision });
-      expect(await ops.agentRuns.load(envelope.runId)).toEqual(envelope);
-      return ops.agentRuns;
-    },
-  },
-];
+const STORES = corpusStores('cairn-corpus-mc-');
 
 /** The fixture's world, put back: its run store, memory store and chat store, and the agent of a process a day later. */
-async function world(fixture: Fixture, kind: (typeof STORES)[number], options: { memory?: MemoryRecord[]; responses?: MockResponse[] } = {}) {
+async function world(fixture: Fixture, kind: StoreKind, options: { memory?: MemoryRecord[]; responses?: MockResponse[] } = {}) {
   const store = await kind.open(fixture.envelope);
   const memory = await memoryStoreWith(options.memory ?? fixture.memory);
   const chats = createInMemoryChatStore();
