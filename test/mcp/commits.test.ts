@@ -117,3 +117,16 @@ describe('an MCP step with a store: no commit of its own for the raw result', ()
     expect(effectLines(effects)).toEqual(['note milk']);
   });
 });
+
+describe("Cairn's MCP projection is total", () => {
+  it('reads any stored JSON without throwing: odd blocks are named in brackets, a value that is not a call result is itself', async () => {
+    const { mcpProjection } = await import('../../src/mcp/projection.js');
+    expect(mcpProjection({ content: [null, 3, 'x', [], { type: 'text' }, { type: null }, { type: { nested: true } }, { type: 'resource', resource: null }] }))
+      .toBe('[content]\n[content]\n[content]\n[content]\n[text]\n[content]\n[{"nested":true}]\n[resource ]');
+    expect(mcpProjection({ content: [{ type: 'image', mimeType: { odd: 1 } }] })).toBe('[image {"odd":1}]');
+    // An outcome an operator reconciled may be any JSON.
+    expect(mcpProjection({ sent: true })).toEqual({ sent: true });
+    expect(mcpProjection(null)).toBeNull();
+    expect(mcpProjection({ content: [], structuredContent: { n: 1 } })).toEqual({ n: 1 });
+  });
+});
