@@ -10,6 +10,7 @@ import type { AgentRunListQuery, Lease, LeaseProvider } from '../stores/types.js
 import type { AgentRunSummary } from '../stores/types.js';
 import { peekInMemoryLease } from '../stores/in-memory-leases.js';
 import { decodeCursor, encodeCursor, listLimit, listStatuses } from '../stores/list-query.js';
+import { jsonCopy } from '../agent/json.js';
 import type { AgentRunEnvelopeV3 } from './envelope.js';
 import { checkBlob, checkDigest, isRecordRef, recordKey, type CheckedBlob } from './store-blob.js';
 import { ContextBlobError } from './store-errors.js';
@@ -34,8 +35,11 @@ export interface InMemoryAgentRunStoreV3 extends AgentRunStoreV3 {
 }
 
 interface StoredRunV3 {
-  /** The envelope's JSON text as saved: nothing a caller holds can reach it. */
-  json: string;
+  /**
+   * The envelope as saved, a JSON copy nothing a caller holds can reach: it shares the parts equal to the
+   * previous save's copy (jsonCopy), so a step's save copies what the step changed, not the whole record.
+   */
+  envelope: AgentRunEnvelopeV3;
   summary: AgentRunSummary;
   digests: string[];
 }
@@ -81,7 +85,7 @@ export function createInMemoryAgentRunStoreV3(options: InMemoryAgentRunStoreV3Op
       const stored = runs.get(runId);
       if (stored === undefined) return undefined;
       if (loadOptions.scope !== undefined && stored.summary.scope !== loadOptions.scope) throw new RunIdentityError('scope_mismatch', runId);
-      const record = checkLoadedV3(JSON.parse(stored.json), runId, loadOptions.scope);
+      const record = checkLoadedV3(jsonCopy(stored.envelope), runId, loadOptions.scope);
       const redacted = new Set(stored.digests.filter((d) => blobs.get(d)?.json === null));
       return decorateLoaded(record, stored.summary.createdAt, stored.summary.updatedAt, redacted);
     },
@@ -89,8 +93,8 @@ export function createInMemoryAgentRunStoreV3(options: InMemoryAgentRunStoreV3Op
     async save(envelope, saveOptions = {}) {
       const digests = checkSaveV3(envelope);
       const incoming = (saveOptions.blobs ?? []).map((b) => checkBlob(b, 'save'));
-      const json = JSON.stringify(stripStoreFields(envelope));
       const { runId, revision } = envelope;
+      const copy = jsonCopy(stripStoreFields(envelope), runs.get(runId)?.envelope);
       const lease = saveOptions.lease;
       if (lease && leases) {
         const peeked = peekInMemoryLease(leases, lease.key);
@@ -109,8 +113,7 @@ export function createInMemoryAgentRunStoreV3(options: InMemoryAgentRunStoreV3Op
       }
       for (const blob of incoming) putChecked(blob);
       const now = clock.now();
-      const parsed = JSON.parse(json) as AgentRunEnvelopeV3;
-      runs.set(runId, { json, digests, summary: summarizeV3(parsed, stored?.summary.createdAt ?? now, now) });
+      runs.set(runId, { envelope: copy, digests, summary: summarizeV3(copy, stored?.summary.createdAt ?? now, now) });
     },
 
     async list(query: AgentRunListQuery = {}) {
