@@ -13,23 +13,24 @@
  */
 import type { PoolClient } from 'pg';
 import {
-  AgentRunLeaseError, InvalidOptionsError, RevisionConflictError, RunIdentityError, StoredRecordError,
+  AgentRunLeaseError, InvalidOptionsError, RevisionConflictError, RunIdentityError,
 } from '../errors/index.js';
 import { sha256 } from '../stores/codec.js';
-import { planSave, readIndex, readRecord, SaveMemory, type PlanIndex, type StoredState } from '../stores/write-plan.js';
+import { planSave, readIndex, SaveMemory, type PlanIndex, type StoredState } from '../stores/write-plan.js';
 import type { AgentRunEnvelope } from '../agent/record-types.js';
 import type { AgentRunEnvelopeV3 } from './envelope.js';
 import type { Lease } from '../stores/types.js';
-import { decodeCursor, encodeCursor, listLimit, listStatuses, toSummary, type SummaryRow } from '../stores/list-query.js';
+import { decodeCursor, listLimit, listStatuses, type SummaryRow } from '../stores/list-query.js';
 import { Db, quoteSchema, type PostgresConnection } from '../stores/postgres/sql.js';
 import { checkForgetEvent } from './in-memory.js';
 import { checkBlob, checkDigest, type CheckedBlob } from './store-blob.js';
-import { checkLoadedV3, checkSaveV3, checkTerminalBefore } from './store-checks.js';
+import { checkSaveV3, checkTerminalBefore } from './store-checks.js';
 import { ContextBlobError } from './store-errors.js';
-import { decorateLoaded, RefMemory } from './store-load.js';
-import { joinSteps, planSteps, splitSteps, StepMemory } from './store-steps.js';
+import { RefMemory } from './store-load.js';
+import { planSteps, splitSteps, StepMemory } from './store-steps.js';
 import type { AgentRunStoreV3 } from './store-types.js';
 import { migrateV3Postgres } from './postgres-schema.js';
+import { assembleLoadedV3, listPageOf, rememberSaveV3, updatedBounds } from './store-sql.js';
 import { fastSaveQuery, fastSaveStatements, NOW_MS } from './postgres-fast.js';
 
 export interface PostgresAgentRunStoreV3Options {
@@ -159,19 +160,14 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
         return { row, messages, receipts, steps, redacted };
       });
       if (!read) return undefined;
-      const { envelope, stored } = readRecord(runId, {
-        head: read.row.head,
+      return assembleLoadedV3(runId, {
+        scope: read.row.scope, revision: read.row.revision, createdAt: read.row.created_at, updatedAt: read.row.updated_at,
+        contextSteps: read.row.context_steps, head: read.row.head,
         messages: read.messages.map((m) => ({ index: m.idx, bytes: m.body, revision: m.revision })),
         receipts: read.receipts.map((r) => ({ key: r.key, bytes: r.body, revision: r.revision })),
         transcriptDigest: read.row.transcript_digest, receiptsDigest: read.row.receipts_digest,
-      }, 'bytes', loadOptions.saves === true);
-      const record = checkLoadedV3(envelope, runId, loadOptions.scope);
-      joinSteps(record, runId, read.row.context_steps, read.steps);
-      if (record.scope !== read.row.scope || record.revision !== read.row.revision) {
-        throw new StoredRecordError('record_corrupt', runId, `Stored record under run ${runId} belongs to another run.`);
-      }
-      memory.loaded(runId, stored);
-      return decorateLoaded(record, read.row.created_at, read.row.updated_at, new Set(read.redacted));
+        steps: read.steps, redacted: read.redacted,
+      }, loadOptions, memory);
     },
 
     async save(envelope, saveOptions = {}) {
@@ -258,14 +254,7 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
         });
       } finally {
         // Remembered only once committed.
-        memory.keep(runId, envelope.status, saved?.next);
-        if (saved) {
-          refMemory.keep(runId, envelope.revision, digests, envelope.status);
-          stepMemory.keep(runId, envelope.revision, saved.steps, saved.jsons, envelope.status);
-        } else {
-          refMemory.forget(runId);
-          stepMemory.forget(runId);
-        }
+        rememberSaveV3({ memory, refMemory, stepMemory }, envelope, digests, saved);
       }
     },
 
@@ -281,12 +270,7 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
       };
       if (statuses !== null) where.push(`status = ANY(${param(statuses)}::text[])`);
       if (query.scope !== undefined) where.push(`scope = ${param(query.scope)}`);
-      for (const [field, op] of [['updatedBefore', '<'], ['updatedAfter', '>=']] as const) {
-        const value = query[field];
-        if (value === undefined) continue;
-        if (typeof value !== 'number' || Number.isNaN(value)) throw new InvalidOptionsError(`list: ${field} must be a time in milliseconds.`);
-        where.push(`updated_at ${op} ${param(value)}`);
-      }
+      for (const { op, value } of updatedBounds(query)) where.push(`updated_at ${op} ${param(value)}`);
       if (query.cursor !== undefined) {
         const after = decodeCursor(query.cursor);
         where.push(`(updated_at, run_id) < (${param(after.updatedAt)}, ${param(after.runId)} COLLATE "C")`);
@@ -294,9 +278,7 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
       const rows = await db.query<SummaryRow>('Listing V3 runs', `SELECT run_id, scope, status, revision, binding_id, created_at, updated_at,
   pending_approvals, pending_client_calls FROM ${t.runs} WHERE ${where.join(' AND ')}
   ORDER BY updated_at DESC, run_id COLLATE "C" DESC LIMIT ${param(limit + 1)}`, params);
-      const runs = rows.slice(0, limit).map(toSummary);
-      const last = runs[runs.length - 1];
-      return rows.length > limit && last ? { runs, nextCursor: encodeCursor(last) } : { runs };
+      return listPageOf(rows, limit);
     },
 
     async putBlob(blob) {

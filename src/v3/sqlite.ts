@@ -8,22 +8,23 @@
  */
 import type Database from 'better-sqlite3';
 import {
-  AgentRunLeaseError, InvalidOptionsError, RevisionConflictError, RunIdentityError, StoredRecordError,
+  AgentRunLeaseError, InvalidOptionsError, RevisionConflictError, RunIdentityError,
 } from '../errors/index.js';
 import { sha256 } from '../stores/codec.js';
-import { planSave, readIndex, readRecord, SaveMemory, type PlanIndex, type StoredState } from '../stores/write-plan.js';
+import { planSave, readIndex, SaveMemory, type PlanIndex, type StoredState } from '../stores/write-plan.js';
 import type { AgentRunEnvelope } from '../agent/record-types.js';
-import { decodeCursor, encodeCursor, listLimit, listStatuses, toSummary, type SummaryRow } from '../stores/list-query.js';
+import { decodeCursor, listLimit, listStatuses, type SummaryRow } from '../stores/list-query.js';
 import { connectionOf, type SqliteOpsStore } from '../stores/sqlite/index.js';
 import { checkForgetEvent } from './in-memory.js';
 import { checkBlob, checkDigest, type CheckedBlob } from './store-blob.js';
-import { checkLoadedV3, checkSaveV3, checkTerminalBefore } from './store-checks.js';
+import { checkSaveV3, checkTerminalBefore } from './store-checks.js';
 import { ContextBlobError } from './store-errors.js';
-import { decorateLoaded, RefMemory } from './store-load.js';
-import { joinSteps, planSteps, splitSteps, StepMemory } from './store-steps.js';
+import { RefMemory } from './store-load.js';
+import { planSteps, splitSteps, StepMemory } from './store-steps.js';
 import type { Lease } from '../stores/types.js';
 import type { AgentRunStoreV3 } from './store-types.js';
 import { migrateV3, V3_SCHEMA_VERSION, v3SchemaVersion } from './sqlite-schema.js';
+import { assembleLoadedV3, listPageOf, rememberSaveV3, updatedBounds } from './store-sql.js';
 import { V3SchemaVersionError } from './store-errors.js';
 
 export interface SqliteAgentRunStoreV3Options {
@@ -234,20 +235,15 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
       const read = loadTx.deferred(runId);
       if (!read) return undefined;
       if (loadOptions.scope !== undefined && read.row.scope !== loadOptions.scope) throw new RunIdentityError('scope_mismatch', runId);
-      const { envelope, stored } = readRecord(runId, {
-        head: bytesOf(read.row.head),
+      return assembleLoadedV3(runId, {
+        scope: read.row.scope, revision: read.row.revision, createdAt: read.row.created_at, updatedAt: read.row.updated_at,
+        contextSteps: read.row.context_steps, head: bytesOf(read.row.head),
         messages: read.messages.map((m) => ({ index: m.idx, bytes: bytesOf(m.body), revision: m.revision })),
         receipts: read.receipts.map((r) => ({ key: r.receipt_key, bytes: bytesOf(r.body), revision: r.revision })),
         transcriptDigest: blobOrNull(read.row.transcript_digest),
         receiptsDigest: blobOrNull(read.row.receipts_digest),
-      }, 'bytes', loadOptions.saves === true);
-      const record = checkLoadedV3(envelope, runId, loadOptions.scope);
-      joinSteps(record, runId, read.row.context_steps, read.steps);
-      if (record.scope !== read.row.scope || record.revision !== read.row.revision) {
-        throw new StoredRecordError('record_corrupt', runId, `Stored record under run ${runId} belongs to another run.`);
-      }
-      memory.loaded(runId, stored);
-      return decorateLoaded(record, read.row.created_at, read.row.updated_at, new Set(read.redacted));
+        steps: read.steps, redacted: read.redacted,
+      }, loadOptions, memory);
     },
 
     async save(envelope, saveOptions = {}) {
@@ -259,14 +255,7 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
         saved = saveTx.immediate(envelope, digests, incoming, saveOptions.lease);
       } finally {
         // Remembered only once committed.
-        memory.keep(envelope.runId, envelope.status, saved?.next);
-        if (saved) {
-          refMemory.keep(envelope.runId, envelope.revision, digests, envelope.status);
-          stepMemory.keep(envelope.runId, envelope.revision, saved.steps, saved.jsons, envelope.status);
-        } else {
-          refMemory.forget(envelope.runId);
-          stepMemory.forget(envelope.runId);
-        }
+        rememberSaveV3({ memory, refMemory, stepMemory }, envelope, digests, saved);
       }
     },
 
@@ -284,10 +273,7 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
         where.push('scope = ?');
         params.push(query.scope);
       }
-      for (const [field, op] of [['updatedBefore', '<'], ['updatedAfter', '>=']] as const) {
-        const value = query[field];
-        if (value === undefined) continue;
-        if (typeof value !== 'number' || Number.isNaN(value)) throw new InvalidOptionsError(`list: ${field} must be a time in milliseconds.`);
+      for (const { op, value } of updatedBounds(query)) {
         where.push(`updated_at ${op} ?`);
         params.push(value);
       }
@@ -299,9 +285,7 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
       const rows = db.prepare<unknown[], SummaryRow>(`SELECT run_id, scope, status, revision, binding_id, created_at, updated_at,
   pending_approvals, pending_client_calls FROM cairn_runs_v3 WHERE ${where.join(' AND ')}
   ORDER BY updated_at DESC, run_id DESC LIMIT ?`).all(...params, limit + 1);
-      const runs = rows.slice(0, limit).map(toSummary);
-      const last = runs[runs.length - 1];
-      return rows.length > limit && last ? { runs, nextCursor: encodeCursor(last) } : { runs };
+      return listPageOf(rows, limit);
     },
 
     async putBlob(blob) {
