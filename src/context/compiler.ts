@@ -7,6 +7,8 @@
  * its record and a resume restores it.
  */
 import { digestOf } from '../agent/digest.js';
+import { canonicalJson } from '../agent/json.js';
+import { createHash } from 'node:crypto';
 import { InvalidOptionsError, serializeError } from '../errors/index.js';
 import { ContextError } from './errors.js';
 import { createDefaultEstimator, type CalibratedEstimator } from './estimator.js';
@@ -110,6 +112,8 @@ export function createContextCompiler(options: ContextCompilerOptions = {}): Con
   const estimator = options.estimator ?? createDefaultEstimator();
   const keepsTail = options.keepsTail ?? keepsTailByDefault;
   let state = initialCompilerState();
+  /** The retrieval digest compile took of each package it made (blocks are not changed once a package is handed out). */
+  const retrievalDigests = new WeakMap<ContextPackage, string>();
 
   const compiler: ContextCompiler = {
     kind: 'cairn-context-compiler',
@@ -143,8 +147,11 @@ export function createContextCompiler(options: ContextCompilerOptions = {}): Con
       const messagesDigest = historyDigest(input.messages);
       const dropped: string[] = [];
       let manifest: ContextManifest;
+      let retrievalDigest: string;
       for (;;) {
-        const retrievalDigest = digestOf(blocks.filter((b) => b.kind === 'retrieval'));
+        // Each block's canonical JSON made once: the package's digest and its retrieval's are both read from them.
+        const texts = blocks.map((b) => canonicalJson(b));
+        retrievalDigest = sha256Of(`[${texts.filter((_, i) => blocks[i]!.kind === 'retrieval').join(',')}]`);
         const hasRetrieval = blocks.some((b) => b.kind === 'retrieval' && b.records.length > 0);
         manifest = {
           version: 1,
@@ -152,7 +159,7 @@ export function createContextCompiler(options: ContextCompilerOptions = {}): Con
           phase: input.phase,
           refresh: pass === 0 ? 'initial' : 'step',
           pass,
-          digest: digestOf(blocks),
+          digest: sha256Of(`[${texts.join(',')}]`),
           messagesDigest,
           model,
           tools: [...input.tools],
@@ -186,11 +193,13 @@ export function createContextCompiler(options: ContextCompilerOptions = {}): Con
       if (dropped.length > 0) manifest.overflow = { dropped: dropped.length, droppedIds: dropped };
       if (warnings.length > 0) manifest.warnings = warnings;
       state = { ...state, passes: state.passes + 1 };
-      return { blocks, manifest };
+      const pkg = { blocks, manifest };
+      retrievalDigests.set(pkg, retrievalDigest);
+      return pkg;
     },
     commit(pkg) {
       if (pkg.manifest.placement.retrieval === 'appended') {
-        state = { ...state, lastRetrieval: digestOf(pkg.blocks.filter((b) => b.kind === 'retrieval')) };
+        state = { ...state, lastRetrieval: retrievalDigests.get(pkg) ?? digestOf(pkg.blocks.filter((b) => b.kind === 'retrieval')) };
       }
     },
     calibrate(estimatedTokens, usage) {
@@ -218,4 +227,9 @@ export function createContextCompiler(options: ContextCompilerOptions = {}): Con
 export function isContextCompiler(value: unknown): value is ContextCompiler {
   return typeof value === 'object' && value !== null && (value as ContextCompiler).kind === 'cairn-context-compiler'
     && typeof (value as ContextCompiler).compile === 'function';
+}
+
+/** `sha256:` of a text: the digest of a value whose canonical JSON it is (as digestOf). */
+function sha256Of(text: string): string {
+  return `sha256:${createHash('sha256').update(text).digest('hex')}`;
 }
