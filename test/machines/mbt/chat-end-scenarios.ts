@@ -11,38 +11,18 @@ import { expect } from 'vitest';
 import { createMockModel } from 'cairn/testing';
 import { cancelAgentRun, type AgentTool, type LeaseProvider } from 'cairn/agent';
 import { createInMemoryChatStore } from '../../../src/chat/in-memory.js';
-import type { ChatStore } from '../../../src/chat/types.js';
 import type { RunInput } from '../../../machines/index.js';
 import type { RunScenario } from './run-scenarios.js';
+import { chatInput, losingLease, slowChats } from './chat-seams.js';
 import { signal, T0 } from './harness.js';
 import { ev, RESTORE, type RunModelEvent } from './run-model.js';
 
 const S = ev.saved;
 const scope = { userId: 'ada' };
-const chatInput: Partial<RunInput> = { chat: { chatId: 'c1', inputCount: 1, status: 'pending', cursor: 0 } };
 const chatDone = (cursor: number): RunModelEvent => ({ type: 'xstate.done.actor.writeChat', output: { status: 'written', cursor } });
 const call = { toolCallId: 'c1', toolName: 'lookup', args: {} };
 const lookup: AgentTool = { description: 'Look a fact up.', parameters: { type: 'object', properties: {} }, execute: () => ({ answer: 42 }) };
 const noStore: Partial<RunInput> = { plan: { durable: false, policy: false, calls: {} } };
-
-/** A lease the provider takes back at its first renewal (every ttl / 3 = 10 ms). */
-const losingLease = {
-  acquire: async (key: string, owner: string, ttlMs: number) => ({ key, owner, token: 1, expiresAt: Date.now() + ttlMs }),
-  renew: async () => null,
-  release: async () => undefined,
-} as unknown as LeaseProvider;
-
-/** A chat store whose writes take long enough for the lease to be lost meanwhile. */
-function slowChats(): ChatStore {
-  const inner = createInMemoryChatStore();
-  return {
-    loadChat: (id) => inner.loadChat(id),
-    saveChat: async (id, record) => {
-      await new Promise((resolve) => setTimeout(resolve, 60));
-      return inner.saveChat(id, record);
-    },
-  };
-}
 
 /** A lease whose renewals all carry a drain request; `seen` settles once the leg had the time to hand DRAIN to the run. */
 function drainingLease() {

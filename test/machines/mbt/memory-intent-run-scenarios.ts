@@ -5,13 +5,12 @@
  */
 import { expect } from 'vitest';
 import { createMockModel } from 'cairn/testing';
-import type { LeaseProvider } from 'cairn/agent';
 import { createInMemoryChatStore } from '../../../src/chat/in-memory.js';
-import type { ChatStore } from '../../../src/chat/types.js';
 import type { RunInput } from '../../../machines/index.js';
 import { createInMemoryMemoryStore } from '../../../src/memory/in-memory.js';
 import type { AgentMemoryOptions } from '../../../src/memory/run-types.js';
 import type { RunScenario } from './run-scenarios.js';
+import { chatInput, losingLease, slowChats } from './chat-seams.js';
 import { ev, type RunModelEvent } from './run-model.js';
 
 const S = ev.saved;
@@ -38,27 +37,7 @@ const intentDone = (status: 'completed' | 'failed'): RunModelEvent => ({
   output: { operationId: 'id-1', status, planned: status === 'completed' ? 1 : null, deletes: 0, mutations: status === 'completed' ? 1 : 0, error: null },
 });
 
-const chatInput: Partial<RunInput> = { chat: { chatId: 'c1', inputCount: 1, status: 'pending', cursor: 0 } };
 const chatDone: RunModelEvent = { type: 'xstate.done.actor.writeChat', output: { status: 'written', cursor: 2 } };
-
-/** A lease the provider takes back at its first renewal (every ttl / 3 = 10 ms). */
-const losingLease = {
-  acquire: async (key: string, owner: string, ttlMs: number) => ({ key, owner, token: 1, expiresAt: Date.now() + ttlMs }),
-  renew: async () => null,
-  release: async () => undefined,
-} as unknown as LeaseProvider;
-
-/** A chat store whose writes take long enough for the lease to be lost meanwhile. */
-function slowChats(): ChatStore {
-  const inner = createInMemoryChatStore();
-  return {
-    loadChat: (id) => inner.loadChat(id),
-    saveChat: async (id, record) => {
-      await new Promise((resolve) => setTimeout(resolve, 60));
-      return inner.saveChat(id, record);
-    },
-  };
-}
 
 const publish = { toolCallId: 'c1', toolName: 'publish', args: {} };
 const suspendOnPublish: RunModelEvent[] = [
