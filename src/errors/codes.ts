@@ -63,6 +63,7 @@ export const CAIRN_ERROR_CODES = [
   'memory_revision_unknown',
   'memory_receipt_mismatch',
   'memory_source_unknown',
+  'memory_forget_listener_failed',
   'chat_record_invalid',
   'job_payload_invalid',
   'job_agent_unknown',
