@@ -9,7 +9,9 @@ import { DEFAULT_HEADLESS_SCOPE, exitCodeFor, inspectRun } from '../headless/ind
 import { atMost, checkId, flag, parse, positiveInt, str, strs, UsageError, type OptionSpecs } from './args.js';
 import { connectionOf } from '../stores/sqlite/index.js';
 import { DEFAULT_STORE, openStoreReadOnly, printJson, storeLocation, type Io } from './context.js';
-import { storeHolding } from '../v3/sqlite-read.js';
+import { storeHolding, v3StoreOf } from '../v3/sqlite-read.js';
+import { listLimit } from '../stores/list-query.js';
+import type { AgentRunSummary } from '../stores/types.js';
 import { INSPECT_HELP, RUNS_HELP } from './help.js';
 import { readRunMeta } from './run-meta.js';
 import { formatReport } from './summary.js';
@@ -78,10 +80,16 @@ export async function runsCommand(argv: string[], io: Io): Promise<number> {
   }
   const ops = openStoreReadOnly(location, given);
   try {
-    const page = await ops.agentRuns.list({
-      ...(status.length > 0 ? { status } : {}),
-      ...(limit !== undefined ? { limit } : {}),
-    });
+    // The ops run store's runs and the V3 runs of the same file, in one list (a V3 run is marked as one).
+    const query = { ...(status.length > 0 ? { status } : {}), ...(limit !== undefined ? { limit } : {}) };
+    const [ops1, v3] = await Promise.all([ops.agentRuns.list(query), v3StoreOf(ops).list(query)]);
+    const merged: (AgentRunSummary & { checkpointVersion?: 3 })[] = [...ops1.runs, ...v3.runs.map((r) => ({ ...r, checkpointVersion: 3 as const }))]
+      .sort((a, b) => b.updatedAt - a.updatedAt || (a.runId < b.runId ? 1 : a.runId > b.runId ? -1 : 0));
+    const max = listLimit(limit);
+    const page = {
+      runs: merged.slice(0, max),
+      ...(merged.length > max || ops1.nextCursor || v3.nextCursor ? { more: true } : {}),
+    };
     if (json) {
       printJson(io, page);
       return 0;
@@ -94,9 +102,10 @@ export async function runsCommand(argv: string[], io: Io): Promise<number> {
     io.stdout.write(`${pad('RUN ID', idWidth)}  ${pad('STATUS', 9)}  ${pad('PENDING', 7)}  UPDATED\n`);
     for (const run of page.runs) {
       const pending = run.pendingApprovals + run.pendingClientCalls;
-      io.stdout.write(`${pad(run.runId, idWidth)}  ${pad(run.status, 9)}  ${pad(String(pending), 7)}  ${new Date(run.updatedAt).toISOString()}\n`);
+      const v3mark = run.checkpointVersion === 3 ? '  (V3)' : '';
+      io.stdout.write(`${pad(run.runId, idWidth)}  ${pad(run.status, 9)}  ${pad(String(pending), 7)}  ${new Date(run.updatedAt).toISOString()}${v3mark}\n`);
     }
-    if (page.nextCursor) io.stdout.write(`(more runs: raise --limit)\n`);
+    if (page.more) io.stdout.write(`(more runs: raise --limit)\n`);
     return 0;
   } finally {
     ops.close();

@@ -15,7 +15,7 @@ import { describeRun } from 'cairn/machines';
 import { createSqliteAgentRunStoreV3, createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { chartCommand } from '../../src/cli/chart-command.js';
 import { checkCommand } from '../../src/cli/check-command.js';
-import { inspectCommand } from '../../src/cli/read-commands.js';
+import { inspectCommand, runsCommand } from '../../src/cli/read-commands.js';
 import type { Io } from '../../src/cli/context.js';
 
 const CORPUS = new URL('../compat/corpus/run-v2/', import.meta.url);
@@ -112,6 +112,24 @@ describe('cairn inspect, chart and check on a store file with a V3 run', () => {
     const check = io(cwd);
     expect(await checkCommand(['--store', 'runs.sqlite', '--json'], check.io)).toBe(0);
     expect(JSON.parse(check.out()).runs.map((c: { runId: string }) => c.runId).sort()).toEqual([plain.runId, 'v3-pay'].sort());
+
+    // cairn runs lists both, the V3 one marked; --limit cuts the merged list, and says there is more.
+    const listed = io(cwd);
+    expect(await runsCommand(['--store', 'runs.sqlite', '--json'], listed.io)).toBe(0);
+    const page = JSON.parse(listed.out());
+    expect(page.runs.map((r: { runId: string }) => r.runId).sort()).toEqual([plain.runId, 'v3-pay'].sort());
+    expect(page.runs.find((r: { runId: string }) => r.runId === 'v3-pay')).toMatchObject({ checkpointVersion: 3, status: record.status });
+    expect(page.runs.find((r: { runId: string }) => r.runId === plain.runId).checkpointVersion).toBeUndefined();
+    expect(page.more).toBeUndefined();
+    const one = io(cwd);
+    expect(await runsCommand(['--store', 'runs.sqlite', '--limit', '1', '--json'], one.io)).toBe(0);
+    expect(JSON.parse(one.out())).toMatchObject({ more: true, runs: [expect.anything()] });
+    const text = io(cwd);
+    expect(await runsCommand(['--store', 'runs.sqlite'], text.io)).toBe(0);
+    expect(text.out()).toMatch(/^v3-pay\s.*\(V3\)$/m);
+    const suspendedOnly = io(cwd);
+    expect(await runsCommand(['--store', 'runs.sqlite', '--status', 'completed', '--json'], suspendedOnly.io)).toBe(0);
+    expect(JSON.parse(suspendedOnly.out()).runs).toEqual([]);
 
     expect(readFileSync(path).equals(bytes)).toBe(true);
   });
