@@ -30,3 +30,7 @@ export type {
 } from './types.js';
 
 // The session (createMemorySession and what it adds) is exported below this line.
+export { createMemorySession, MemoryForgetListenerError, parseRunMessageId } from './session.js';
+export { EXTRACTION_PROMPT } from './session-extract.js';
+export type { MemoryToolWriteAnswer } from './session-tools.js';
+export type { VersionedContextSourceOptions } from './context-source.js';

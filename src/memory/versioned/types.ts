@@ -210,8 +210,11 @@ export interface MemorySession {
   retract(input: { id: string; operationId?: string }): Promise<VersionedMemoryCommitResult>;
   /** Forgets a record (every revision, or the one named), then calls `onForget` with the event. */
   forget(input: { id: string; revision?: number }): Promise<VersionedMemoryForgetEvent>;
-  /** Finds the message a source cites: in the chat store when the session has one, else by the id's `<runId>:<index>` form. */
-  resolveSource(source: VersionedMemorySource): Promise<MemorySourceResolution>;
+  /**
+   * Finds the message a source cites: in the chat `options.chatId` (default: the scope's `chatId`) of the
+   * session's chat store when it has one and a chat id is known, else by the id's `<runId>:<index>` form.
+   */
+  resolveSource(source: VersionedMemorySource, options?: { chatId?: string }): Promise<MemorySourceResolution>;
   /** The digest of an extraction request: what its intent saves and its receipt must carry. */
   requestDigest(request: MemoryExtractionRequest): string;
   /**
