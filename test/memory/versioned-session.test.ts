@@ -361,3 +361,16 @@ describe('resolveSource', () => {
     expect(await bob.resolveSource({ messageId: 'tea-1:1' }, { chatId: 'chat-1' })).toEqual({ status: 'missing', messageId: 'tea-1:1' });
   });
 });
+
+describe('request digests', () => {
+  it('are sha256 of the canonical JSON of the request', async () => {
+    const { createHash } = await import('node:crypto');
+    const sha = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
+    const { session } = setup();
+    expect(session.requestDigest(teaRequest())).toBe(sha(
+      '{"messages":[{"id":"tea-1:0","role":"user","text":"I prefer tea."},{"id":"tea-1:1","role":"assistant","text":"Noted: tea."}],"operationId":"tea-1:memory:extract","runId":"tea-1"}',
+    ));
+    const { receipt } = await session.remember({ text: 'Ada likes jazz.', operationId: 'op-1' });
+    expect(receipt.requestDigest).toBe(sha('{"op":"remember","sources":[],"text":"Ada likes jazz."}'));
+  });
+});

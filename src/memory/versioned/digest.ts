@@ -59,12 +59,12 @@ export function checkExtractionRequest(request: unknown): MemoryExtractionReques
   return { operationId, runId, messages };
 }
 
-/** The digest of an extraction request (what a run's intent saves and the receipt carries). */
+/** The digest of an extraction request (what a run's intent saves and the receipt carries): of `{ operationId, runId, messages: [{ id, role, text }] }`. */
 export function extractionDigest(request: MemoryExtractionRequest): string {
-  return digestOf({ kind: 'extract', request: checkExtractionRequest(request) });
+  return digestOf(checkExtractionRequest(request));
 }
 
-/** The digest of a write a person or a tool asked for. */
+/** The digest of a write a person or a tool asked for: of `{ op, ... }` (its `op` keeps a remember and a revise apart). */
 export function writeDigest(request: MemoryWriteRequest): string {
-  return digestOf({ kind: 'write', request });
+  return digestOf(request);
 }
