@@ -2,13 +2,18 @@ import type { AnyStateMachine } from 'xstate';
 import { runMachine, RUN_MACHINE_VERSION, RUN_PROMPTS, callPhase } from './run.js';
 import { byStepThenCall, receiptKey, toolCallMachine, TOOL_CALL_MACHINE_VERSION } from './tool-call.js';
 import { memoryIntentMachine, MEMORY_INTENT_MACHINE_VERSION } from './memory-intent.js';
+import {
+  versionedIntentMachine, VERSIONED_INTENT_MACHINE_VERSION, intentEntryOf, intentErrorOf, PERMANENT_INTENT_ERROR_CODES,
+} from './memory-intent-versioned.js';
 import { swarmMachine, SWARM_MACHINE_VERSION } from './swarm.js';
 
 export { runMachine, RUN_MACHINE_VERSION, RUN_PROMPTS, callPhase, toolCallMachine, TOOL_CALL_MACHINE_VERSION, byStepThenCall, receiptKey };
 export { memoryIntentMachine, MEMORY_INTENT_MACHINE_VERSION };
+export { versionedIntentMachine, VERSIONED_INTENT_MACHINE_VERSION, intentEntryOf, intentErrorOf, PERMANENT_INTENT_ERROR_CODES };
 export { swarmMachine, SWARM_MACHINE_VERSION };
 export type * from './types.js';
 export type * from './memory-intent-types.js';
+export type * from './memory-intent-versioned-types.js';
 export type * from './swarm-types.js';
 export type * from './sub-agent-types.js';
 export type * from './run-handoff-types.js';
@@ -56,6 +61,19 @@ export const machineCatalog: MachineCatalogEntry[] = [
       'first count what the memory store holds of the operation (`confirming`): all of it settles the intent, part of it ' +
       'makes it partial, none runs the extraction again.',
     machine: memoryIntentMachine,
+  },
+  {
+    name: 'versioned-intent',
+    title: 'Versioned memory intent',
+    description:
+      'One write of a V3 run into a versioned memory session (`versionedMemory`), through intent, plan, commit and ' +
+      'acknowledgment. An extraction (`extract`) starts `intended` (saved in the terminal commit), builds its claim, saves ' +
+      'it (`claiming`, then `planned`), has the session plan and commit in one call, and saves the acknowledgment with the ' +
+      'receipt (`acknowledging`, then `acknowledged`). A commit that throws leaves the intent planned with its error ' +
+      '(`stalled`); a receipt of another request digest is saved `failed`; a save that throws ends in `unsaved`. Settling a ' +
+      'planned intent reads its receipt back first (`reading`). A tool write (`tool`) invokes nothing: EXECUTED, COMPLETED ' +
+      'and FAILED move it with the tool call\'s receipts.',
+    machine: versionedIntentMachine,
   },
   {
     name: 'swarm',
