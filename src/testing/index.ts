@@ -8,3 +8,6 @@ export {
   defineAgentRunStoreV3Conformance, v3TestBlob, v3TestEnvelope, type AgentRunStoreV3Fixture, type AgentRunStoreV3Initializer,
 } from './v3-store-suite.js';
 export { defineSwarmStoreConformance, type SwarmStoreFixture, type SwarmStoreInitializer } from './swarm-suite.js';
+export {
+  defineVersionedMemoryStoreConformance, type VersionedMemoryStoreFixture, type VersionedMemoryStoreInitializer,
+} from './versioned-memory-suite.js';

@@ -4,7 +4,7 @@
  * revisions it writes, decided before any write, so the three stores refuse
  * and write alike), copies, and the search ranking.
  */
-import { CairnError } from '../../errors/index.js';
+import { CairnError, PersistenceError } from '../../errors/index.js';
 import { MemoryError } from '../errors.js';
 import { checkMemoryScope, memoryScopeKey } from '../scope.js';
 import type {
@@ -268,7 +268,24 @@ export function rankVersioned(records: readonly VersionedMemoryRecord[], text: s
   return hits.slice(0, limit).map((h) => ({ record: copyRecord(h.hit.record), score: h.hit.score }));
 }
 
-/** The error a store gives for a failure that is not one of the contract's: kept as is when typed, else wrapped. */
-export function isTyped(error: unknown): boolean {
-  return CairnError.isInstance(error);
+/** A failure of the database under a store, as a typed error (a Cairn error is kept as it is). */
+export function storeFailure(what: string, error: unknown): CairnError {
+  if (CairnError.isInstance(error)) return error;
+  return new PersistenceError(`${what} failed: ${error instanceof Error ? error.message : String(error)}`, error);
+}
+
+/**
+ * The versioned memory tables were set up by a newer Cairn (their version
+ * table, `cairn_memory_versioned_schema`, holds a version this code does not
+ * know): refused, nothing changed. Named like the ops stores' error, so
+ * `StoreSchemaVersionError.isInstance` of either recognizes it.
+ */
+export class VersionedMemorySchemaError extends CairnError {
+  readonly table = 'cairn_memory_versioned_schema';
+  constructor(readonly backend: 'sqlite' | 'postgres', readonly found: number, readonly supported: number) {
+    super('record_version_unsupported',
+      `The versioned memory tables have schema version ${found} (cairn_memory_versioned_schema); this Cairn knows versions up to ${supported}. Upgrade Cairn to open them; nothing was changed.`,
+      { fault: 'user' });
+    this.name = 'StoreSchemaVersionError';
+  }
 }
