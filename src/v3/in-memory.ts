@@ -19,6 +19,7 @@ import {
 } from './store-checks.js';
 import { decorateLoaded, stripStoreFields } from './store-load.js';
 import type { AgentRunStoreV3, ContextBlobRecordRef, ForgetEventV3 } from './store-types.js';
+import { recordTargets, rewriteRecordCopies, saveMatcher, type RedactedPackage } from './forget.js';
 
 export interface InMemoryAgentRunStoreV3Options {
   /** The store's clock: the times of saves (and so of list and prune), and lease expiry. @default Date.now */
@@ -78,6 +79,21 @@ export function createInMemoryAgentRunStoreV3(options: InMemoryAgentRunStoreV3Op
     return true;
   };
 
+  /** The envelope with its copies of the redacted packages' blocks as stand-ins (exact text for a package this save carries). */
+  const redactedCopies = (envelope: AgentRunEnvelopeV3, digests: readonly string[], incoming: readonly CheckedBlob[]) => {
+    const redacted = new Map<string, RedactedPackage>();
+    for (const d of digests) {
+      const blob = blobs.get(d);
+      if (blob?.json !== null || blob === undefined || redacted.has(d)) continue;
+      const carried = incoming.find((b) => b.digest === d);
+      redacted.set(d, {
+        ...(carried ? { blocks: (JSON.parse(carried.json) as { blocks?: unknown }).blocks } : {}),
+        forgottenIds: blob.records.filter((r) => forgotten.has(recordKey(r))).map((r) => r.recordId),
+      });
+    }
+    return redacted.size === 0 ? envelope : rewriteRecordCopies(envelope, saveMatcher(envelope.context?.steps, redacted)).record;
+  };
+
   return {
     checkpointVersion: 3,
 
@@ -112,8 +128,10 @@ export function createInMemoryAgentRunStoreV3(options: InMemoryAgentRunStoreV3Op
         throw new ContextBlobError('blob_missing', missing, `save: run ${runId}: its context points to package ${missing}, which is neither stored nor in this save.`);
       }
       for (const blob of incoming) putChecked(blob);
+      // A save that points to a redacted package stores its copies of the package's block as stand-ins.
+      const kept = redactedCopies(copy, digests, incoming);
       const now = clock.now();
-      runs.set(runId, { envelope: copy, digests, summary: summarizeV3(copy, stored?.summary.createdAt ?? now, now) });
+      runs.set(runId, { envelope: kept, digests, summary: summarizeV3(kept, stored?.summary.createdAt ?? now, now) });
     },
 
     async list(query: AgentRunListQuery = {}) {
@@ -167,14 +185,19 @@ export function createInMemoryAgentRunStoreV3(options: InMemoryAgentRunStoreV3Op
     async redactForgotten(event: ForgetEventV3) {
       const records = checkForgetEvent(event);
       for (const r of records) forgotten.add(recordKey(r));
-      let redacted = 0;
-      for (const blob of blobs.values()) {
-        if (blob.json !== null && isForgotten(blob.records)) {
-          blob.json = null;
-          redacted += 1;
-        }
+      // The blocks of each package to redact, read before they go: the exact text of each copy to rewrite.
+      const gone = new Map<string, unknown>();
+      for (const [digest, blob] of blobs) {
+        if (blob.json !== null && isForgotten(blob.records)) gone.set(digest, (JSON.parse(blob.json) as { blocks?: unknown }).blocks);
       }
-      return redacted;
+      for (const [runId, run] of runs) {
+        if (!run.digests.some((d) => gone.has(d))) continue;
+        const { record, rewritten } = rewriteRecordCopies(run.envelope, recordTargets(run.envelope.context?.steps, gone));
+        // In place: the run keeps its revision and its last-save time.
+        if (rewritten > 0) runs.set(runId, { ...run, envelope: record });
+      }
+      for (const digest of gone.keys()) blobs.get(digest)!.json = null;
+      return gone.size;
     },
 
     async now() {

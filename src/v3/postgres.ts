@@ -30,8 +30,9 @@ import { RefMemory } from './store-load.js';
 import { planSteps, splitSteps, StepMemory } from './store-steps.js';
 import type { AgentRunStoreV3 } from './store-types.js';
 import { migrateV3Postgres } from './postgres-schema.js';
-import { assembleLoadedV3, listPageOf, rememberSaveV3, updatedBounds } from './store-sql.js';
+import { listPageOf, rememberSaveV3, updatedBounds } from './store-sql.js';
 import { fastSaveQuery, fastSaveStatements, NOW_MS } from './postgres-fast.js';
+import { forSavePg, readRunPg, rewriteRunsPg } from './forget-postgres.js';
 
 export interface PostgresAgentRunStoreV3Options {
   /** The schema that holds the V3 tables (use the ops store's, so a save checks its leases). @default 'public' */
@@ -144,30 +145,8 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
 
     async load(runId, loadOptions = {}) {
       if (typeof runId !== 'string' || runId === '') throw new InvalidOptionsError('load needs a run id.');
-      const read = await db.transaction(`Loading run ${runId}`, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', async (client) => {
-        const row = (await client.query<HeadRow & { created_at: number; updated_at: number; head: Buffer; context_steps: number | null }>(
-          `SELECT scope, revision, created_at, updated_at, context_steps, transcript_digest, receipts_digest, head FROM ${t.runs} WHERE run_id = $1`,
-          [runId])).rows[0];
-        if (!row) return undefined;
-        if (loadOptions.scope !== undefined && row.scope !== loadOptions.scope) throw new RunIdentityError('scope_mismatch', runId);
-        const messages = (await client.query<{ idx: number; body: Buffer; revision: number }>(
-          `SELECT idx, body, revision FROM ${t.messages} WHERE run_id = $1 ORDER BY idx`, [runId])).rows;
-        const receipts = (await client.query<{ key: string; body: Buffer; revision: number }>(
-          `SELECT key, body, revision FROM ${t.receipts} WHERE run_id = $1 ORDER BY key COLLATE "C"`, [runId])).rows;
-        const redacted = (await client.query<{ digest: string }>(`SELECT r.digest FROM ${t.refs} r JOIN ${t.blobs} b ON b.digest = r.digest
-  WHERE r.run_id = $1 AND b.content IS NULL`, [runId])).rows.map((r) => r.digest);
-        const steps = (await client.query<{ body: string }>(`SELECT body FROM ${t.steps} WHERE run_id = $1 ORDER BY idx`, [runId])).rows.map((r) => r.body);
-        return { row, messages, receipts, steps, redacted };
-      });
-      if (!read) return undefined;
-      return assembleLoadedV3(runId, {
-        scope: read.row.scope, revision: read.row.revision, createdAt: read.row.created_at, updatedAt: read.row.updated_at,
-        contextSteps: read.row.context_steps, head: read.row.head,
-        messages: read.messages.map((m) => ({ index: m.idx, bytes: m.body, revision: m.revision })),
-        receipts: read.receipts.map((r) => ({ key: r.key, bytes: r.body, revision: r.revision })),
-        transcriptDigest: read.row.transcript_digest, receiptsDigest: read.row.receipts_digest,
-        steps: read.steps, redacted: read.redacted,
-      }, loadOptions, memory);
+      return db.transaction(`Loading run ${runId}`, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+        (client) => readRunPg(client, t, runId, loadOptions, memory));
     },
 
     async save(envelope, saveOptions = {}) {
@@ -176,6 +155,7 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
       const { runId } = envelope;
       const lease = saveOptions.lease;
       let saved: { next: StoredState; steps: unknown[] | null; jsons: string[] } | undefined;
+      let rewrote = false;
       try {
         saved = await saveFast(envelope, digests, incoming, lease) ?? await db.transaction(`Saving run ${runId}`, 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
           await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0)), pg_advisory_xact_lock_shared(hashtextextended($2, 0))',
@@ -201,6 +181,10 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
             }
           }
           for (const blob of incoming) if (!known?.has(blob.digest)) await putChecked(client, blob);
+          // A run that points to a redacted package is stored with stand-ins for its copies of the package's block.
+          const kept = await forSavePg(client, t, envelope, digests, incoming, known === undefined);
+          envelope = kept.envelope;
+          rewrote = kept.rewrote;
           const stored = row && (memory.recall(runId, {
             revision: row.revision, transcriptDigest: row.transcript_digest, receiptsDigest: row.receipts_digest,
           }) ?? await readState(client, runId, row));
@@ -255,6 +239,8 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
       } finally {
         // Remembered only once committed.
         rememberSaveV3({ memory, refMemory, stepMemory }, envelope, digests, saved);
+        // Stand-ins written for copies the engine still holds: the next save looks its packages up again.
+        if (rewrote) refMemory.forget(runId);
       }
     },
 
@@ -316,6 +302,8 @@ export function createPostgresAgentRunStoreV3(connection: PostgresConnection, op
         const revisions = records.map((r) => r.revision);
         await client.query(`INSERT INTO ${t.forgotten} (record_id, revision, forgotten_at)
   SELECT r.record_id, r.revision, ${NOW_MS} FROM unnest($1::text[], $2::int[]) AS r(record_id, revision) ON CONFLICT DO NOTHING`, [ids, revisions]);
+        // The runs' copies of each package's block are rewritten while its content is still there to say their text.
+        await rewriteRunsPg(client, t, records, { memory, refMemory, stepMemory });
         const redacted = await client.query(`UPDATE ${t.blobs} SET content = NULL, redacted_at = ${NOW_MS}
   WHERE content IS NOT NULL AND digest IN (SELECT br.digest FROM ${t.records} br
     JOIN unnest($1::text[], $2::int[]) AS r(record_id, revision) ON br.record_id = r.record_id AND br.revision = r.revision)`, [ids, revisions]);

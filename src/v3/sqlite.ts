@@ -21,11 +21,12 @@ import { checkSaveV3, checkTerminalBefore } from './store-checks.js';
 import { ContextBlobError } from './store-errors.js';
 import { RefMemory } from './store-load.js';
 import { planSteps, splitSteps, StepMemory } from './store-steps.js';
-import type { Lease } from '../stores/types.js';
+import type { AgentRunLoadOptions, Lease } from '../stores/types.js';
 import type { AgentRunStoreV3 } from './store-types.js';
 import { migrateV3, V3_SCHEMA_VERSION, v3SchemaVersion } from './sqlite-schema.js';
 import { assembleLoadedV3, listPageOf, rememberSaveV3, updatedBounds } from './store-sql.js';
 import { V3SchemaVersionError } from './store-errors.js';
+import { sqliteForget } from './forget-sqlite.js';
 
 export interface SqliteAgentRunStoreV3Options {
   /** The store's clock: the times of saves (list, prune) and of lease expiry. Pass the ops store's clock. @default Date.now */
@@ -173,6 +174,9 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
       throw new ContextBlobError('blob_missing', missing, `save: run ${runId}: its context points to package ${missing}, which is neither stored nor in this save.`);
     }
     for (const blob of incoming) if (!known?.has(blob.digest)) putChecked(blob, now);
+    // A run that points to a redacted package is stored with stand-ins for its copies of the package's block.
+    const kept = forgetting.forSave(envelope, digests, incoming, known === undefined);
+    envelope = kept.envelope;
     const stored = row && (memory.recall(runId, {
       revision: row.revision, transcriptDigest: blobOrNull(row.transcript_digest), receiptsDigest: blobOrNull(row.receipts_digest),
     }) ?? readState(runId, row));
@@ -200,7 +204,7 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
       if (row && (s.refCount.get(runId) ?? 0) > digests.length) s.deleteRefs.run(runId);
       for (const digest of digests) s.insertRef.run(runId, digest);
     }
-    return { next: plan.next, steps, jsons: stepPlan.jsons };
+    return { next: plan.next, steps, jsons: stepPlan.jsons, rewrote: kept.rewrote };
   });
 
   // One read transaction: the head, its rows and the redactions are from the same commit.
@@ -217,15 +221,31 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
     return pruned;
   });
 
+  const forgetting = sqliteForget(db, (runId) => {
+    const read = loadTx(runId);
+    return read && assembleRows(runId, read, { saves: true });
+  }, { memory, refMemory, stepMemory });
+
   const forgetTx = db.transaction((records: { recordId: string; revision: number }[]) => {
     const now = clock.now();
     let redacted = 0;
-    for (const r of records) {
-      s.forget.run(r.recordId, r.revision, now);
-      redacted += s.redact.run(now, r.recordId, r.revision).changes;
-    }
+    for (const r of records) s.forget.run(r.recordId, r.revision, now);
+    // The runs' copies of each package's block are rewritten while its content is still there to say their text.
+    forgetting.rewriteRuns(records);
+    for (const r of records) redacted += s.redact.run(now, r.recordId, r.revision).changes;
     return redacted;
   });
+
+  const assembleRows = (runId: string, read: NonNullable<ReturnType<typeof loadTx>>, loadOptions: AgentRunLoadOptions) =>
+    assembleLoadedV3(runId, {
+        scope: read.row.scope, revision: read.row.revision, createdAt: read.row.created_at, updatedAt: read.row.updated_at,
+        contextSteps: read.row.context_steps, head: bytesOf(read.row.head),
+        messages: read.messages.map((m) => ({ index: m.idx, bytes: bytesOf(m.body), revision: m.revision })),
+        receipts: read.receipts.map((r) => ({ key: r.receipt_key, bytes: bytesOf(r.body), revision: r.revision })),
+        transcriptDigest: blobOrNull(read.row.transcript_digest),
+        receiptsDigest: blobOrNull(read.row.receipts_digest),
+        steps: read.steps, redacted: read.redacted,
+      }, loadOptions, memory);
 
   return {
     checkpointVersion: 3,
@@ -235,15 +255,7 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
       const read = loadTx.deferred(runId);
       if (!read) return undefined;
       if (loadOptions.scope !== undefined && read.row.scope !== loadOptions.scope) throw new RunIdentityError('scope_mismatch', runId);
-      return assembleLoadedV3(runId, {
-        scope: read.row.scope, revision: read.row.revision, createdAt: read.row.created_at, updatedAt: read.row.updated_at,
-        contextSteps: read.row.context_steps, head: bytesOf(read.row.head),
-        messages: read.messages.map((m) => ({ index: m.idx, bytes: bytesOf(m.body), revision: m.revision })),
-        receipts: read.receipts.map((r) => ({ key: r.receipt_key, bytes: bytesOf(r.body), revision: r.revision })),
-        transcriptDigest: blobOrNull(read.row.transcript_digest),
-        receiptsDigest: blobOrNull(read.row.receipts_digest),
-        steps: read.steps, redacted: read.redacted,
-      }, loadOptions, memory);
+      return assembleRows(runId, read, loadOptions);
     },
 
     async save(envelope, saveOptions = {}) {
@@ -256,6 +268,8 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
       } finally {
         // Remembered only once committed.
         rememberSaveV3({ memory, refMemory, stepMemory }, envelope, digests, saved);
+        // Stand-ins written for copies the engine still holds: the next save looks its packages up again.
+        if (saved?.rewrote) refMemory.forget(envelope.runId);
       }
     },
 
@@ -305,7 +319,9 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
     },
 
     async redactForgotten(event) {
-      return forgetTx.immediate(checkForgetEvent(event));
+      const redacted = forgetTx.immediate(checkForgetEvent(event));
+      forgetting.checkpoint();
+      return redacted;
     },
 
     async now() {
