@@ -314,6 +314,21 @@ describe('forget', () => {
     expect(await store.get({ scope: ADA, id })).toMatchObject({ status: 'forgotten', text: null });
   });
 
+  it('a second forget answers the same revisions and calls the listener again; one revision alone can go', async () => {
+    const events: VersionedMemoryForgetEvent[] = [];
+    const { store, session } = setup({ onForget: (event) => { events.push(event); } });
+    const { receipt } = await session.remember({ text: 'Ada prefers tea.' });
+    const id = receipt.records[0]!.id;
+    await session.revise({ id, text: 'Ada prefers green tea.' });
+    const one = await session.forget({ id, revision: 1 });
+    expect(one.records).toEqual([{ recordId: id, revision: 1 }]);
+    expect((await store.history({ scope: ADA, id })).map((r) => r.text)).toEqual([null, 'Ada prefers green tea.']);
+    const all = await session.forget({ id });
+    const again = await session.forget({ id });
+    expect(again.records).toEqual(all.records);
+    expect(events.map((e) => e.records.length)).toEqual([1, 2, 2]);
+  });
+
   it('an unknown id or revision is refused before the listener', async () => {
     let called = 0;
     const { session } = setup({ onForget: () => { called++; } });
