@@ -23,6 +23,9 @@ import type { AgentChatOptions, AgentRunChatStatus } from '../chat/projection-ty
 import { settleQueuedCancel } from '../runtime/cancel-queued.js';
 import { openV3 } from '../v3/run-open.js';
 import type { AgentSessionV3 } from '../v3/run-options-types.js';
+import { checkVersionedMemoryOptions, type VersionedMemoryRunOptions } from '../v3/versioned-options.js';
+import { checkVersionedBinding } from '../v3/versioned-leg.js';
+import { settleVersionedIntents } from '../v3/versioned-reconcile.js';
 
 export interface ReconcileAgentRunOptions {
   /** The stored run: `{ store, runId, scope }`, as for resumeAgent. */
@@ -42,6 +45,11 @@ export interface ReconcileAgentRunOptions {
   memory?: AgentMemoryOptions;
   /** The run's chat, as the run was given it: a projection the run's last write failed to make is finished. */
   chat?: AgentChatOptions;
+  /**
+   * A V3 run's versioned memory (`{ session }`, the session the run was given, the same scope): its intents whose
+   * acknowledgment was lost are settled from the session's receipts. Needs `checkpointVersion: 3`.
+   */
+  versionedMemory?: Pick<VersionedMemoryRunOptions, 'session'>;
   deps?: {
     /** Generates the lease owner when `lease.owner` is not given. @default nanoid */
     generateId?: () => string;
@@ -59,6 +67,8 @@ export interface AgentRunReconciliation {
   runId: string;
   /** The run's memory extraction, when it has one: `pending` only when the call was given no `memory` to settle it with. */
   memory?: 'completed' | 'failed' | 'pending';
+  /** The operation ids of the versioned-memory intents this call settled (acknowledged or failed); absent when none. */
+  memoryIntents?: string[];
   /** The run's chat projection, when it has one: `written`, `failed` (the repair failed too), `scope-mismatch`, `superseded` or `pending`. */
   chat?: AgentRunChatStatus;
   /** A cancel queued for the run (cancelAgentRun): `dropped` from a run that ended, `queued` (kept) on one that did not. */
@@ -73,9 +83,6 @@ export interface AgentRunReconciliation {
 }
 
 const STATUSES: ReadonlySet<string> = new Set<AgentRunStatus>(['running', 'suspended', 'drained', 'completed', 'stopped', 'failed']);
-/** Options for subsystems Cairn does not have yet; accepted silently they would look settled. */
-const NOT_YET = ['versionedMemory'] as const;
-
 /**
  * Settles a stored run that no executor drives. Call it only then: a run
  * still executing elsewhere must be kept out with `lease` (the call is
@@ -106,6 +113,7 @@ async function reconcile(options: ReconcileAgentRunOptions): Promise<AgentRunRec
   checkOptions(options);
   const memory = options.memory === undefined ? null : checkMemoryOptions(options.memory, null);
   const chat = checkChatOptions(options.chat);
+  const versioned = options.versionedMemory === undefined ? null : checkVersionedMemoryOptions(options.versionedMemory, undefined, false);
   const { session, lease: leaseOptions } = options;
   const releaseClaim = claim(session.store, session.runId);
   let keeper: LeaseKeeper | null = null;
@@ -128,6 +136,7 @@ async function reconcile(options: ReconcileAgentRunOptions): Promise<AgentRunRec
     if (keeper?.lost) throw new AgentRunLeaseError('lease_lost', keeper.lease.key);
     if (memory && stored.binding.memory !== memoryBindingOf(memory)) throw new BindingChangedError(['memory'], ['the memory scope']);
     if (chat && stored.binding.chat !== chatBindingOf(chat)) throw new BindingChangedError(['chat'], ['the chat']);
+    if (versioned) checkVersionedBinding(stored, versioned);
     const save = async (envelope: AgentRunEnvelope): Promise<AgentRunEnvelope> => {
       // Nothing more is saved once the lease is lost.
       if (keeper?.lost) throw new AgentRunLeaseError('lease_lost', keeper.lease.key);
@@ -145,6 +154,8 @@ async function reconcile(options: ReconcileAgentRunOptions): Promise<AgentRunRec
     } else if (extraction) {
       memoryState = extraction.status === 'planned' ? 'pending' : extraction.status;
     }
+    const load = async () => checkEnvelope((await session.store.load(session.runId, { scope: session.scope })) ?? stored, session.runId, session.scope);
+    const intents = versioned ? await settleVersionedIntents({ memory: versioned, load, save }) : [];
     let chatState: AgentRunReconciliation['chat'];
     if (chat && stored.chat) {
       const latest = (await session.store.load(session.runId, { scope: session.scope })) ?? stored;
@@ -156,7 +167,7 @@ async function reconcile(options: ReconcileAgentRunOptions): Promise<AgentRunRec
     const cancelState = stored.cancel === undefined ? undefined
       : await settleQueuedCancel(checkEnvelope((await session.store.load(session.runId, { scope: session.scope })) ?? stored, session.runId, session.scope), save);
     if (keeper?.lost) throw new AgentRunLeaseError('lease_lost', keeper.lease.key);
-    return answer(session.runId, stored.status, memoryState, warnings, chatState, cancelState);
+    return answer(session.runId, stored.status, memoryState, warnings, chatState, cancelState, intents);
   } finally {
     if (keeper) {
       keeper.stop();
@@ -168,10 +179,10 @@ async function reconcile(options: ReconcileAgentRunOptions): Promise<AgentRunRec
 
 function answer(
   runId: string, status: AgentRunStatus, memory: AgentRunReconciliation['memory'], warnings: AgentWarning[], chat?: AgentRunReconciliation['chat'],
-  cancel?: AgentRunReconciliation['cancel'],
+  cancel?: AgentRunReconciliation['cancel'], intents: string[] = [],
 ): AgentRunReconciliation {
   const out = {
-    runId, ...(memory ? { memory } : {}), ...(chat ? { chat } : {}), ...(cancel ? { cancel } : {}), ...(warnings.length > 0 ? { warnings } : {}),
+    runId, ...(memory ? { memory } : {}), ...(intents.length > 0 ? { memoryIntents: intents } : {}), ...(chat ? { chat } : {}), ...(cancel ? { cancel } : {}), ...(warnings.length > 0 ? { warnings } : {}),
   } as AgentRunReconciliation;
   Object.defineProperty(out, 'status', { value: status, enumerable: false });
   return out;
@@ -188,9 +199,4 @@ function checkOptions(options: ReconcileAgentRunOptions): void {
   if (options.lease !== undefined) checkLease(options.lease);
   const generateId = options.deps?.generateId;
   if (generateId !== undefined && typeof generateId !== 'function') throw new InvalidOptionsError('deps.generateId must be a function.');
-  for (const name of NOT_YET) {
-    if ((options as unknown as Record<string, unknown>)[name] !== undefined) {
-      throw new InvalidOptionsError(`${name} is not available in Cairn yet: reconcileAgentRun has nothing of it to settle.`);
-    }
-  }
 }

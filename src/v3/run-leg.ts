@@ -30,7 +30,7 @@ import type { AgentEventV3Extra, AgentV3Options } from './run-types.js';
 import {
   initialWorkingMemory, storedWorkingMemory, workingMemoryText, workingMemoryTools, type WorkingMemoryRecord,
 } from './working-memory.js';
-import { dropOnResume } from './forget.js';
+import { checkVersionedBinding, type VersionedMemoryLeg } from './versioned-leg.js';
 
 type Phase = 'loop' | 'finalize';
 
@@ -90,6 +90,8 @@ export class V3Leg {
   private opts: NormalizedOptions<unknown> | null = null;
   /** Where `eventsV3` gets its extra events (a stream sets it). */
   sink: ((event: AgentEventV3Extra) => void) | null = null;
+  /** The versioned memory's intents and tools, for a run with `versionedMemory` (src/v3/versioned-leg.ts). */
+  versioned: VersionedMemoryLeg | null = null;
 
   constructor(readonly options: AgentV3Options, readonly store: AgentRunStoreV3, now: () => number) {
     const context = options.context;
@@ -101,6 +103,7 @@ export class V3Leg {
   /** The leg's normalized options, once the engine made them. */
   bind(opts: NormalizedOptions<unknown>): void {
     this.opts = opts;
+    this.versioned?.bind(opts);
   }
 
   /** The working-memory tools, when `workingMemory.tools` asks for them. */
@@ -121,6 +124,8 @@ export class V3Leg {
 
   /** A stored record is being resumed: its steps, its compiler state and its working memory are the leg's from now on. */
   async restore(record: AgentRunEnvelopeV3): Promise<void> {
+    checkVersionedBinding(record, this.versioned?.memory ?? null);
+    this.versioned?.restore(record);
     this.steps = [...(record.context?.steps ?? [])];
     const state = record.context?.compiler as ContextCompilerState | undefined;
     if (this.compiler && state !== undefined) {
@@ -133,9 +138,6 @@ export class V3Leg {
     }
     if (record.workingMemory !== undefined) this.wm = storedWorkingMemory(record.workingMemory);
     const ended = ['completed', 'failed', 'stopped'].includes(record.status);
-    // A forget reached the run: its blocks leave the history, and the next step is compiled again (docs/forget.md).
-    this.forgetResume = !ended && dropOnResume(record);
-    if (this.forgetResume && this.compiler) this.compiler.restore({ ...this.compiler.state(), lastRetrieval: null });
     const last = this.steps[this.steps.length - 1];
     if (last && !ended && (await this.store.getBlob(last.blob.digest)).status === 'missing') {
       throw new ContextError('context_blob_missing',
@@ -144,8 +146,9 @@ export class V3Leg {
   }
 
   /** What the record's V3 fields hold now. */
-  fields(): Pick<AgentRunEnvelopeV3, 'context' | 'workingMemory'> {
+  fields(): Pick<AgentRunEnvelopeV3, 'context' | 'workingMemory' | 'memoryIntents'> {
     return {
+      ...(this.versioned ? { memoryIntents: this.versioned.intents } : {}),
       ...(this.compiler ? { context: { steps: this.steps, compiler: this.compiler.state() as unknown as JsonObject } } : {}),
       ...(this.wm ? { workingMemory: this.wm as unknown as AgentRunEnvelopeV3['workingMemory'] } : {}),
     };
@@ -200,8 +203,6 @@ export class V3Leg {
   }
 
   private readonly toolsOf = new Map<string, string[] | undefined>();
-  /** The resume dropped forgotten blocks from the history: the next compile says so. */
-  private forgetResume = false;
   private readonly warnings: AgentWarning[] = [];
 
   private model(snapshotModels?: AgentRunModels | null): LanguageModel {
@@ -247,11 +248,6 @@ export class V3Leg {
     if (refresh) {
       pkg.manifest.refresh = refresh;
       pkg.manifest.redacted = true;
-    }
-    if (this.forgetResume) {
-      this.forgetResume = false;
-      pkg.manifest.refresh = 'redacted';
-      pkg.manifest.cachePrefixChanged = true;
     }
     for (const w of pkg.manifest.warnings ?? []) this.warnings.push({ type: 'warning', setting: 'context', message: `context source ${w.source}: ${w.message}` });
     const records = pkg.blocks.flatMap((b) => b.records.filter((r) => r.revision !== undefined).map((r) => ({ recordId: r.id, revision: r.revision! })));

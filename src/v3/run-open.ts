@@ -12,6 +12,8 @@ import { registerV3Leg, V3Leg } from './run-leg.js';
 import { v3Adapter } from './run-store.js';
 import type { AgentEventV3Extra, AgentV3Options } from './run-types.js';
 import { checkWorkingMemoryOptions, WORKING_MEMORY_TOOLS } from './working-memory.js';
+import { checkVersionedMemoryOptions } from './versioned-options.js';
+import { VersionedMemoryLeg } from './versioned-leg.js';
 
 const V3_OPTIONS = ['context', 'workingMemory', 'versionedMemory'] as const;
 
@@ -58,9 +60,8 @@ export function openV3<O extends AgentOptions<any>>(options: O, what = 'A V3 run
     throw new InvalidOptionsError(`${what} needs session { store, runId, scope } on an AgentRunStoreV3 (checkpointVersion: 3).`);
   }
   assertAgentRunStoreV3(store);
-  if (v3.versionedMemory !== undefined) {
-    throw new InvalidOptionsError('versionedMemory is not available in Cairn yet; a V3 run takes context and workingMemory.');
-  }
+  const versioned = v3.versionedMemory === undefined ? null
+    : checkVersionedMemoryOptions(v3.versionedMemory, options.tools as Record<string, unknown> | undefined, options.memory !== undefined);
   if (v3.context !== undefined && (v3.context === null || typeof v3.context !== 'object')) {
     throw new InvalidOptionsError('context must be a context compiler (createContextCompiler) or its options.');
   }
@@ -75,10 +76,14 @@ export function openV3<O extends AgentOptions<any>>(options: O, what = 'A V3 run
   const leg = new V3Leg(v3, store, () => now());
   leg.sink = sinks.get(options) ?? null;
   if (v3.workingMemory?.tools) Object.assign(tools, leg.tools());
+  if (versioned) {
+    leg.versioned = new VersionedMemoryLeg(versioned, options.session.runId, store, () => leg.sink, () => now());
+    if (versioned.tools) Object.assign(tools, leg.versioned.tools());
+  }
   const adapter = v3Adapter(store);
   const opened = {
     ...options,
-    ...(options.tools !== undefined || v3.workingMemory?.tools ? { tools } : {}),
+    ...(options.tools !== undefined || v3.workingMemory?.tools || versioned?.tools ? { tools } : {}),
     session: { ...options.session, store: adapter },
   } as O;
   registerV3Leg(opened, leg);

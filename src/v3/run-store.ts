@@ -49,12 +49,16 @@ export function v3Adapter(store: AgentRunStoreV3): V3StoreAdapter {
     async save(envelope: AgentRunEnvelope, options?: AgentRunSaveOptions): Promise<void> {
       const leg = legs.get(envelope.runId);
       const blobs = leg ? await leg.beforeSave(envelope.snapshot as unknown as PersistedRun) : [];
+      // The versioned-memory intents that move with this save's tool receipts (src/v3/versioned-leg.ts).
+      if (leg?.versioned) await leg.versioned.beforeSave(envelope);
       // Set in place: the engine keeps this object as the record it last saved.
       const record = envelope as unknown as AgentRunEnvelopeV3;
       record.version = 3;
       if (leg) Object.assign(record, leg.fields());
       await store.save(record, { ...(options ?? {}), ...(blobs.length > 0 ? { blobs } : {}) });
       leg?.afterSave();
+      // After a completed run's terminal commit: its extraction, whose saves follow this one (the record takes their revision).
+      if (leg?.versioned) await leg.versioned.afterSave(record, options);
     },
     list: (query?: AgentRunListQuery): Promise<AgentRunListPage> => store.list(query),
     prune: (options: { terminalBefore: number }) => store.prune(options),

@@ -6,6 +6,7 @@
  */
 import type { JsonValue } from '../agent/json.js';
 import type { ContextCompiler, ContextCompilerOptions, ContextManifest } from '../context/types.js';
+import type { VersionedMemoryRunOptions } from './versioned-options.js';
 
 /** One note of the working memory. */
 export interface WorkingMemoryNote {
@@ -48,8 +49,8 @@ export interface AgentV3Options {
   context?: ContextCompiler | ContextCompilerOptions;
   /** The run's working memory. Needs `checkpointVersion: 3`. */
   workingMemory?: WorkingMemoryOptions;
-  /** Versioned memory (reserved: refused in this version of Cairn). Needs `checkpointVersion: 3`. */
-  versionedMemory?: unknown;
+  /** A versioned memory session: its tools and the extraction of the completed run (docs/versioned-memory.md). Needs `checkpointVersion: 3`. */
+  versionedMemory?: VersionedMemoryRunOptions;
 }
 
 /** What `eventsV3` carries besides every event of `events`. */
@@ -58,7 +59,7 @@ export type AgentEventV3Extra =
   | { type: 'context'; step: number; manifest: ContextManifest }
   /** A working-memory patch was applied; `revision` counts the patches. */
   | { type: 'working-memory'; revision: number }
-  /** Reserved for versioned memory. */
+  /** A versioned-memory intent's status was saved (`intended`, `planned`, `committed`, `acknowledged`, `failed`). */
   | { type: 'memory-intent'; operationId: string; status: string };
 
 export type { JsonValue };

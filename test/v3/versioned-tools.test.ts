@@ -1,0 +1,133 @@
+/**
+ * versionedMemory.tools on V3 runs: the session's four tools through the one
+ * tool path, each write's intent moving with its tool receipt in the same
+ * save, and a crash at any save then a resume applying the write once.
+ */
+import { describe, expect, it } from 'vitest';
+import { resumeAgent, runAgent, streamAgent } from 'cairn/agent';
+import { createMockModel } from 'cairn/testing';
+import { countingMemoryStore, memorySession, recordingStoreV3, rememberingModel } from './versioned-helpers.js';
+
+const OP = 'v1:memory:0:c1';
+
+describe('versionedMemory.tools', () => {
+  it('offers the four tools; the write intent moves with its receipt, with no save of its own', async () => {
+    const memory = countingMemoryStore();
+    const session = memorySession(memory);
+    const runs = recordingStoreV3();
+    const model = rememberingModel();
+    const stream = streamAgent({
+      checkpointVersion: 3, session: { store: runs, runId: 'v1', scope: 's' }, model, prompt: 'I prefer tea.',
+      versionedMemory: { session, tools: true },
+    });
+    const events: string[] = [];
+    for await (const e of stream.eventsV3) if (e.type === 'memory-intent') events.push(`${e.operationId}=${e.status}`);
+    const result = await stream.result;
+    expect(result.status).toBe('completed');
+    expect(model.calls[0]!.tools!.map((t) => t.name)).toEqual(['memory_remember', 'memory_recall', 'memory_revise', 'memory_retract']);
+    // Each save that carries the tool's receipt carries its intent at the matching status, and no save carries one alone.
+    const withIntent = runs.saves.filter((s) => s.intents.length > 0);
+    const pairs = withIntent.map((s) => [s.receipts[0], s.intents[0]]);
+    expect(pairs.slice(0, 2)).toEqual([['memory_remember:executing', `${OP}=intended`], ['memory_remember:completed', `${OP}=acknowledged`]]);
+    expect(pairs.slice(2).every(([r, i]) => r === 'memory_remember:completed' && i === `${OP}=acknowledged`)).toBe(true);
+    expect(runs.saves.every((s) => (s.receipts.length > 0) === (s.intents.length > 0))).toBe(true);
+    expect(events).toEqual([`${OP}=intended`, `${OP}=acknowledged`]);
+    const record = (await runs.load('v1'))!;
+    expect(record.memoryIntents).toMatchObject([{ operationId: OP, kind: 'tool', status: 'acknowledged', planned: 1, receipt: { scopeRevision: 1 } }]);
+    expect(memory.applied).toEqual([OP]);
+    expect((await session.recall({ text: 'tea' }))[0]!.record).toMatchObject({ text: 'Ada prefers tea.', origin: 'explicit', operationId: OP });
+  });
+
+  it('adds no save to the run beyond the tool receipt\'s own', async () => {
+    const plain = recordingStoreV3();
+    await runAgent({
+      checkpointVersion: 3, session: { store: plain, runId: 'v1', scope: 's' }, model: rememberingModel(), prompt: 'hi',
+      tools: { memory_remember: { parameters: { type: 'object' }, replay: 'idempotent', execute: async () => ({ ok: true }) } },
+    });
+    const runs = recordingStoreV3();
+    await runAgent({
+      checkpointVersion: 3, session: { store: runs, runId: 'v1', scope: 's' }, model: rememberingModel(), prompt: 'hi',
+      versionedMemory: { session: memorySession(countingMemoryStore()), tools: true },
+    });
+    expect(runs.saves.length).toBe(plain.saves.length);
+  });
+
+  it('a tool write that throws fails its intent with the reason; nothing is written', async () => {
+    const memory = countingMemoryStore();
+    const runs = recordingStoreV3();
+    const result = await runAgent({
+      checkpointVersion: 3, session: { store: runs, runId: 'v2', scope: 's' }, prompt: 'change it',
+      model: rememberingModelFor('memory_revise', { id: 'nope', text: 'x' }),
+      versionedMemory: { session: memorySession(memory), tools: true },
+    });
+    expect(result.status).toBe('completed');
+    const [intent] = (await runs.load('v2'))!.memoryIntents!;
+    expect(intent).toMatchObject({ operationId: 'v2:memory:0:c1', status: 'failed', error: { name: 'MemoryError', code: 'memory_record_not_found' } });
+    expect(memory.applied).toEqual([]);
+  });
+
+  it('a crash at any save, then a resume: the write is applied once and its intent acknowledged', async () => {
+    const probe = recordingStoreV3();
+    await runAgent({
+      checkpointVersion: 3, session: { store: probe, runId: 'p', scope: 's' }, model: rememberingModel(), prompt: 'hi',
+      versionedMemory: { session: memorySession(countingMemoryStore()), tools: true },
+    });
+    for (let n = 1; n <= probe.saves.length; n++) {
+      const memory = countingMemoryStore();
+      const session = memorySession(memory);
+      const runs = recordingStoreV3();
+      runs.failSave(n);
+      const base = { checkpointVersion: 3 as const, session: { store: runs, runId: `c${n}`, scope: 's' }, versionedMemory: { session, tools: true } };
+      const first = await runAgent({ ...base, model: rememberingModel(), prompt: 'hi' });
+      if (first.status !== 'completed') {
+        const stored = await runs.load(`c${n}`);
+        if (stored) await resumeAgent({ ...base, model: rememberingModel() });
+        else await runAgent({ ...base, model: rememberingModel(), prompt: 'hi' });
+      }
+      const record = (await runs.load(`c${n}`))!;
+      expect(record.status, `crash at save ${n}`).toBe('completed');
+      expect(record.memoryIntents?.map((i) => i.status), `crash at save ${n}`).toEqual(['acknowledged']);
+      expect(memory.applied, `crash at save ${n}`).toEqual([`c${n}:memory:0:c1`]);
+      expect((await session.recall({ text: 'tea' })).length, `crash at save ${n}`).toBe(1);
+    }
+  });
+
+  it('refuses a tool name the run has, a session that is not one, and a resume under another memory scope', async () => {
+    const runs = recordingStoreV3();
+    const session = memorySession(countingMemoryStore());
+    const clash = await runAgent({
+      checkpointVersion: 3, session: { store: runs, runId: 'r', scope: 's' }, model: rememberingModel(), prompt: 'hi',
+      tools: { memory_recall: { parameters: { type: 'object' }, execute: async () => 1 } }, versionedMemory: { session, tools: true },
+    });
+    const notSession = await runAgent({
+      checkpointVersion: 3, session: { store: runs, runId: 'r', scope: 's' }, model: rememberingModel(), prompt: 'hi',
+      versionedMemory: { session: { scope: {} } as never },
+    });
+    const badTools = await runAgent({
+      checkpointVersion: 3, session: { store: runs, runId: 'r', scope: 's' }, model: rememberingModel(), prompt: 'hi',
+      versionedMemory: { session, tools: 'yes' as never },
+    });
+    for (const r of [clash, notSession, badTools]) expect(r.status === 'failed' && r.error.code).toBe('invalid_options');
+    expect(runs.saves).toEqual([]);
+    // A run suspended on an approval, resumed with a session of another scope.
+    await runAgent({
+      checkpointVersion: 3, session: { store: runs, runId: 'b', scope: 's' }, prompt: 'hi', versionedMemory: { session, tools: true },
+      model: rememberingModelFor('gate', {}), tools: { gate: { parameters: { type: 'object' }, needsApproval: true, execute: async () => 1 } },
+    });
+    expect((await runs.load('b'))!.status).toBe('suspended');
+    const other = memorySession(countingMemoryStore(), { scope: { userId: 'bob' } });
+    const resumed = await resumeAgent({
+      checkpointVersion: 3, session: { store: runs, runId: 'b', scope: 's' }, model: rememberingModel(), versionedMemory: { session: other, tools: true },
+      tools: { gate: { parameters: { type: 'object' }, needsApproval: true, execute: async () => 1 } },
+    });
+    expect(resumed.status === 'failed' && resumed.error).toMatchObject({ name: 'BindingChangedError', code: 'binding_changed' });
+  });
+});
+
+/** A model that calls `toolName` once (call c1), then answers. */
+function rememberingModelFor(toolName: string, args: { [key: string]: string }) {
+  return createMockModel({
+    strict: false,
+    responses: [(request) => (request.messages.some((m) => m.role === 'tool') ? { text: 'done' } : { toolCalls: [{ toolName, args, toolCallId: 'c1' }] })],
+  });
+}
