@@ -29,7 +29,7 @@ const examplesDir = join(docsDir, 'examples');
 const PUBLIC_SUBPATHS = [
   'cairn/agent', 'cairn/testing', 'cairn/machines', 'cairn/headless', 'cairn/ops/sqlite', 'cairn/ops/postgres', 'cairn/ops/redis',
   'cairn/models', 'cairn/openai', 'cairn/anthropic', 'cairn/google', 'cairn/openai-compatible', 'cairn/embed', 'cairn/stores', 'cairn/ui', 'cairn/react',
-  'cairn/policy', 'cairn/worker', 'cairn/memory', 'cairn/memory/versioned', 'cairn/memory/versioned/sqlite', 'cairn/chat', 'cairn/sessions', 'cairn/sessions/sqlite', 'cairn/sessions/postgres', 'cairn/evidence', 'cairn/context', 'cairn/swarm', 'cairn/swarm/sqlite', 'cairn/swarm/postgres', 'cairn',
+  'cairn/policy', 'cairn/worker', 'cairn/memory', 'cairn/memory/versioned', 'cairn/memory/versioned/sqlite', 'cairn/memory/versioned/postgres', 'cairn/chat', 'cairn/sessions', 'cairn/sessions/sqlite', 'cairn/sessions/postgres', 'cairn/evidence', 'cairn/context', 'cairn/swarm', 'cairn/swarm/sqlite', 'cairn/swarm/postgres', 'cairn',
 ];
 /**
  * The AI SDK provider the AI SDK example is about, XState, which a host that embeds a run writes its machine with,

@@ -6,7 +6,7 @@
  */
 import { CairnError, PersistenceError } from '../../errors/index.js';
 import { MemoryError } from '../errors.js';
-import { checkMemoryScope, memoryScopeKey } from '../scope.js';
+import { checkMemoryScope, memoryScopeFromKey, memoryScopeKey } from '../scope.js';
 import type {
   MemoryScope, VersionedMemoryCommitInput, VersionedMemoryMutation, VersionedMemoryReceipt, VersionedMemoryRecord,
   VersionedMemorySearchHit, VersionedMemorySource,
@@ -288,4 +288,27 @@ export class VersionedMemorySchemaError extends CairnError {
       { fault: 'user' });
     this.name = 'StoreSchemaVersionError';
   }
+}
+
+/** A revision row as the SQL stores keep it (scope by its key, sources as JSON text). */
+export interface RevisionRow {
+  scope_key: string;
+  record_id: string;
+  revision: number;
+  text: string | null;
+  origin: string;
+  sources: string;
+  status: string;
+  operation_id: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A stored revision row as the record the contract answers. */
+export function recordOfRow(row: RevisionRow): VersionedMemoryRecord {
+  return {
+    id: row.record_id, scope: memoryScopeFromKey(row.scope_key), text: row.text, revision: row.revision,
+    origin: row.origin as VersionedMemoryRecord['origin'], sources: JSON.parse(row.sources) as VersionedMemoryRecord['sources'],
+    status: row.status as VersionedMemoryRecord['status'], operationId: row.operation_id, createdAt: row.created_at, updatedAt: row.updated_at,
+  };
 }

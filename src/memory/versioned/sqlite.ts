@@ -9,10 +9,9 @@
 import type Database from 'better-sqlite3';
 import { InvalidOptionsError } from '../../errors/index.js';
 import { connectionOf, type SqliteOpsStore } from '../../stores/sqlite/index.js';
-import { memoryScopeFromKey } from '../scope.js';
 import {
   checkCommit, checkForget, checkIdRead, checkList, checkReceiptRead, checkScopeOf, checkSearch, copyReceipt,
-  forgetRevisions, planCommit, rankVersioned, replayOf, storeFailure, VersionedMemorySchemaError,
+  forgetRevisions, planCommit, rankVersioned, recordOfRow, replayOf, storeFailure, VersionedMemorySchemaError, type RevisionRow,
 } from './checks.js';
 import { migrateVersionedMemory, VERSIONED_MEMORY_SCHEMA_VERSION, versionedMemorySchemaVersion } from './sqlite-schema.js';
 import type { VersionedMemoryForgetEvent, VersionedMemoryReceipt, VersionedMemoryRecord, VersionedMemoryStore } from './types.js';
@@ -35,31 +34,9 @@ export interface SqliteVersionedMemoryStore extends VersionedMemoryStore {
   rowCounts(): { scopes: number; records: number; revisions: number; receipts: number; forgotten: number };
 }
 
-interface RevisionRow {
-  scope_key: string;
-  record_id: string;
-  revision: number;
-  text: string | null;
-  origin: string;
-  sources: string;
-  status: string;
-  operation_id: string;
-  created_at: number;
-  updated_at: number;
-}
-
 const COLUMNS = 'v.scope_key, v.record_id, v.revision, v.text, v.origin, v.sources, v.status, v.operation_id, v.created_at, v.updated_at';
 const LATEST = `FROM cairn_memory_v_records r JOIN cairn_memory_v_revisions v
   ON v.scope_key = r.scope_key AND v.record_id = r.record_id AND v.revision = r.latest_revision`;
-
-/** A stored revision row as the record the contract answers. */
-export function recordOfRow(row: RevisionRow): VersionedMemoryRecord {
-  return {
-    id: row.record_id, scope: memoryScopeFromKey(row.scope_key), text: row.text, revision: row.revision,
-    origin: row.origin as VersionedMemoryRecord['origin'], sources: JSON.parse(row.sources) as VersionedMemoryRecord['sources'],
-    status: row.status as VersionedMemoryRecord['status'], operationId: row.operation_id, createdAt: row.created_at, updatedAt: row.updated_at,
-  };
-}
 
 /**
  * The versioned memory store in the file of `ops` (a store of
