@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   contextBlobDigest, createInMemoryAgentRunStoreV3, resumeAgent, runAgent,
-  type AgentRunEnvelopeV3, type AgentRunStoreV3, type Message,
+  type AgentRunEnvelopeV3, type AgentRunStoreV3, type ContextBlobInput, type JsonValue, type Message,
 } from 'cairn/agent';
 import type { ContextHit, ContextManifest } from 'cairn/context';
 import { createSqliteAgentRunStoreV3, createSqliteOpsStore, type SqliteOpsStore } from 'cairn/ops/sqlite';
@@ -38,7 +38,7 @@ const messagesOf = (record: AgentRunEnvelopeV3) => (record.snapshot as { context
 
 /** A package of one retrieval block holding m-1 and d-1, and its step's manifest, as the compiler makes them. */
 function crafted() {
-  const blocks = [{
+  const blocks: JsonValue[] = [{
     kind: 'retrieval', source: 'mem',
     records: [{ id: 'm-1', index: 0, text: SECRET, revision: 1 }, { id: 'd-1', index: 1, text: 'Deploys need CI.' }],
   }];
@@ -51,12 +51,13 @@ function crafted() {
     tokens: { estimated: 20, window: null, package: 9 },
   };
   const exact = `<cairn_context pass="0" step="0">\n[mem m-1] ${SECRET}\n[mem d-1] Deploys need CI.\n</cairn_context>`;
-  return { blob: { digest, content: { blocks }, records: [m1] }, manifest, exact };
+  const blob: ContextBlobInput = { digest, content: { blocks }, records: [m1] };
+  return { blob, manifest, exact };
 }
 
 function craftedEnvelope(runId: string, revision: number, messages: Message[], pkg = crafted()): AgentRunEnvelopeV3 {
   return v3TestEnvelope(runId, revision, {
-    snapshot: { value: 'running', context: { step: 1, messages } },
+    snapshot: { value: 'running', context: { step: 1, messages: messages as unknown as JsonValue } },
     context: { steps: [{ step: 0, phase: 'loop', blob: { digest: pkg.blob.digest }, manifest: pkg.manifest }], compiler: { version: 1, passes: 1, lastRetrieval: null, ratio: 1 } },
   });
 }
@@ -135,7 +136,7 @@ function forgetCases(name: string, open: () => Promise<Opened>): void {
 
       // A package holding a revision forgotten before it was stored arrives redacted, and so do its run's copies.
       expect(await store.redactForgotten({ records: [{ recordId: 'm-1', revision: 2 }] })).toBe(0);
-      const blocks = [{ kind: 'retrieval', source: 'mem', records: [{ id: 'm-1', index: 0, text: `${SECRET} v2`, revision: 2 }] }];
+      const blocks: JsonValue[] = [{ kind: 'retrieval', source: 'mem', records: [{ id: 'm-1', index: 0, text: `${SECRET} v2`, revision: 2 }] }];
       const late = { ...crafted(), blob: { digest: contextBlobDigest(blocks), content: { blocks }, records: [{ recordId: 'm-1', revision: 2 }] } };
       late.manifest.digest = late.blob.digest;
       late.manifest.blocks = [{ kind: 'retrieval', source: 'mem', records: 1, tokens: 5 }];
@@ -179,8 +180,8 @@ function forgetCases(name: string, open: () => Promise<Opened>): void {
       const pkg = crafted();
       await store.save(craftedEnvelope('r6', 1, [{ role: 'user', content: pkg.exact }], pkg), { blobs: [pkg.blob] });
       const other = { ...crafted() };
-      const blocks2 = [{ kind: 'retrieval', source: 'mem', records: [{ id: 'm-1', index: 0, text: SECRET, revision: 1 }] }];
-      other.blob = { digest: contextBlobDigest(blocks2), content: { blocks: blocks2 }, records: [m1] } as typeof other.blob;
+      const blocks2: JsonValue[] = [{ kind: 'retrieval', source: 'mem', records: [{ id: 'm-1', index: 0, text: SECRET, revision: 1 }] }];
+      other.blob = { digest: contextBlobDigest(blocks2), content: { blocks: blocks2 }, records: [m1] };
       await store.putBlob(other.blob);
       for (const bad of [null, {}, { records: 'm-1' }, { records: [{ recordId: 'm-1' }] }, { records: [{ recordId: '', revision: 1 }] }, { records: [m1, { recordId: 'm-2', revision: 1.5 }] }]) {
         await expect(store.redactForgotten(bad as never)).rejects.toMatchObject({ code: 'invalid_options' });
@@ -188,7 +189,7 @@ function forgetCases(name: string, open: () => Promise<Opened>): void {
       expect((await store.getBlob(pkg.blob.digest)).status).toBe('found');
       expect(contentsOf(messagesOf((await store.load('r6'))!))).toEqual([pkg.exact]);
       // Nothing of the refused events was kept: a package holding m-2 arrives as it is.
-      const blocks3 = [{ kind: 'retrieval', source: 'mem', records: [{ id: 'm-2', index: 0, text: 'other', revision: 1 }] }];
+      const blocks3: JsonValue[] = [{ kind: 'retrieval', source: 'mem', records: [{ id: 'm-2', index: 0, text: 'other', revision: 1 }] }];
       await store.putBlob({ digest: contextBlobDigest(blocks3), content: { blocks: blocks3 }, records: [{ recordId: 'm-2', revision: 1 }] });
       expect((await store.getBlob(contextBlobDigest(blocks3))).status).toBe('found');
 
