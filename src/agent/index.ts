@@ -21,3 +21,4 @@ export type { AgentOptionsV3, AgentSessionV3, ResumeOptionsV3 } from '../v3/run-
 export type {
   AgentEventV3Extra, AgentV3Options, WorkingMemoryCreate, WorkingMemoryNote, WorkingMemoryOptions, WorkingMemorySnapshot,
 } from '../v3/run-types.js';
+export type { VersionedMemoryExtractOptions, VersionedMemoryRunOptions } from '../v3/versioned-options.js';

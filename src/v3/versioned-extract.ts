@@ -20,6 +20,8 @@ import type { ChatRecord } from '../chat/types.js';
 export interface VersionedBinding {
   scope: string;
   inputCount?: number;
+  /** `extract.maxTurns` of the run, so a reconciliation claims what the run would have. */
+  maxTurns?: number;
 }
 
 export interface ExtractInput {
@@ -62,6 +64,8 @@ export async function chatIdsOf(
   }
 }
 
+const extractOptionsOf = (binding: VersionedBinding | undefined) => (binding?.maxTurns !== undefined ? { maxTurns: binding.maxTurns } : {});
+
 /** Runs the extraction's chart to its end. Resolves with the last entry; every durable step went through `save`. */
 export function extractIntent(input: ExtractInput): Promise<AgentRunMemoryIntent> {
   const session = input.memory.session;
@@ -72,7 +76,7 @@ export function extractIntent(input: ExtractInput): Promise<AgentRunMemoryIntent
   return runExtractIntent(operationId, input.stored, {
     async claim() {
       const ids = input.chatIds ? await input.chatIds() : null;
-      claimed = extractionRequest({ runId: input.runId, operationId, transcript, inputCount, options: input.memory.extract ?? {} }, ids);
+      claimed = extractionRequest({ runId: input.runId, operationId, transcript, inputCount, options: input.memory.extract ?? extractOptionsOf(input.binding) }, ids);
       return { messageIds: claimed.messages.map((m) => m.id), requestDigest: session.requestDigest(claimed) };
     },
     save: (entry) => input.save(entry),

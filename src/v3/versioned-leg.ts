@@ -59,7 +59,7 @@ export class VersionedMemoryLeg {
     readonly memory: CheckedVersionedMemory, readonly runId: string, readonly store: AgentRunStoreV3,
     private readonly sink: () => ((event: AgentEventV3Extra) => void) | null, private readonly now: () => number,
   ) {
-    this.binding = { scope: memory.scopeKey };
+    this.binding = { scope: memory.scopeKey, ...(memory.extract?.maxTurns !== undefined ? { maxTurns: memory.extract.maxTurns } : {}) };
   }
 
   /** The leg's normalized options, once the engine made them: every envelope's binding carries the session's scope. */
