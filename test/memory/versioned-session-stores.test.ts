@@ -1,9 +1,11 @@
 /**
- * The session on a durable store, across a restart: a session made again on
- * the same SQLite file (a new ops store, a new session, as a new process
- * would) answers an extraction and a tool call of the first one from their
- * receipts, without asking the LLM and without applying anything again; a
- * forget made after the restart reaches the records written before it.
+ * The session on the durable stores (SQLite, PostgreSQL), across a restart:
+ * a session made again on the same file or schema (a new store object, a new
+ * session, as a new process would) answers an extraction and a tool call of
+ * the first one from their receipts, without asking the LLM and without
+ * applying anything again; a forget made after the restart reaches the
+ * records written before it; two sessions extracting one request at the same
+ * time apply it once. PostgreSQL fails on CI when it is unreachable.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +13,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteOpsStore, type SqliteOpsStore } from 'cairn/ops/sqlite';
 import { createSqliteVersionedMemoryStore } from 'cairn/memory/versioned/sqlite';
-import { createMemorySession, type MemorySession, type VersionedMemoryForgetEvent } from 'cairn/memory/versioned';
+import { createPostgresVersionedMemoryStore, type PostgresVersionedMemoryStore } from 'cairn/memory/versioned/postgres';
+import { createMemorySession, type MemorySession, type VersionedMemoryForgetEvent, type VersionedMemoryStore } from 'cairn/memory/versioned';
+import { describePostgres } from '../stores/pg-env.js';
 
 const ADA = { userId: 'ada' };
 const request = {
@@ -21,26 +25,20 @@ const request = {
 };
 const call = (toolCallId: string) => ({ modelStep: 0, toolCallId, messages: [], signal: new AbortController().signal, context: undefined });
 
-let dir = '';
-let opened: SqliteOpsStore[] = [];
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'cairn-vmem-session-'));
-  opened = [];
-});
-afterEach(() => {
-  for (const ops of opened) ops.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+/** A backend: `open()` makes a store object on the test's file or schema (a new one each call), `restart()` closes those made so far. */
+interface Backend {
+  open(): Promise<VersionedMemoryStore>;
+  restart(): Promise<void>;
+}
 
-/** A session on the file, as a process that just started would make it; `asked` counts the LLM's calls. */
-function sessionOnFile(onForget?: (event: VersionedMemoryForgetEvent) => void): { session: MemorySession; asked: () => number } {
-  const ops = createSqliteOpsStore({ path: join(dir, 'memory.sqlite') });
-  opened.push(ops);
+/** A session as a process that just started would make it; `asked` counts the LLM's calls. */
+async function sessionOn(backend: Backend, onForget?: (event: VersionedMemoryForgetEvent) => void): Promise<{ session: MemorySession; asked: () => number }> {
   let asked = 0;
   const session = createMemorySession({
-    store: createSqliteVersionedMemoryStore(ops), scope: ADA,
+    store: await backend.open(), scope: ADA,
     llm: async () => {
       asked++;
+      await new Promise((resolve) => setTimeout(resolve, 5));
       return '{"facts":[{"text":"Ada prefers tea.","sources":["s0"]}]}';
     },
     ...(onForget ? { onForget } : {}),
@@ -48,15 +46,15 @@ function sessionOnFile(onForget?: (event: VersionedMemoryForgetEvent) => void): 
   return { session, asked: () => asked };
 }
 
-describe('a memory session on SQLite, across a restart', () => {
+function scenarios(backend: () => Backend) {
   it('answers the first process\'s extraction and tool call from their receipts', async () => {
-    const first = sessionOnFile();
+    const b = backend();
+    const first = await sessionOn(b);
     const extracted = await first.session.extract(request);
     const wrote = await first.session.tools({ runId: 'tea-1' }).memory_remember!.execute!({ text: 'Ada lives in Oslo.' }, call('c1'));
-    opened[0]!.close();
-    opened = [];
+    await b.restart();
 
-    const second = sessionOnFile();
+    const second = await sessionOn(b);
     expect(await second.session.extract(request)).toEqual({ receipt: extracted.receipt, replayed: true });
     expect(second.asked()).toBe(0);
     expect(await second.session.tools({ runId: 'tea-1' }).memory_remember!.execute!({ text: 'Ada lives in Oslo.' }, call('c1')))
@@ -64,23 +62,81 @@ describe('a memory session on SQLite, across a restart', () => {
     expect(await second.session.store.scopeRevision({ scope: ADA })).toBe(2);
     const [hit] = await second.session.recall({ text: 'tea' });
     expect(`${hit?.record.origin} ${hit?.record.sources[0]?.messageId}`).toBe('inferred tea-1:0');
-    // Another request under the first process's operation id is refused, on the file too.
+    // Another request under the first process's operation id is refused there too.
     await expect(second.session.extract({ ...request, messages: request.messages.slice(1) })).rejects.toMatchObject({ code: 'memory_receipt_mismatch' });
+    expect(await second.session.store.scopeRevision({ scope: ADA })).toBe(2);
   });
 
   it('forgets, after a restart, a record written before it', async () => {
-    const first = sessionOnFile();
+    const b = backend();
+    const first = await sessionOn(b);
     const { receipt } = await first.session.extract(request);
     const id = receipt.records[0]!.id;
     await first.session.revise({ id, text: 'Ada prefers green tea.' });
-    opened[0]!.close();
-    opened = [];
+    await b.restart();
 
     const events: VersionedMemoryForgetEvent[] = [];
-    const second = sessionOnFile((event) => { events.push(event); });
+    const second = await sessionOn(b, (event) => { events.push(event); });
     await second.session.forget({ id });
     expect(events.map((e) => e.records)).toEqual([[{ recordId: id, revision: 1 }, { recordId: id, revision: 2 }]]);
     expect((await second.session.store.history({ scope: ADA, id })).map((r) => r.text)).toEqual([null, null]);
     expect(await second.session.recall({ text: 'tea' })).toEqual([]);
+  });
+
+  it('two sessions extracting one request at the same time apply it once', async () => {
+    const b = backend();
+    const [one, two] = [await sessionOn(b), await sessionOn(b)];
+    const results = await Promise.all([one.session.extract(request), two.session.extract(request)]);
+    expect(results.map((r) => r.replayed).sort()).toEqual([false, true]);
+    expect(results[0]!.receipt).toEqual(results[1]!.receipt);
+    expect(await one.session.store.list({ scope: ADA })).toHaveLength(1);
+    expect(await one.session.store.scopeRevision({ scope: ADA })).toBe(1);
+  });
+}
+
+describe('a memory session on SQLite', () => {
+  let dir = '';
+  let opened: SqliteOpsStore[] = [];
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'cairn-vmem-session-'));
+    opened = [];
+  });
+  afterEach(() => {
+    for (const ops of opened) ops.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  scenarios(() => ({
+    open: async () => {
+      const ops = createSqliteOpsStore({ path: join(dir, 'memory.sqlite') });
+      opened.push(ops);
+      return createSqliteVersionedMemoryStore(ops);
+    },
+    restart: async () => {
+      for (const ops of opened) ops.close();
+      opened = [];
+    },
+  }));
+});
+
+describePostgres('a memory session on PostgreSQL', (env) => {
+  let opened: PostgresVersionedMemoryStore[] = [];
+  afterEach(async () => {
+    for (const store of opened) await store.close();
+    opened = [];
+  });
+  scenarios(() => {
+    const schema = env.newSchema();
+    return {
+      open: async () => {
+        const store = createPostgresVersionedMemoryStore({ connectionString: env.url, poolOptions: { max: 2 } }, { schema });
+        opened.push(store);
+        await store.setup();
+        return store;
+      },
+      restart: async () => {
+        for (const store of opened) await store.close();
+        opened = [];
+      },
+    };
   });
 });
