@@ -164,7 +164,7 @@ export function createMemorySession(options: MemorySessionOptions): MemorySessio
         const chat = await chats.loadChat(chatId);
         // A chat of another user, agent or chat is not this session's: it answers missing, as an absent one does.
         const index = chat && memoryScopeMatches(scope, chat.scope ?? {}) ? chat.messageIds.indexOf(messageId) : -1;
-        if (!chat || index === -1) return { status: 'missing', messageId };
+        if (!chat || index === -1 || chat.messages[index] === undefined) return { status: 'missing', messageId };
         return {
           status: 'found', messageId, chatId, index, message: JSON.parse(JSON.stringify(chat.messages[index])) as unknown,
           ...(parsed ? { runId: parsed.runId } : {}),
