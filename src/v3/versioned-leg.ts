@@ -54,6 +54,8 @@ export class VersionedMemoryLeg {
   /** Receipts the tool calls of this leg committed, by operation id (read back after each write tool returned). */
   private readonly receipts = new Map<string, VersionedMemoryReceipt>();
   readonly binding: VersionedBinding;
+  /** How many of the run's ended receipts the last save's scan read. */
+  private scanned = 0;
 
   constructor(
     readonly memory: CheckedVersionedMemory, readonly runId: string, readonly store: AgentRunStoreV3,
@@ -94,6 +96,7 @@ export class VersionedMemoryLeg {
   /** A stored record is being resumed: its intents (and the binding's input count) are the leg's from now on. */
   restore(record: AgentRunEnvelopeV3): void {
     this.intents = [...(record.memoryIntents ?? [])];
+    this.scanned = 0;
     for (const intent of this.intents) this.announced.set(intent.operationId, intent.status);
     const stored = storedVersionedBinding(record);
     if (stored?.inputCount !== undefined) this.binding.inputCount = stored.inputCount;
@@ -131,7 +134,10 @@ export class VersionedMemoryLeg {
 
   private async moveToolIntents(envelope: AgentRunEnvelope): Promise<void> {
     const lists = unbuiltReceiptsOf(envelope);
-    const receipts: readonly AgentToolReceipt[] = lists ? [...lists.ended, ...lists.open] : Object.values(envelope.receipts ?? {});
+    // Ended receipts are never edited: the ones an earlier save of this leg read are not read again.
+    const from = lists && lists.ended.length >= this.scanned ? this.scanned : 0;
+    const receipts: readonly AgentToolReceipt[] = lists ? [...lists.ended.slice(from), ...lists.open] : Object.values(envelope.receipts ?? {});
+    this.scanned = lists ? lists.ended.length : 0;
     for (const receipt of receipts) {
       if (!WRITES.has(receipt.toolName)) continue;
       const operationId = this.memory.session.operationId({ kind: 'tool', runId: this.runId, modelStep: receipt.modelStep, toolCallId: receipt.toolCallId });

@@ -59,6 +59,24 @@ describe('versionedMemory.extract', () => {
     expect(memory.applied).toEqual([OP('x')]);
   });
 
+  it('extract.maxTurns reads only the run\'s latest turns, and a reconciliation claims the same', async () => {
+    const runs = recordingStoreV3();
+    const model = createMockModel({ strict: false, responses: [{ text: 'Let me see.', toolCalls: [{ toolName: 'look', args: {}, toolCallId: 'l' }] }, { text: 'Noted: tea.' }] });
+    const memory = countingMemoryStore();
+    const session = memorySession(memory, { llm: async () => { throw new Error('down'); } });
+    await runAgent({
+      checkpointVersion: 3, session: { store: runs, runId: 'mt', scope: 's' }, model, prompt: 'I prefer tea.',
+      tools: { look: { parameters: { type: 'object' }, execute: async () => 'ok' } }, versionedMemory: { session, extract: { maxTurns: 1 } },
+    });
+    const record = (await runs.load('mt'))!;
+    // The input's user turn (0), then only the last assistant turn (3): the first turn (1) and the tool answer (2) are left out.
+    expect(record.memoryIntents![0]).toMatchObject({ status: 'planned', messageIds: ['mt:0', 'mt:3'] });
+    const working = memorySession(memory);
+    expect(await reconcileAgentRun({ checkpointVersion: 3, session: { store: runs, runId: 'mt', scope: 's' }, versionedMemory: { session: working } }))
+      .toEqual({ runId: 'mt', memoryIntents: [OP('mt')] });
+    expect((await runs.load('mt'))!.memoryIntents![0]).toMatchObject({ status: 'acknowledged', messageIds: ['mt:0', 'mt:3'] });
+  });
+
   it('a run that did not complete extracts nothing', async () => {
     const memory = countingMemoryStore();
     const runs = recordingStoreV3();

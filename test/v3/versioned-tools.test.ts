@@ -92,6 +92,42 @@ describe('versionedMemory.tools', () => {
     }
   });
 
+  it('two writes in one batch, then a revise and a retract: each intent acknowledged, each change applied once', async () => {
+    const memory = countingMemoryStore();
+    const session = memorySession(memory);
+    const runs = recordingStoreV3();
+    let turn = 0;
+    const model = createMockModel({
+      strict: false,
+      responses: [() => {
+        turn++;
+        if (turn === 1) {
+          return { toolCalls: [
+            { toolName: 'memory_remember', args: { text: 'Ada prefers tea.' }, toolCallId: 'a' },
+            { toolName: 'memory_remember', args: { text: 'Ada lives in Oslo.' }, toolCallId: 'b' },
+          ] };
+        }
+        if (turn === 2) {
+          return { toolCalls: [
+            { toolName: 'memory_revise', args: { id: 'r1', text: 'Ada prefers green tea.' }, toolCallId: 'c' },
+            { toolName: 'memory_retract', args: { id: 'r2' }, toolCallId: 'd' },
+          ] };
+        }
+        return { text: 'done' };
+      }],
+    });
+    const result = await runAgent({
+      checkpointVersion: 3, session: { store: runs, runId: 'b', scope: 's' }, model, prompt: 'hi', versionedMemory: { session, tools: true },
+    });
+    expect(result.status).toBe('completed');
+    const record = (await runs.load('b'))!;
+    expect(record.memoryIntents!.map((i) => `${i.operationId}=${i.status}`)).toEqual([
+      'b:memory:0:a=acknowledged', 'b:memory:0:b=acknowledged', 'b:memory:1:c=acknowledged', 'b:memory:1:d=acknowledged',
+    ]);
+    expect(memory.applied).toEqual(['b:memory:0:a', 'b:memory:0:b', 'b:memory:1:c', 'b:memory:1:d']);
+    expect((await session.recall({ text: 'Ada' })).map((h) => h.record.text)).toEqual(['Ada prefers green tea.']);
+  });
+
   it('refuses a tool name the run has, a session that is not one, and a resume under another memory scope', async () => {
     const runs = recordingStoreV3();
     const session = memorySession(countingMemoryStore());
