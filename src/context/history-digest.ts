@@ -7,7 +7,7 @@
  * back from a record (new objects) hashes each message once more, to the same
  * digest.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { canonicalJson } from '../agent/json.js';
 import type { ModelMessage } from '../models/types.js';
 import { messageText } from './render.js';
@@ -24,10 +24,51 @@ function messageHash(message: ModelMessage): string {
   return hash;
 }
 
+/**
+ * The last history digested that starts with a given message object: its messages (a copy of the array, ours
+ * alone), the hash state after them, and its digest. A step digests its history several times (prepareStep's
+ * cache, the package's step, the request), each time the same messages or a few more: a history that extends
+ * the kept one (the same objects in the same places) hashes only what it added.
+ */
+interface Kept {
+  messages: ModelMessage[];
+  state: Hash;
+  digest: string;
+}
+const kept = new WeakMap<object, Kept>();
+
 /** `sha256:` of the history's message hashes, in order. */
 export function historyDigest(messages: readonly ModelMessage[]): string {
-  const h = createHash('sha256');
-  for (const message of messages) h.update(messageHash(message));
+  const first = messages[0];
+  if (typeof first !== 'object' || first === null) return digestFrom(createHash('sha256'), messages, 0);
+  const known = kept.get(first);
+  let from = 0;
+  if (known && known.messages.length <= messages.length) {
+    from = known.messages.length;
+    for (let i = 1; i < from; i++) {
+      if (known.messages[i] !== messages[i]) {
+        from = 0;
+        break;
+      }
+    }
+  }
+  if (known && from > 0 && from === messages.length) return known.digest;
+  const h = from > 0 ? known!.state.copy() : createHash('sha256');
+  for (let i = from; i < messages.length; i++) h.update(messageHash(messages[i]!));
+  const state = h.copy();
+  const digest = `sha256:${h.digest('hex')}`;
+  if (known && from > 0) {
+    for (let i = from; i < messages.length; i++) known.messages.push(messages[i]!);
+    known.state = state;
+    known.digest = digest;
+  } else {
+    kept.set(first, { messages: messages.slice(), state, digest });
+  }
+  return digest;
+}
+
+function digestFrom(h: Hash, messages: readonly ModelMessage[], from: number): string {
+  for (let i = from; i < messages.length; i++) h.update(messageHash(messages[i]!));
   return `sha256:${h.digest('hex')}`;
 }
 

@@ -12,9 +12,21 @@ export function splitSteps(envelope: AgentRunEnvelopeV3): { head: AgentRunEnvelo
   const stripped = stripStoreFields(envelope);
   const context = stripped.context;
   if (context === undefined || context === null) return { head: stripped, steps: null };
-  const descriptors = Object.getOwnPropertyDescriptors(stripped) as Record<string, PropertyDescriptor>;
-  descriptors.context = { value: { ...context, steps: [] }, writable: true, enumerable: true, configurable: true };
-  return { head: Object.defineProperties({}, descriptors) as AgentRunEnvelopeV3, steps: context.steps };
+  // The same keys in the same order; a data property copied as a value, an accessor (an engine envelope's receipts,
+  // built only when read) as itself, so it stays unbuilt. Not all descriptors at once: defining every key through
+  // descriptors costs several times this.
+  const head: Record<string, unknown> = {};
+  const source = stripped as unknown as Record<string, unknown>;
+  for (const key of Object.keys(source)) {
+    if (key === 'context') {
+      head.context = { ...context, steps: [] };
+      continue;
+    }
+    const descriptor = Object.getOwnPropertyDescriptor(source, key)!;
+    if (descriptor.get !== undefined || descriptor.set !== undefined) Object.defineProperty(head, key, descriptor);
+    else head[key] = descriptor.value;
+  }
+  return { head: head as unknown as AgentRunEnvelopeV3, steps: context.steps };
 }
 
 /** What the store holds of a run's step rows: their JSON, and the objects a save last wrote them from (if known). */
