@@ -119,3 +119,27 @@ describe('contextSource', () => {
     expect(retrieval?.records).toEqual([expect.objectContaining({ id: 'm1', revision: 1, text: 'Ada prefers tea.' })]);
   });
 });
+
+describe('tools in a run', () => {
+  it('are tools a run takes as they are: the model writes and recalls through them', async () => {
+    const { runAgent, createInMemoryAgentRunStore } = await import('cairn/agent');
+    const { store, tools } = setup();
+    const result = await runAgent({
+      session: { store: createInMemoryAgentRunStore(), runId: 'run-1', scope: 'acme' },
+      prompt: 'Remember that I prefer tea.',
+      tools,
+      model: createMockModel({
+        responses: [
+          { toolCalls: [{ toolName: 'memory_remember', args: { text: 'Ada prefers tea.' }, toolCallId: 'w1' }] },
+          { toolCalls: [{ toolName: 'memory_recall', args: { query: 'tea' }, toolCallId: 'r1' }] },
+          { text: 'Noted.' },
+        ],
+      }),
+    });
+    expect(result.status).toBe('completed');
+    expect(await store.get({ scope: ADA, id: 'm1' })).toMatchObject({ text: 'Ada prefers tea.', operationId: 'run-1:memory:0:w1' });
+    const toolMessages = result.messages.filter((m) => m.role === 'tool').map((m) => JSON.stringify(m));
+    expect(toolMessages[0]).toContain('"replayed":false');
+    expect(toolMessages[1]).toContain('Ada prefers tea.');
+  });
+});
