@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { resumeAgent, runAgent, streamAgent } from 'cairn/agent';
-import { createMockModel } from 'cairn/testing';
+import { createMockModel, type MockTurn } from 'cairn/testing';
 import { countingMemoryStore, memorySession, recordingStoreV3, rememberingModel } from './versioned-helpers.js';
 
 const OP = 'v1:memory:0:c1';
@@ -99,7 +99,7 @@ describe('versionedMemory.tools', () => {
     let turn = 0;
     const model = createMockModel({
       strict: false,
-      responses: [() => {
+      responses: [(): MockTurn => {
         turn++;
         if (turn === 1) {
           return { toolCalls: [
