@@ -25,6 +25,7 @@
  *   npm run bench -- --memory-run        a tool loop on SQLite with and without memory and chat (bench/memory-run.ts)
  *   npm run bench -- --v3                a V3 step with a two-source context against today's step, and package bytes (bench/v3-run.ts)
  *   npm run bench -- --v3-store          V3 store saves and loads against the run store's, and package bytes (bench/v3-store.ts)
+ *   npm run bench -- --versioned         a V3 step with a memory tool write against an ordinary tool's, commits and time; extraction's cost (bench/versioned.ts)
  *   npm run bench -- --swarm             a 10-task DAG by runAgentGroup against the same 10 runs by runAgent (bench/swarm.ts)
  */
 import { randomBytes } from 'node:crypto';
@@ -53,6 +54,7 @@ import { measureHandoff, printHandoff } from './handoff.js';
 import { measureSubAgent, printSubAgent } from './subagent.js';
 import { measureV3Store, printV3Store } from './v3-store.js';
 import { measureV3Run, printV3Run } from './v3-run.js';
+import { measureVersioned, printVersioned } from './versioned.js';
 import { measureSwarm, printSwarm } from './swarm.js';
 import { splitEnvelope } from '../src/stores/write-plan.js';
 
@@ -382,6 +384,7 @@ const SECTIONS = {
   subagent: async () => printSubAgent(await measureSubAgent()),
   'v3-store': async () => printV3Store(await measureV3Store()),
   v3: async () => printV3Run(await measureV3Run()),
+  versioned: async () => printVersioned(await measureVersioned()),
   swarm: async () => printSwarm(await measureSwarm()),
 } as const;
 type SectionName = keyof typeof SECTIONS;
