@@ -230,10 +230,16 @@ function sqliteBackend(dir: string): Backend {
     },
     async readRows(runId) {
       const db = new Database(path);
-      const head = db.prepare<[string], Buffer>('SELECT head FROM cairn_runs WHERE run_id = ?').pluck();
-      const messages = db.prepare<[string], Buffer>('SELECT body FROM cairn_run_messages WHERE run_id = ? ORDER BY idx').pluck();
-      const receipts = db.prepare<[string], Buffer>('SELECT body FROM cairn_run_receipts WHERE run_id = ?').pluck();
-      const read = db.transaction((id: string) => [head.get(id)!, ...messages.all(id), ...receipts.all(id)]);
+      // Schema 8: the run's rows are one range of integer keys in each table (run_no * 2^32 on).
+      const head = db.prepare<[string], { run_no: number; head: Buffer }>('SELECT run_no, head FROM cairn_runs WHERE run_id = ?');
+      const messages = db.prepare<[bigint, bigint], Buffer>('SELECT body FROM cairn_run_messages WHERE row_key >= ? AND row_key < ?').pluck();
+      const receipts = db.prepare<[bigint, bigint], Buffer>('SELECT body FROM cairn_run_receipts WHERE row_key >= ? AND row_key < ?').pluck();
+      const read = db.transaction((id: string) => {
+        const row = head.get(id)!;
+        const from = BigInt(row.run_no) << 32n;
+        const to = BigInt(row.run_no + 1) << 32n;
+        return [row.head, ...messages.all(from, to), ...receipts.all(from, to)];
+      });
       const started = performance.now();
       const rows = read.deferred(runId);
       const ms = performance.now() - started;

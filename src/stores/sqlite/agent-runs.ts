@@ -16,6 +16,9 @@ import {
 import { sha256 } from '../codec.js';
 import { decodeCursor, listLimit, listPage, listStatuses, toSummary, type SummaryRow } from '../list-query.js';
 import { planSave, readIndex, readRecord, SaveMemory, type PlanIndex, type SavePlan, type StoredState } from '../write-plan.js';
+import {
+  messageKey, receiptKey, receiptStepEnd, receiptStepStart, runEnd, runStart, RUN_NUMBERS,
+} from './run-rows.js';
 
 export interface SqliteAgentRunStore extends AgentRunStore {
   list(query?: AgentRunListQuery): Promise<AgentRunListPage>;
@@ -31,6 +34,7 @@ export interface SqliteAgentRunStore extends AgentRunStore {
 const PRUNE_BATCH = 500;
 
 interface HeadRow {
+  run_no: number;
   scope: string;
   status: string;
   revision: number;
@@ -38,58 +42,25 @@ interface HeadRow {
   receipts_digest: unknown;
 }
 
+type MessageRead = { idx: number; body: unknown; revision?: number | null; run_id?: string };
+type ReceiptRead = { receipt_key: string; body: unknown; revision?: number | null; run_id?: string };
+
 /** @internal Takes or gives a better-sqlite3 handle, whose types stay out of the published declarations (a user need not install @types/better-sqlite3). */
 export function createAgentRunStore(db: Database.Database, clock: { now(): number }): SqliteAgentRunStore {
+  // Schema 8 keys a run's rows by integers (see run-rows.ts). A writer has migrated the file; a read-only open of a
+  // file an older Cairn left reads its rows by run id, as that Cairn did.
+  const keyed = (db.prepare<[], string>("SELECT name FROM pragma_table_info('cairn_run_messages')").pluck().all()).includes('row_key');
+  const reads = keyed ? keyedReads(db) : legacyReads(db);
   const statements = {
-    head: db.prepare<[string], HeadRow>(
-      'SELECT scope, status, revision, transcript_digest, receipts_digest FROM cairn_runs WHERE run_id = ?'),
-    headBytes: db.prepare<[string], unknown>('SELECT head FROM cairn_runs WHERE run_id = ?').pluck(),
-    headForLoad: db.prepare<[string], HeadRow & { head: unknown }>(
-      'SELECT scope, status, revision, transcript_digest, receipts_digest, head FROM cairn_runs WHERE run_id = ?'),
-    messages: db.prepare<[string], { idx: number; body: unknown; revision?: number | null }>(
-      'SELECT idx, body FROM cairn_run_messages WHERE run_id = ? ORDER BY idx'),
-    receipts: db.prepare<[string], { receipt_key: string; body: unknown; revision?: number | null }>(
-      'SELECT receipt_key, body FROM cairn_run_receipts WHERE run_id = ? ORDER BY receipt_key'),
-    openReceipts: db.prepare<[string, number], { receipt_key: string; body: unknown }>(
-      'SELECT receipt_key, body FROM cairn_run_receipts WHERE run_id = ? AND model_step >= ?'),
     lease: db.prepare<[string, string, number, number], { ok: number }>(
       'SELECT 1 AS ok FROM cairn_leases WHERE lease_key = ? AND owner = ? AND token = ? AND expires_at > ?'),
-    upsertHead: db.prepare(`INSERT INTO cairn_runs (run_id, scope, status, revision, binding_id, created_at, updated_at,
-    pending_approvals, pending_client_calls, transcript_length, transcript_digest, receipts_digest, head)
-  VALUES (@runId, @scope, @status, @revision, @bindingId, @createdAt, @updatedAt,
-    @pendingApprovals, @pendingClientCalls, @transcriptLength, @transcriptDigest, @receiptsDigest, @head)
-  ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, revision = excluded.revision,
-    binding_id = excluded.binding_id, created_at = excluded.created_at, updated_at = excluded.updated_at,
-    pending_approvals = excluded.pending_approvals, pending_client_calls = excluded.pending_client_calls,
-    transcript_length = excluded.transcript_length, transcript_digest = excluded.transcript_digest,
-    receipts_digest = excluded.receipts_digest, head = excluded.head`),
-    // A running run saved as running again: its status and scope are not set, so no index of the table is written
-    // (the list indexes hold runs at rest only, and the running runs' index is on their scope).
-    updateRunning: db.prepare(`UPDATE cairn_runs SET revision = @revision, binding_id = @bindingId, created_at = @createdAt,
-    updated_at = @updatedAt, pending_approvals = @pendingApprovals, pending_client_calls = @pendingClientCalls,
-    transcript_length = @transcriptLength, transcript_digest = @transcriptDigest, receipts_digest = @receiptsDigest, head = @head
-  WHERE run_id = @runId`),
-    trimMessages: db.prepare<[string, number]>('DELETE FROM cairn_run_messages WHERE run_id = ? AND idx >= ?'),
-    deleteReceipt: db.prepare<[string, string]>('DELETE FROM cairn_run_receipts WHERE run_id = ? AND receipt_key = ?'),
-    prunable: db.prepare<[number, number], string>(`SELECT run_id FROM cairn_runs
-  WHERE status <> 'running' AND status IN ('completed', 'failed', 'stopped') AND updated_at < ? LIMIT ?`).pluck(),
-    deleteMessages: db.prepare<[string]>('DELETE FROM cairn_run_messages WHERE run_id = ?'),
-    deleteReceipts: db.prepare<[string]>('DELETE FROM cairn_run_receipts WHERE run_id = ?'),
-    deleteRun: db.prepare<[string]>('DELETE FROM cairn_runs WHERE run_id = ?'),
+    prunable: db.prepare<[number, number], { run_id: string; run_no?: number }>(`SELECT ${keyed ? 'run_no, ' : ''}run_id FROM cairn_runs
+  WHERE status <> 'running' AND status IN ('completed', 'failed', 'stopped') AND updated_at < ? LIMIT ?`),
   };
 
-  /**
-   * The row writes, prepared at the first save: a file opened read-only may be of a schema before migration 5,
-   * whose rows have no revision column to write.
-   */
-  let rowWrites: { putMessage: Database.Statement<[string, number, Uint8Array, number]>; putReceipt: Database.Statement<[string, string, number, Uint8Array, number]> } | undefined;
-  const writes = () => rowWrites ??= {
-    putMessage: db.prepare<[string, number, Uint8Array, number]>(`INSERT INTO cairn_run_messages (run_id, idx, body, revision) VALUES (?, ?, ?, ?)
-  ON CONFLICT (run_id, idx) DO UPDATE SET body = excluded.body, revision = excluded.revision`),
-    putReceipt: db.prepare<[string, string, number, Uint8Array, number]>(`INSERT INTO cairn_run_receipts (run_id, receipt_key, model_step, body, revision)
-  VALUES (?, ?, ?, ?, ?)
-  ON CONFLICT (run_id, receipt_key) DO UPDATE SET model_step = excluded.model_step, body = excluded.body, revision = excluded.revision`),
-  };
+  /** The statements of a save, prepared at the first one: a file opened read-only may be of an older schema. */
+  let rowWrites: ReturnType<typeof keyedWrites> | undefined;
+  const writes = () => rowWrites ??= keyedWrites(db);
 
   let lastSaveBytes = 0;
   /** What this object's last save of each run left in its rows; running runs only. */
@@ -97,15 +68,17 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
 
   /** What the store holds of a run, read from its head and its open receipt rows. */
   function readState(runId: string, row: HeadRow): StoredState {
+    const w = writes();
     let index: PlanIndex | null = null;
     try {
-      index = readIndex(runId, bytesOf(statements.headBytes.get(runId)));
+      index = readIndex(runId, bytesOf(w.headBytes.get(runId)));
     } catch {
       // A head that does not decode: the save writes every row again.
     }
     const unsettled = new Map<string, Uint8Array>();
     if (index) {
-      for (const r of statements.openReceipts.all(runId, index.settledStep)) unsettled.set(r.receipt_key, sha256(bytesOf(r.body)));
+      const from = receiptStepStart(row.run_no, index.settledStep);
+      for (const r of w.openReceipts.all(from, runEnd(row.run_no), index.settledStep)) unsettled.set(r.receipt_key, sha256(bytesOf(r.body)));
     }
     return {
       revision: row.revision, index, unsettled,
@@ -115,8 +88,9 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
   }
 
   const saveTx = db.transaction((envelope: AgentRunEnvelope, options: AgentRunSaveOptions | undefined): SavePlan => {
+    const w = writes();
     const runId = envelope.runId;
-    const row = statements.head.get(runId);
+    const row = w.head.get(runId);
     // Checked before the revision, so a caller of another scope learns nothing about the run.
     if (row && row.scope !== envelope.scope) throw new RunIdentityError('scope_mismatch', runId);
     const storedRevision = row?.revision ?? 0;
@@ -131,8 +105,8 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
       revision: row.revision, transcriptDigest: blobOrNull(row.transcript_digest), receiptsDigest: blobOrNull(row.receipts_digest),
     }) ?? readState(runId, row));
     const plan = planSave(envelope, stored);
-    const write = row?.status === 'running' && envelope.status === 'running' ? statements.updateRunning : statements.upsertHead;
-    write.run({
+    const write = row?.status === 'running' && envelope.status === 'running' ? w.updateRunning : w.upsertHead;
+    const info = write.run({
       runId,
       scope: envelope.scope,
       status: envelope.status,
@@ -147,50 +121,56 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
       receiptsDigest: plan.next.receiptsDigest,
       head: plan.head,
     });
-    if (plan.trimMessagesFrom !== null) statements.trimMessages.run(runId, plan.trimMessagesFrom);
-    for (const message of plan.messages) writes().putMessage.run(runId, message.index, message.bytes, envelope.revision);
-    if (plan.replaceReceipts) statements.deleteReceipts.run(runId);
-    for (const key of plan.deleteReceipts) statements.deleteReceipt.run(runId, key);
-    for (const receipt of plan.receipts) writes().putReceipt.run(runId, receipt.key, receipt.modelStep, receipt.bytes, envelope.revision);
+    // A new run's number is the head's own key, taken by the insert.
+    const runNo = row ? row.run_no : Number(info.lastInsertRowid);
+    if (runNo >= RUN_NUMBERS) throw new InvalidOptionsError(`The SQLite ops store holds at most ${RUN_NUMBERS} runs over its life.`);
+    const end = runEnd(runNo);
+    if (plan.trimMessagesFrom !== null) w.trimMessages.run(messageKey(runNo, plan.trimMessagesFrom), end);
+    for (const message of plan.messages) {
+      w.putMessage.run(messageKey(runNo, message.index), runId, message.index, message.bytes, envelope.revision);
+    }
+    if (plan.replaceReceipts) w.deleteRunReceipts.run(runStart(runNo), end);
+    for (const key of plan.deleteReceipts) w.deleteReceipt.run(runStart(runNo), end, key);
+    // A receipt the store holds is among the steps not settled yet: it is rewritten where it is (in its step's keys).
+    const held = plan.replaceReceipts || !stored ? undefined : stored.unsettled;
+    const places = new Map<bigint, number>();
+    for (const receipt of plan.receipts) {
+      const from = receiptStepStart(runNo, receipt.modelStep);
+      if (held?.has(receipt.key)) {
+        const to = receiptStepEnd(runNo, receipt.modelStep);
+        if (w.updateReceipt.run(receipt.modelStep, receipt.bytes, envelope.revision, from, to, receipt.key).changes > 0) continue;
+        // Filed under another step (its model step changed): moved to this one's.
+        w.deleteReceipt.run(runStart(runNo), end, receipt.key);
+      }
+      let place = places.get(from);
+      if (place === undefined) {
+        const last = w.lastPlace.get(from, from, receiptStepEnd(runNo, receipt.modelStep));
+        place = typeof last === 'number' ? last + 1 : 0;
+      }
+      places.set(from, place + 1);
+      w.insertReceipt.run(receiptKey(runNo, receipt.modelStep, place), runId, receipt.key, receipt.modelStep, receipt.bytes, envelope.revision);
+    }
     return plan;
   });
 
-  /**
-   * The row reads with the revision that wrote each row, for `load(runId, { saves: true })`; null on a file opened
-   * read-only before migration 5, whose rows have no revision (they read as unknown).
-   */
-  let withSaves: { messages: typeof statements.messages; receipts: typeof statements.receipts } | null | undefined;
-  const rowsWithSaves = () => {
-    if (withSaves !== undefined) return withSaves;
-    try {
-      withSaves = {
-        messages: db.prepare('SELECT idx, body, revision FROM cairn_run_messages WHERE run_id = ? ORDER BY idx'),
-        receipts: db.prepare('SELECT receipt_key, body, revision FROM cairn_run_receipts WHERE run_id = ? ORDER BY receipt_key'),
-      };
-    } catch {
-      withSaves = null;
-    }
-    return withSaves;
-  };
-
   // One read transaction: the head, its transcript and its receipts are from the same commit.
   const loadTx = db.transaction((runId: string, scope: string | undefined, saves: boolean) => {
-    const head = statements.headForLoad.get(runId);
+    const head = reads.head.get(runId);
     if (!head) return undefined;
     // Refused before any of the other scope's bytes are read, let alone decoded.
     if (scope !== undefined && head.scope !== scope) throw new RunIdentityError('scope_mismatch', runId);
-    const rows = (saves ? rowsWithSaves() : null) ?? statements;
-    return { head, messages: rows.messages.all(runId), receipts: rows.receipts.all(runId) };
+    return { head, ...reads.rows(runId, head.run_no, saves) };
   });
 
   const pruneBatch = db.transaction((terminalBefore: number): number => {
-    const runIds = statements.prunable.all(terminalBefore, PRUNE_BATCH);
-    for (const runId of runIds) {
-      statements.deleteMessages.run(runId);
-      statements.deleteReceipts.run(runId);
-      statements.deleteRun.run(runId);
+    const w = writes();
+    const runs = statements.prunable.all(terminalBefore, PRUNE_BATCH);
+    for (const { run_no: runNo } of runs) {
+      w.deleteRunMessages.run(runStart(runNo!), runEnd(runNo!));
+      w.deleteRunReceipts.run(runStart(runNo!), runEnd(runNo!));
+      w.deleteRun.run(runNo!);
     }
-    return runIds.length;
+    return runs.length;
   });
 
   const listStatements = new Map<string, Database.Statement<unknown[], SummaryRow>>();
@@ -218,6 +198,10 @@ ORDER BY updated_at DESC, run_id DESC LIMIT ?`;
       const read = loadTx.deferred(runId, options?.scope, options?.saves === true);
       if (!read) return undefined;
       const { head, messages, receipts } = read;
+      // A row in the run's range filed under another run id was put there by hand: the rows are not the run's.
+      if (messages.some((m) => m.run_id !== undefined && m.run_id !== runId) || receipts.some((r) => r.run_id !== undefined && r.run_id !== runId)) {
+        throw new StoredRecordError('record_corrupt', runId, `Stored rows of run ${runId} do not match its head.`);
+      }
       const { envelope, stored } = readRecord(runId, {
         head: bytesOf(head.head),
         messages: messages.map((m) => ({ index: m.idx, bytes: bytesOf(m.body), revision: m.revision })),
@@ -293,6 +277,111 @@ ORDER BY updated_at DESC, run_id DESC LIMIT ?`;
         if (deleted < PRUNE_BATCH) return total;
       }
     },
+  };
+}
+
+/** The statements a load reads a run with, on a file of schema 8 or later: each table's rows as one range of keys. */
+function keyedReads(db: Database.Database) {
+  const range = (columns: string, table: string, order: string) =>
+    db.prepare(`SELECT ${columns} FROM ${table} WHERE row_key >= ? AND row_key < ? ORDER BY ${order}`);
+  const plain = {
+    messages: range('idx, body, run_id', 'cairn_run_messages', 'row_key') as Database.Statement<[bigint, bigint], MessageRead>,
+    receipts: range('receipt_key, body, run_id', 'cairn_run_receipts', 'receipt_key') as Database.Statement<[bigint, bigint], ReceiptRead>,
+  };
+  /** With the revision that wrote each row, for `load(runId, { saves: true })`; null when the rows have no revision column. */
+  let withSaves: typeof plain | null | undefined;
+  const rowsWithSaves = () => {
+    if (withSaves !== undefined) return withSaves;
+    try {
+      withSaves = {
+        messages: range('idx, body, run_id, revision', 'cairn_run_messages', 'row_key') as typeof plain.messages,
+        receipts: range('receipt_key, body, run_id, revision', 'cairn_run_receipts', 'receipt_key') as typeof plain.receipts,
+      };
+    } catch {
+      withSaves = null;
+    }
+    return withSaves;
+  };
+  return {
+    head: db.prepare<[string], HeadRow & { head: unknown }>(
+      'SELECT run_no, scope, status, revision, transcript_digest, receipts_digest, head FROM cairn_runs WHERE run_id = ?'),
+    rows(_runId: string, runNo: number, saves: boolean) {
+      const rows = (saves ? rowsWithSaves() : null) ?? plain;
+      const from = runStart(runNo);
+      const to = runEnd(runNo);
+      return { messages: rows.messages.all(from, to), receipts: rows.receipts.all(from, to) };
+    },
+  };
+}
+
+/** The statements a load reads a run with on a file an older Cairn left (opened read-only, so not migrated): by run id. */
+function legacyReads(db: Database.Database) {
+  const plain = {
+    messages: db.prepare<[string], MessageRead>('SELECT idx, body FROM cairn_run_messages WHERE run_id = ? ORDER BY idx'),
+    receipts: db.prepare<[string], ReceiptRead>('SELECT receipt_key, body FROM cairn_run_receipts WHERE run_id = ? ORDER BY receipt_key'),
+  };
+  // Before migration 5 the rows have no revision column: they read as unknown.
+  let withSaves: typeof plain | null | undefined;
+  const rowsWithSaves = () => {
+    if (withSaves !== undefined) return withSaves;
+    try {
+      withSaves = {
+        messages: db.prepare('SELECT idx, body, revision FROM cairn_run_messages WHERE run_id = ? ORDER BY idx'),
+        receipts: db.prepare('SELECT receipt_key, body, revision FROM cairn_run_receipts WHERE run_id = ? ORDER BY receipt_key'),
+      };
+    } catch {
+      withSaves = null;
+    }
+    return withSaves;
+  };
+  return {
+    head: db.prepare<[string], HeadRow & { head: unknown }>(
+      'SELECT 0 AS run_no, scope, status, revision, transcript_digest, receipts_digest, head FROM cairn_runs WHERE run_id = ?'),
+    rows(runId: string, _runNo: number, saves: boolean) {
+      const rows = (saves ? rowsWithSaves() : null) ?? plain;
+      return { messages: rows.messages.all(runId), receipts: rows.receipts.all(runId) };
+    },
+  };
+}
+
+/** The statements of a save and of a prune (schema 8 on). */
+function keyedWrites(db: Database.Database) {
+  return {
+    head: db.prepare<[string], HeadRow>(
+      'SELECT run_no, scope, status, revision, transcript_digest, receipts_digest FROM cairn_runs WHERE run_id = ?'),
+    headBytes: db.prepare<[string], unknown>('SELECT head FROM cairn_runs WHERE run_id = ?').pluck(),
+    openReceipts: db.prepare<[bigint, bigint, number], { receipt_key: string; body: unknown }>(
+      'SELECT receipt_key, body FROM cairn_run_receipts WHERE row_key >= ? AND row_key < ? AND model_step >= ?'),
+    upsertHead: db.prepare(`INSERT INTO cairn_runs (run_id, scope, status, revision, binding_id, created_at, updated_at,
+    pending_approvals, pending_client_calls, transcript_length, transcript_digest, receipts_digest, head)
+  VALUES (@runId, @scope, @status, @revision, @bindingId, @createdAt, @updatedAt,
+    @pendingApprovals, @pendingClientCalls, @transcriptLength, @transcriptDigest, @receiptsDigest, @head)
+  ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, revision = excluded.revision,
+    binding_id = excluded.binding_id, created_at = excluded.created_at, updated_at = excluded.updated_at,
+    pending_approvals = excluded.pending_approvals, pending_client_calls = excluded.pending_client_calls,
+    transcript_length = excluded.transcript_length, transcript_digest = excluded.transcript_digest,
+    receipts_digest = excluded.receipts_digest, head = excluded.head`),
+    // A running run saved as running again: its status and scope are not set, so no index of the table is written
+    // (the list indexes hold runs at rest only, and the running runs' index is on their scope).
+    updateRunning: db.prepare(`UPDATE cairn_runs SET revision = @revision, binding_id = @bindingId, created_at = @createdAt,
+    updated_at = @updatedAt, pending_approvals = @pendingApprovals, pending_client_calls = @pendingClientCalls,
+    transcript_length = @transcriptLength, transcript_digest = @transcriptDigest, receipts_digest = @receiptsDigest, head = @head
+  WHERE run_id = @runId`),
+    trimMessages: db.prepare<[bigint, bigint]>('DELETE FROM cairn_run_messages WHERE row_key >= ? AND row_key < ?'),
+    putMessage: db.prepare<[bigint, string, number, Uint8Array, number]>(`INSERT INTO cairn_run_messages (row_key, run_id, idx, body, revision)
+  VALUES (?, ?, ?, ?, ?) ON CONFLICT (row_key) DO UPDATE SET run_id = excluded.run_id, idx = excluded.idx, body = excluded.body,
+    revision = excluded.revision`),
+    deleteRunMessages: db.prepare<[bigint, bigint]>('DELETE FROM cairn_run_messages WHERE row_key >= ? AND row_key < ?'),
+    deleteRunReceipts: db.prepare<[bigint, bigint]>('DELETE FROM cairn_run_receipts WHERE row_key >= ? AND row_key < ?'),
+    deleteReceipt: db.prepare<[bigint, bigint, string]>('DELETE FROM cairn_run_receipts WHERE row_key >= ? AND row_key < ? AND receipt_key = ?'),
+    updateReceipt: db.prepare<[number, Uint8Array, number, bigint, bigint, string]>(`UPDATE cairn_run_receipts
+  SET model_step = ?, body = ?, revision = ? WHERE row_key >= ? AND row_key < ? AND receipt_key = ?`),
+    /** The last place taken among one step's receipts (null: none). */
+    lastPlace: db.prepare<[bigint, bigint, bigint], number | null>(
+      'SELECT MAX(row_key) - ? FROM cairn_run_receipts WHERE row_key >= ? AND row_key < ?').pluck(),
+    insertReceipt: db.prepare<[bigint, string, string, number, Uint8Array, number]>(`INSERT INTO cairn_run_receipts
+  (row_key, run_id, receipt_key, model_step, body, revision) VALUES (?, ?, ?, ?, ?, ?)`),
+    deleteRun: db.prepare<[number]>('DELETE FROM cairn_runs WHERE run_no = ?'),
   };
 }
 

@@ -166,6 +166,67 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   UNIQUE (session_id, turn_id)
 )`,
   ],
+  // 8: a run's transcript and receipt rows are keyed by one integer, so each table is one b-tree and an insert
+  // writes no second index (see run-rows.ts). Every run gets a number that is never reused (run_no); its rows'
+  // keys are run_no * 2^32 plus the message's index, or plus the receipt's model step * 2^12 and its place
+  // among that step's receipts. The rows keep run_id, idx and receipt_key as plain columns. The three tables
+  // are rebuilt and their rows copied, children first (dropping cairn_runs first would cascade).
+  [
+    `CREATE TABLE cairn_runs_v8 (
+  run_no               INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id               TEXT    NOT NULL UNIQUE,
+  scope                TEXT    NOT NULL,
+  status               TEXT    NOT NULL,
+  revision             INTEGER NOT NULL,
+  binding_id           TEXT,
+  created_at           INTEGER NOT NULL,
+  updated_at           INTEGER NOT NULL,
+  pending_approvals    INTEGER NOT NULL,
+  pending_client_calls INTEGER NOT NULL,
+  transcript_length    INTEGER NOT NULL,
+  transcript_digest    BLOB    NOT NULL,
+  receipts_digest      BLOB    NOT NULL,
+  head                 BLOB    NOT NULL
+)`,
+    `INSERT INTO cairn_runs_v8 (run_id, scope, status, revision, binding_id, created_at, updated_at, pending_approvals,
+  pending_client_calls, transcript_length, transcript_digest, receipts_digest, head)
+SELECT run_id, scope, status, revision, binding_id, created_at, updated_at, pending_approvals,
+  pending_client_calls, transcript_length, transcript_digest, receipts_digest, head FROM cairn_runs ORDER BY rowid`,
+    `CREATE TABLE cairn_run_messages_v8 (
+  row_key  INTEGER PRIMARY KEY,
+  run_id   TEXT    NOT NULL,
+  idx      INTEGER NOT NULL,
+  body     BLOB    NOT NULL,
+  revision INTEGER
+)`,
+    `INSERT INTO cairn_run_messages_v8 (row_key, run_id, idx, body, revision)
+SELECT r.run_no * 4294967296 + m.idx, m.run_id, m.idx, m.body, m.revision
+FROM cairn_run_messages m JOIN cairn_runs_v8 r ON r.run_id = m.run_id`,
+    `CREATE TABLE cairn_run_receipts_v8 (
+  row_key     INTEGER PRIMARY KEY,
+  run_id      TEXT    NOT NULL,
+  receipt_key TEXT    NOT NULL,
+  model_step  INTEGER NOT NULL,
+  body        BLOB    NOT NULL,
+  revision    INTEGER
+)`,
+    `INSERT INTO cairn_run_receipts_v8 (row_key, run_id, receipt_key, model_step, body, revision)
+SELECT run_no * 4294967296 + step_bucket * 4096 + place, run_id, receipt_key, model_step, body, revision FROM (
+  SELECT r.run_no, c.run_id, c.receipt_key, c.model_step, c.body, c.revision,
+    MIN(MAX(CAST(c.model_step AS INTEGER), 0), 1048575) AS step_bucket,
+    ROW_NUMBER() OVER (PARTITION BY c.run_id, MIN(MAX(CAST(c.model_step AS INTEGER), 0), 1048575) ORDER BY c.receipt_key) - 1 AS place
+  FROM cairn_run_receipts c JOIN cairn_runs_v8 r ON r.run_id = c.run_id)`,
+    'DROP TABLE cairn_run_messages',
+    'DROP TABLE cairn_run_receipts',
+    'DROP TABLE cairn_runs',
+    'ALTER TABLE cairn_runs_v8 RENAME TO cairn_runs',
+    'ALTER TABLE cairn_run_messages_v8 RENAME TO cairn_run_messages',
+    'ALTER TABLE cairn_run_receipts_v8 RENAME TO cairn_run_receipts',
+    "CREATE INDEX cairn_runs_at_rest_by_update ON cairn_runs (updated_at DESC, run_id DESC) WHERE status <> 'running'",
+    "CREATE INDEX cairn_runs_at_rest_by_status ON cairn_runs (status, updated_at) WHERE status <> 'running'",
+    "CREATE INDEX cairn_runs_at_rest_by_scope ON cairn_runs (scope, updated_at DESC, run_id DESC) WHERE status <> 'running'",
+    "CREATE INDEX cairn_runs_running ON cairn_runs (scope) WHERE status = 'running'",
+  ],
 ];
 
 /** The schema version this code writes: the number of migrations it knows. */

@@ -1,0 +1,60 @@
+/**
+ * Where a run's transcript and receipt rows sit in the SQLite ops store
+ * (schema 8 on): each table is keyed by one integer, so an insert writes one
+ * b-tree and no index beside it. A run's number (`cairn_runs.run_no`, never
+ * reused) times 2^32 is the start of its range:
+ *
+ *   - a transcript row: the start plus the message's index;
+ *   - a receipt row: the start plus its model step (clamped to 0 ... 2^20 - 1)
+ *     times 2^12, plus its place among that step's receipts (at most 4,096).
+ *
+ * So a load reads each table as one range, and a save finds the receipts of
+ * the steps not settled yet (the only ones it may change) from the settled
+ * step's place on. Keys are BigInts: they pass 2^53.
+ */
+import { InvalidOptionsError } from '../../errors/index.js';
+
+const RUN_SHIFT = 32n;
+const STEP_SHIFT = 12n;
+/** Receipts one model step holds at most. */
+export const RECEIPTS_PER_STEP = 1 << Number(STEP_SHIFT);
+const LAST_STEP_BUCKET = (1 << (Number(RUN_SHIFT) - Number(STEP_SHIFT))) - 1;
+/** Run numbers stay below this, so every key fits SQLite's signed 64-bit integer. */
+export const RUN_NUMBERS = 2 ** 31 - 1;
+
+/** The first key of run `runNo`'s range; the range ends where the next run's starts. */
+export function runStart(runNo: number): bigint {
+  return BigInt(runNo) << RUN_SHIFT;
+}
+
+export function runEnd(runNo: number): bigint {
+  return BigInt(runNo + 1) << RUN_SHIFT;
+}
+
+export function messageKey(runNo: number, index: number): bigint {
+  return runStart(runNo) + BigInt(index);
+}
+
+/** The step a receipt's key is filed under: its model step, clamped (NaN and below 0 to 0, past the last to the last). */
+function stepBucket(modelStep: number): number {
+  if (!(modelStep > 0)) return 0;
+  return Math.min(Math.floor(modelStep), LAST_STEP_BUCKET);
+}
+
+/** The first key of the receipts of model step `modelStep` (and of every later step's, which follow it). */
+export function receiptStepStart(runNo: number, modelStep: number): bigint {
+  return runStart(runNo) + (BigInt(stepBucket(modelStep)) << STEP_SHIFT);
+}
+
+/** The key of a receipt at `place` among its step's receipts; refuses a step that already holds as many as it may. */
+export function receiptKey(runNo: number, modelStep: number, place: number): bigint {
+  if (place >= RECEIPTS_PER_STEP) {
+    throw new InvalidOptionsError(`The SQLite ops store keeps at most ${RECEIPTS_PER_STEP} receipts a model step.`, 'invalid_envelope');
+  }
+  return receiptStepStart(runNo, modelStep) + BigInt(place);
+}
+
+/** The receipt keys of one step: from {@link receiptStepStart}, {@link RECEIPTS_PER_STEP} of them. */
+export function receiptStepEnd(runNo: number, modelStep: number): bigint {
+  return receiptStepStart(runNo, modelStep) + BigInt(RECEIPTS_PER_STEP);
+}
