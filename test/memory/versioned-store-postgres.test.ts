@@ -108,6 +108,13 @@ describePostgres('the PostgreSQL versioned memory store', (env) => {
     await store.close();
   });
 
+  it('refuse options of the wrong kind when made, before connecting', () => {
+    const invalid = expect.objectContaining({ code: 'invalid_options' });
+    expect(() => createPostgresVersionedMemoryStore({ connectionString: env.url }, null as never)).toThrow(invalid);
+    expect(() => createPostgresVersionedMemoryStore({ connectionString: env.url }, { schema: 'no-dashes' })).toThrow(invalid);
+    expect(() => createPostgresVersionedMemoryStore({} as never)).toThrow(invalid);
+  });
+
   it('say that setup() was not run on a schema without the tables', async () => {
     const store = await open(env.newSchema(), false);
     try {

@@ -170,6 +170,15 @@ describe('the SQLite versioned memory tables', () => {
     again.close();
   });
 
+  it('refuse options of the wrong kind and an ops store not made by createSqliteOpsStore', () => {
+    const ops = createSqliteOpsStore({ path });
+    const invalid = expect.objectContaining({ code: 'invalid_options' });
+    expect(() => createSqliteVersionedMemoryStore(ops, null as never)).toThrow(invalid);
+    expect(() => createSqliteVersionedMemoryStore(ops, { checkpointAfterForget: 'yes' as never })).toThrow(invalid);
+    expect(() => createSqliteVersionedMemoryStore({} as never)).toThrow(invalid);
+    ops.close();
+  });
+
   it('opened read-only: read what is stored, refuse writes; a file without the tables reads as empty', async () => {
     const plain = createSqliteOpsStore({ path });
     plain.close();

@@ -9,6 +9,7 @@
  * receipt and answers it, replayed). A forget takes the same lock.
  */
 import type { PoolClient } from 'pg';
+import { InvalidOptionsError } from '../../errors/index.js';
 import { Db, quoteSchema, type PostgresConnection } from '../../stores/postgres/sql.js';
 import {
   checkCommit, checkForget, checkIdRead, checkList, checkReceiptRead, checkScopeOf, checkSearch, copyReceipt,
@@ -49,6 +50,7 @@ export function createPostgresVersionedMemoryStore(
   connection: PostgresConnection,
   options: PostgresVersionedMemoryStoreOptions = {},
 ): PostgresVersionedMemoryStore {
+  if (options === null || typeof options !== 'object') throw new InvalidOptionsError('createPostgresVersionedMemoryStore: options must be an object.');
   const schema = options.schema ?? 'public';
   const q = quoteSchema(schema);
   const db = Db.open(connection, schema);
