@@ -9,7 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createInMemoryAgentRunStoreV3, reconcileAgentRun, runAgent, type AgentRunStoreV3 } from 'cairn/agent';
+import {
+  agentRunLeaseKey, createInMemoryAgentRunStoreV3, createInMemoryLeaseProvider, reconcileAgentRun, runAgent, type AgentRunStoreV3, type LeaseProvider,
+} from 'cairn/agent';
 import { createPostgresAgentRunStoreV3, type PostgresAgentRunStoreV3 } from 'cairn/ops/postgres';
 import { createSqliteAgentRunStoreV3, createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createMockModel } from 'cairn/testing';
@@ -19,7 +21,7 @@ import { countingMemoryStore, memorySession, recordingStoreV3, rememberingModel 
 const answer = () => createMockModel({ responses: [{ text: 'Noted: tea.' }] });
 
 /** A completed run whose acknowledgment save failed (the memory commit landed): its intent is stored `planned`. */
-async function lostAcknowledgment(inner: AgentRunStoreV3, runId: string) {
+async function lostAcknowledgment(inner: AgentRunStoreV3, runId: string, lease?: { provider: LeaseProvider }) {
   const probe = recordingStoreV3();
   await runAgent({ checkpointVersion: 3, session: { store: probe, runId, scope: 's' }, model: answer(), prompt: 'I prefer tea.', versionedMemory: { session: memorySession(countingMemoryStore()), extract: true } });
   const memory = countingMemoryStore();
@@ -27,8 +29,11 @@ async function lostAcknowledgment(inner: AgentRunStoreV3, runId: string) {
   const runs = recordingStoreV3(inner);
   runs.failSave(probe.saves.length);
   const sessionOf = { store: runs, runId, scope: 's' };
-  const result = await runAgent({ checkpointVersion: 3, session: sessionOf, model: answer(), prompt: 'I prefer tea.', versionedMemory: { session, extract: true } });
+  const result = await runAgent({
+    checkpointVersion: 3, session: sessionOf, model: answer(), prompt: 'I prefer tea.', versionedMemory: { session, extract: true }, ...(lease ? { lease } : {}),
+  });
   expect(result.status).toBe('completed');
+  expect((await runs.load(runId))!.memoryIntents!.map((i) => i.status)).toEqual(['planned']);
   return { memory, session, runs, sessionOf };
 }
 
@@ -109,6 +114,46 @@ describePostgres('reconcileAgentRun with versionedMemory on PostgreSQL', (env) =
     expect((await runs.load('pg1'))!.memoryIntents!.map((i) => i.status)).toEqual(['acknowledged']);
     expect(memory.calls).toBe(1);
     expect((await session.recall({ text: 'tea' }))[0]!.record.sources).toEqual([{ messageId: 'pg1:0' }]);
+  });
+});
+
+describe('under a lease', () => {
+  it('a run and its reconciliation under a lease: the lease is given back, and a held one refuses the reconciliation', async () => {
+    const leases = createInMemoryLeaseProvider();
+    const inner = createInMemoryAgentRunStoreV3({ leases });
+    const { memory, session, runs, sessionOf } = await lostAcknowledgment(inner, 'ls', { provider: leases });
+    expect(await leases.inspect(agentRunLeaseKey(sessionOf))).toBeNull();
+    expect(await reconcileAgentRun({ checkpointVersion: 3, session: sessionOf, versionedMemory: { session }, lease: { provider: leases } }))
+      .toEqual({ runId: 'ls', memoryIntents: ['ls:memory:extract'] });
+    expect((await runs.load('ls'))!.memoryIntents![0]!.status).toBe('acknowledged');
+    expect(memory.calls).toBe(1);
+    // Held by another executor: refused before anything is read.
+    const held = await leases.acquire(agentRunLeaseKey(sessionOf), 'other', 60_000);
+    expect(held).not.toBeNull();
+    await expect(reconcileAgentRun({ checkpointVersion: 3, session: sessionOf, versionedMemory: { session }, lease: { provider: leases } }))
+      .rejects.toMatchObject({ code: 'lease_held' });
+  });
+
+  it('the extraction\'s saves carry the run\'s lease: taken by another owner during the extraction, the acknowledgment is refused', async () => {
+    const leases = createInMemoryLeaseProvider();
+    const runs = createInMemoryAgentRunStoreV3({ leases });
+    const key = agentRunLeaseKey({ runId: 'lt', scope: 's' });
+    const memory = countingMemoryStore();
+    const session = memorySession(memory, {
+      llm: async () => {
+        // Another executor takes the run while the memory LLM answers.
+        await leases.release((await leases.inspect(key))!);
+        await leases.acquire(key, 'thief', 60_000);
+        return '{"facts":[{"text":"Ada prefers tea.","sources":["s0"]}]}';
+      },
+    });
+    const result = await runAgent({
+      checkpointVersion: 3, session: { store: runs, runId: 'lt', scope: 's' }, model: answer(), prompt: 'I prefer tea.',
+      versionedMemory: { session, extract: true }, lease: { provider: leases },
+    });
+    expect(result.status).toBe('completed');
+    expect(memory.applied).toEqual(['lt:memory:extract']);
+    expect((await runs.load('lt'))!.memoryIntents!.map((i) => i.status)).toEqual(['planned']);
   });
 });
 
