@@ -3,12 +3,14 @@
  * objects, each with its own pool, racing on one schema), and what is
  * PostgreSQL's own: a commit that fails midway leaves nothing, a forgotten
  * text is in no row of any table of the schema, the tables' own version, a
- * schema without setup(). Fails on CI when PostgreSQL is unreachable.
+ * schema without setup(), and the differential property of
+ * versioned-store-model.ts. Fails on CI when PostgreSQL is unreachable.
  */
 import { expect, it, describe } from 'vitest';
 import { createPostgresVersionedMemoryStore, type PostgresVersionedMemoryStore } from 'cairn/memory/versioned/postgres';
 import { defineVersionedMemoryStoreConformance } from 'cairn/testing';
 import { describePostgres } from '../stores/pg-env.js';
+import { checkAgainstInMemory } from './versioned-store-model.js';
 
 const digest = `sha256:${'b'.repeat(64)}`;
 const ada = { userId: 'ada' };
@@ -97,6 +99,20 @@ describePostgres('the PostgreSQL versioned memory store', (env) => {
       await store.close();
     }
   });
+
+  it('answer random commits and forgets as the in-memory store does (fast-check; FC_SEED replays)', async () => {
+    const schema = env.newSchema();
+    const store = await open(schema);
+    try {
+      await checkAgainstInMemory('versioned memory store model (postgres)', 25, async () => {
+        await env.sql(`TRUNCATE "${schema}".cairn_memory_v_scopes, "${schema}".cairn_memory_v_records, "${schema}".cairn_memory_v_revisions,
+  "${schema}".cairn_memory_v_receipts, "${schema}".cairn_memory_v_forgotten`);
+        return store;
+      }, async () => undefined);
+    } finally {
+      await store.close();
+    }
+  }, 180_000);
 
   it('keep their own version table; a newer version is refused and nothing is changed', async () => {
     const schema = env.newSchema();
