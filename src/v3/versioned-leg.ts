@@ -84,7 +84,8 @@ export class VersionedMemoryLeg {
         execute: async (args: unknown, ctx: Parameters<NonNullable<AgentTool['execute']>>[1]) => {
           const answer = await (execute as (a: unknown, c: unknown) => Promise<unknown>)(args, ctx);
           const operationId = session.operationId({ kind: 'tool', runId: this.runId, modelStep: ctx.modelStep, toolCallId: ctx.toolCallId });
-          const receipt = await session.receipt(operationId);
+          // Best effort: the write is done; without its receipt here, the save that records the call reads it back.
+          const receipt = await session.receipt(operationId).catch(() => undefined);
           if (receipt) this.receipts.set(operationId, receipt);
           return answer;
         },
@@ -137,17 +138,26 @@ export class VersionedMemoryLeg {
     // Ended receipts are never edited: the ones an earlier save of this leg read are not read again.
     const from = lists && lists.ended.length >= this.scanned ? this.scanned : 0;
     const receipts: readonly AgentToolReceipt[] = lists ? [...lists.ended.slice(from), ...lists.open] : Object.values(envelope.receipts ?? {});
-    this.scanned = lists ? lists.ended.length : 0;
-    for (const receipt of receipts) {
+    let scanned = lists ? lists.ended.length : 0;
+    for (const [k, receipt] of receipts.entries()) {
       if (!WRITES.has(receipt.toolName)) continue;
       const operationId = this.memory.session.operationId({ kind: 'tool', runId: this.runId, modelStep: receipt.modelStep, toolCallId: receipt.toolCallId });
       const stored = this.find(operationId);
       if (stored && isSettled(stored)) continue;
-      const events = await this.eventsFor(receipt, operationId, stored);
+      let events: VersionedIntentEvent[] | null;
+      try {
+        events = await this.eventsFor(receipt, operationId, stored);
+      } catch {
+        // The memory store could not say (its receipt read failed): the intent stays where it is, the next save asks again.
+        if (lists && from + k < scanned) scanned = Math.min(scanned, from + k);
+        continue;
+      }
       if (events === null) continue;
       this.put(moveToolIntent(operationId, stored, events));
     }
+    this.scanned = scanned;
   }
+
 
   /** The chart events that bring a tool intent to where its receipt is; null when the call has no intent. */
   private async eventsFor(receipt: AgentToolReceipt, operationId: string, stored: AgentRunMemoryIntent | null): Promise<VersionedIntentEvent[] | null> {

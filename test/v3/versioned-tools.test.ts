@@ -66,6 +66,29 @@ describe('versionedMemory.tools', () => {
     expect(memory.applied).toEqual([]);
   });
 
+  it('a receipt the memory store cannot read back yet: the intent waits for a later save, the call still answers', async () => {
+    const memory = countingMemoryStore();
+    const read = memory.receipt;
+    let failing = 2;
+    memory.receipt = async (input) => {
+      if (failing > 0) {
+        failing--;
+        throw new Error('memory store busy');
+      }
+      return read(input);
+    };
+    const runs = recordingStoreV3();
+    const result = await runAgent({
+      checkpointVersion: 3, session: { store: runs, runId: 'rb', scope: 's' }, model: rememberingModel(), prompt: 'hi',
+      versionedMemory: { session: memorySession(memory), tools: true },
+    });
+    expect(result.status).toBe('completed');
+    const completed = runs.saves.filter((s) => s.receipts[0] === 'memory_remember:completed');
+    expect(completed[0]!.intents).toEqual(['rb:memory:0:c1=intended']);
+    expect((await runs.load('rb'))!.memoryIntents!.map((i) => i.status)).toEqual(['acknowledged']);
+    expect(memory.applied).toEqual(['rb:memory:0:c1']);
+  });
+
   it('a crash at any save, then a resume: the write is applied once and its intent acknowledged', async () => {
     const probe = recordingStoreV3();
     await runAgent({
