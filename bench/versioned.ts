@@ -24,11 +24,11 @@ import pg from 'pg';
 import { runAgent, type AgentRunStoreV3, type AgentTool } from 'cairn/agent';
 import type { LanguageModel, ModelRequest, ModelResponse } from 'cairn/models';
 import { createMemorySession, type VersionedMemoryStore } from 'cairn/memory/versioned';
+import { createPostgresVersionedMemoryStore } from 'cairn/memory/versioned/postgres';
 import { createSqliteVersionedMemoryStore } from 'cairn/memory/versioned/sqlite';
 import { createPostgresAgentRunStoreV3 } from 'cairn/ops/postgres';
 import { createSqliteAgentRunStoreV3, createSqliteOpsStore } from 'cairn/ops/sqlite';
 
-const POSTGRES_MEMORY: string = 'cairn/memory/versioned/postgres';
 const STEPS = 10;
 const ROUNDS = Number(process.env.CAIRN_BENCH_VERSIONED_ROUNDS ?? 15);
 const WARMUP = 3;
@@ -69,16 +69,17 @@ function countingRuns(store: AgentRunStoreV3, counter: { saves: number }): Agent
   });
 }
 
-/** Counts the commits of a memory store. */
-function countingMemory(store: VersionedMemoryStore, counter: { commits: number }): VersionedMemoryStore {
+/** Counts the commits of a memory store, and its other calls (reads). */
+function countingMemory(store: VersionedMemoryStore, counter: { commits: number; reads: number }): VersionedMemoryStore {
   return new Proxy(store, {
     get(target, key, receiver) {
-      if (key === 'commit') return (...args: Parameters<VersionedMemoryStore['commit']>) => {
-        counter.commits++;
-        return target.commit(...args);
-      };
       const value = Reflect.get(target, key, receiver) as unknown;
-      return typeof value === 'function' ? value.bind(target) : value;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (key === 'commit') counter.commits++;
+        else counter.reads++;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
     },
   });
 }
@@ -90,11 +91,11 @@ interface Backend {
 }
 
 type Kind = 'ordinary' | 'memory' | 'plain' | 'extract';
-interface Sample { ms: number; saves: number; commits: number }
+interface Sample { ms: number; saves: number; commits: number; reads: number }
 
 let ids = 0;
 async function once(backend: Backend, kind: Kind): Promise<Sample> {
-  const counter = { saves: 0, commits: 0 };
+  const counter = { saves: 0, commits: 0, reads: 0 };
   const runs = countingRuns(backend.runs, counter);
   const runId = `vb-${kind}-${ids++}`;
   const session = createMemorySession({
@@ -126,9 +127,9 @@ export interface VersionedRow {
   backend: string;
   /** Per tool step (the loop's saves and time divided by STEPS; the answer step is in both). */
   ordinary: { msPerStep: number; savesPerStep: number; saves: number };
-  memory: { msPerStep: number; savesPerStep: number; saves: number; commits: number };
-  plain: { ms: number; saves: number; commits: number };
-  extract: { ms: number; saves: number; commits: number };
+  memory: { msPerStep: number; savesPerStep: number; saves: number; commits: number; reads: number };
+  plain: { ms: number; saves: number; commits: number; reads: number };
+  extract: { ms: number; saves: number; commits: number; reads: number };
 }
 
 export interface VersionedFigures {
@@ -150,7 +151,7 @@ async function measureBackend(backend: Backend): Promise<VersionedRow> {
   }
   const of = (kind: Kind) => {
     const s = samples.get(kind)!;
-    return { ms: median(s.map((x) => x.ms)), saves: median(s.map((x) => x.saves)), commits: median(s.map((x) => x.commits)) };
+    return { ms: median(s.map((x) => x.ms)), saves: median(s.map((x) => x.saves)), commits: median(s.map((x) => x.commits)), reads: median(s.map((x) => x.reads)) };
   };
   const ordinary = of('ordinary');
   const memory = of('memory');
@@ -159,7 +160,7 @@ async function measureBackend(backend: Backend): Promise<VersionedRow> {
   return {
     backend: backend.name,
     ordinary: { msPerStep: ordinary.ms / STEPS, savesPerStep: (ordinary.saves - base.saves) / STEPS, saves: ordinary.saves },
-    memory: { msPerStep: memory.ms / STEPS, savesPerStep: (memory.saves - base.saves) / STEPS, saves: memory.saves, commits: memory.commits },
+    memory: { msPerStep: memory.ms / STEPS, savesPerStep: (memory.saves - base.saves) / STEPS, saves: memory.saves, commits: memory.commits, reads: memory.reads },
     plain: base,
     extract: of('extract'),
   };
@@ -188,7 +189,6 @@ export async function measureVersioned(): Promise<VersionedFigures> {
     await admin.connect();
     const runs = createPostgresAgentRunStoreV3({ connectionString: url }, { schema });
     await runs.setup();
-    const { createPostgresVersionedMemoryStore } = await import(POSTGRES_MEMORY) as { createPostgresVersionedMemoryStore: (c: object, o: object) => VersionedMemoryStore & { setup(): Promise<void>; close(): Promise<void> } };
     const memory = createPostgresVersionedMemoryStore({ connectionString: url }, { schema });
     await memory.setup();
     try {
@@ -209,18 +209,18 @@ export async function measureVersioned(): Promise<VersionedFigures> {
 export function printVersioned(f: VersionedFigures): void {
   console.log(`\nA V3 tool step whose tool is memory_remember against the same step with an ordinary idempotent tool: a ${f.steps}-step loop, medians of ${f.rounds} alternating rounds`);
   console.log('(target: a memory tool write adds no commit to the run beyond the tool receipt\'s own saves)\n');
-  console.log('| store | run-store saves / step, ordinary tool | memory tool | memory commits / step | target | ms / step, ordinary | memory | ratio |');
-  console.log('| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: |');
+  console.log('| store | run-store saves / step, ordinary tool | memory tool | memory commits / step | memory reads / step | target | ms / step, ordinary | memory | ratio |');
+  console.log('| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |');
   for (const r of f.rows) {
     const met = r.memory.savesPerStep <= r.ordinary.savesPerStep ? 'met' : 'not met';
-    console.log(`| ${r.backend} | ${r.ordinary.savesPerStep.toFixed(2)} | ${r.memory.savesPerStep.toFixed(2)} | ${(r.memory.commits / f.steps).toFixed(2)} | ${met} | ` +
+    console.log(`| ${r.backend} | ${r.ordinary.savesPerStep.toFixed(2)} | ${r.memory.savesPerStep.toFixed(2)} | ${(r.memory.commits / f.steps).toFixed(2)} | ${(r.memory.reads / f.steps).toFixed(2)} | ${met} | ` +
       `${r.ordinary.msPerStep.toFixed(3)} | ${r.memory.msPerStep.toFixed(3)} | ${(r.memory.msPerStep / r.ordinary.msPerStep).toFixed(2)}x |`);
   }
   console.log('\nThe extraction: a one-turn run with extract: true against the same run without it\n');
-  console.log('| store | run-store saves, without | with extract | memory commits | ms / run, without | with extract | added ms |');
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  console.log('| store | run-store saves, without | with extract | memory commits | memory reads | ms / run, without | with extract | added ms |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of f.rows) {
-    console.log(`| ${r.backend} | ${r.plain.saves} | ${r.extract.saves} | ${r.extract.commits} | ${r.plain.ms.toFixed(3)} | ${r.extract.ms.toFixed(3)} | ${(r.extract.ms - r.plain.ms).toFixed(3)} |`);
+    console.log(`| ${r.backend} | ${r.plain.saves} | ${r.extract.saves} | ${r.extract.commits} | ${r.extract.reads} | ${r.plain.ms.toFixed(3)} | ${r.extract.ms.toFixed(3)} | ${(r.extract.ms - r.plain.ms).toFixed(3)} |`);
   }
   for (const s of f.skipped) console.log(`(skipped ${s})`);
 }
