@@ -69,6 +69,9 @@ export async function rewriteRunsPg(
   const runIds = (await client.query<{ run_id: string }>(`SELECT DISTINCT run_id FROM ${t.refs} WHERE digest = ANY($1::text[]) ORDER BY run_id`,
     [[...gone.keys()]])).rows.map((r) => r.run_id);
   for (const runId of runIds) {
+    // The run's row locked first: a one-statement save (which takes no blob lock) waits for the rewrite, then finds its
+    // compare-and-swap on the row's digests fails when the rewrite changed them.
+    await client.query(`SELECT 1 FROM ${t.runs} WHERE run_id = $1 FOR UPDATE`, [runId]);
     const loaded = await readRunPg(client, t, runId, { saves: true }, memories.memory);
     memories.memory.keep(runId, 'stopped', undefined);
     memories.refMemory.forget(runId);
@@ -105,7 +108,9 @@ export async function forSavePg(
   client: PoolClient, t: PgV3Tables, envelope: AgentRunEnvelopeV3, digests: readonly string[], incoming: readonly CheckedBlob[], check: boolean,
 ): Promise<{ envelope: AgentRunEnvelopeV3; rewrote: boolean }> {
   const carried = incoming.filter((b) => b.records.length > 0);
-  const candidates = check ? digests : carried.map((b) => b.digest);
+  // A package that holds no memory record is never redacted: only the others are looked up.
+  const plain = new Set(incoming.filter((b) => b.records.length === 0).map((b) => b.digest));
+  const candidates = check ? digests.filter((d) => !plain.has(d)) : carried.map((b) => b.digest);
   if (candidates.length === 0) return { envelope, rewrote: false };
   const rows = (await client.query<{ digest: string; ids: string[] }>(`SELECT b.digest, array_remove(array_agg(f.record_id), NULL) AS ids
   FROM ${t.blobs} b LEFT JOIN ${t.records} br ON br.digest = b.digest

@@ -83,7 +83,9 @@ export function sqliteForget(db: Database.Database, loadRun: (runId: string) => 
 
     forSave(envelope, digests, incoming, check) {
       const carried = incoming.filter((b) => b.records.length > 0);
-      const candidates = check ? digests : carried.map((b) => b.digest);
+      // A package that holds no memory record is never redacted: only the others are looked up.
+      const plain = new Set(incoming.filter((b) => b.records.length === 0).map((b) => b.digest));
+      const candidates = check ? digests.filter((d) => !plain.has(d)) : carried.map((b) => b.digest);
       if (candidates.length === 0) return { envelope, rewrote: false };
       const redacted = new Map<string, RedactedPackage>();
       for (const digest of s.redactedAmong.all(JSON.stringify(candidates))) {
