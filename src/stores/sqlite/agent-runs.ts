@@ -17,7 +17,7 @@ import { sha256 } from '../codec.js';
 import { decodeCursor, listLimit, listPage, listStatuses, toSummary, type SummaryRow } from '../list-query.js';
 import { planSave, readIndex, readRecord, SaveMemory, type PlanIndex, type SavePlan, type StoredState } from '../write-plan.js';
 import {
-  messageKey, receiptKey, receiptStepEnd, receiptStepStart, runEnd, runStart, RUN_NUMBERS,
+  headPad, messageKey, receiptKey, receiptStepEnd, receiptStepStart, runEnd, runStart, RUN_NUMBERS,
 } from './run-rows.js';
 
 export interface SqliteAgentRunStore extends AgentRunStore {
@@ -120,6 +120,7 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
       transcriptDigest: plan.next.transcriptDigest,
       receiptsDigest: plan.next.receiptsDigest,
       head: plan.head,
+      pad: headPad(plan.head.length),
     });
     // A new run's number is the head's own key, taken by the insert.
     const runNo = row ? row.run_no : Number(info.lastInsertRowid);
@@ -353,19 +354,20 @@ function keyedWrites(db: Database.Database) {
     openReceipts: db.prepare<[bigint, bigint, number], { receipt_key: string; body: unknown }>(
       'SELECT receipt_key, body FROM cairn_run_receipts WHERE row_key >= ? AND row_key < ? AND model_step >= ?'),
     upsertHead: db.prepare(`INSERT INTO cairn_runs (run_id, scope, status, revision, binding_id, created_at, updated_at,
-    pending_approvals, pending_client_calls, transcript_length, transcript_digest, receipts_digest, head)
+    pending_approvals, pending_client_calls, transcript_length, transcript_digest, receipts_digest, head, pad)
   VALUES (@runId, @scope, @status, @revision, @bindingId, @createdAt, @updatedAt,
-    @pendingApprovals, @pendingClientCalls, @transcriptLength, @transcriptDigest, @receiptsDigest, @head)
+    @pendingApprovals, @pendingClientCalls, @transcriptLength, @transcriptDigest, @receiptsDigest, @head, zeroblob(@pad))
   ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, revision = excluded.revision,
     binding_id = excluded.binding_id, created_at = excluded.created_at, updated_at = excluded.updated_at,
     pending_approvals = excluded.pending_approvals, pending_client_calls = excluded.pending_client_calls,
     transcript_length = excluded.transcript_length, transcript_digest = excluded.transcript_digest,
-    receipts_digest = excluded.receipts_digest, head = excluded.head`),
+    receipts_digest = excluded.receipts_digest, head = excluded.head, pad = excluded.pad`),
     // A running run saved as running again: its status and scope are not set, so no index of the table is written
     // (the list indexes hold runs at rest only, and the running runs' index is on their scope).
     updateRunning: db.prepare(`UPDATE cairn_runs SET revision = @revision, binding_id = @bindingId, created_at = @createdAt,
     updated_at = @updatedAt, pending_approvals = @pendingApprovals, pending_client_calls = @pendingClientCalls,
-    transcript_length = @transcriptLength, transcript_digest = @transcriptDigest, receipts_digest = @receiptsDigest, head = @head
+    transcript_length = @transcriptLength, transcript_digest = @transcriptDigest, receipts_digest = @receiptsDigest, head = @head,
+    pad = zeroblob(@pad)
   WHERE run_id = @runId`),
     trimMessages: db.prepare<[bigint, bigint]>('DELETE FROM cairn_run_messages WHERE row_key >= ? AND row_key < ?'),
     putMessage: db.prepare<[bigint, string, number, Uint8Array, number]>(`INSERT INTO cairn_run_messages (row_key, run_id, idx, body, revision)

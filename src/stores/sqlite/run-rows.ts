@@ -58,3 +58,17 @@ export function receiptKey(runNo: number, modelStep: number, place: number): big
 export function receiptStepEnd(runNo: number, modelStep: number): bigint {
   return receiptStepStart(runNo, modelStep) + BigInt(RECEIPTS_PER_STEP);
 }
+
+/** The size classes of a padded head row: a multiple of this many bytes. */
+const HEAD_CLASS = 1024;
+
+/**
+ * The zeros a head row of `headBytes` is padded with, up to the next multiple of {@link HEAD_CLASS}. A running
+ * run's saves alternate between heads of a few sizes (a call's `executing` save holds the call's snapshot, the
+ * step's checkpoint does not); padded to one class, the row's payload is the same size from save to save, so
+ * SQLite overwrites it where it is, writing only the pages whose bytes changed, instead of freeing its overflow
+ * pages and taking new ones (which also writes the free list's page and page 1).
+ */
+export function headPad(headBytes: number): number {
+  return Math.ceil(headBytes / HEAD_CLASS) * HEAD_CLASS - headBytes;
+}

@@ -167,7 +167,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
 )`,
   ],
   // 8: a run's transcript and receipt rows are keyed by one integer, so each table is one b-tree and an insert
-  // writes no second index (see run-rows.ts). Every run gets a number that is never reused (run_no); its rows'
+  // writes no second index (see run-rows.ts). A head row is padded with zeros (pad) to a size class, so a running
+  // run's next save is most often the same size and SQLite rewrites it where it is (see run-rows.ts, headPad). Every run gets a number that is never reused (run_no); its rows'
   // keys are run_no * 2^32 plus the message's index, or plus the receipt's model step * 2^12 and its place
   // among that step's receipts. The rows keep run_id, idx and receipt_key as plain columns. The three tables
   // are rebuilt and their rows copied, children first (dropping cairn_runs first would cascade).
@@ -186,7 +187,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   transcript_length    INTEGER NOT NULL,
   transcript_digest    BLOB    NOT NULL,
   receipts_digest      BLOB    NOT NULL,
-  head                 BLOB    NOT NULL
+  head                 BLOB    NOT NULL,
+  pad                  BLOB
 )`,
     `INSERT INTO cairn_runs_v8 (run_id, scope, status, revision, binding_id, created_at, updated_at, pending_approvals,
   pending_client_calls, transcript_length, transcript_digest, receipts_digest, head)
