@@ -164,6 +164,10 @@ export class VersionedMemoryLeg {
     const status = receipt.status;
     if (status === 'executing') return [];
     if (status === 'failed') {
+      // The call threw, but its commit may have landed before (a lost answer): the session's receipt says which.
+      const landed = stored?.status === 'committed' ? null : await this.memory.session.receipt(operationId).catch(() => undefined);
+      if (landed) return [{ type: 'EXECUTED', receipt: landed }, { type: 'COMPLETED' }];
+      if (stored?.status === 'committed') return [{ type: 'COMPLETED' }];
       return [{ type: 'FAILED', error: receipt.error ? intentErrorOf(receipt.error) : { name: 'Error', message: 'The memory tool call failed.' } }];
     }
     if (!RAN.has(status)) return null;

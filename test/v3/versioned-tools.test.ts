@@ -66,6 +66,24 @@ describe('versionedMemory.tools', () => {
     expect(memory.applied).toEqual([]);
   });
 
+  it('a commit that landed but answered with a throw: the call failed, the intent is acknowledged from the receipt', async () => {
+    const memory = countingMemoryStore();
+    const commit = memory.commit;
+    memory.commit = async (input) => {
+      await commit(input);
+      throw new Error('connection reset after the commit');
+    };
+    const runs = recordingStoreV3();
+    await runAgent({
+      checkpointVersion: 3, session: { store: runs, runId: 'la', scope: 's' }, model: rememberingModel(), prompt: 'hi',
+      versionedMemory: { session: memorySession(memory), tools: true },
+    });
+    const record = (await runs.load('la'))!;
+    expect(Object.values(record.receipts).map((r) => r.status)).toEqual(['failed']);
+    expect(record.memoryIntents![0]).toMatchObject({ status: 'acknowledged', planned: 1 });
+    expect(memory.applied).toEqual(['la:memory:0:c1']);
+  });
+
   it('a receipt the memory store cannot read back yet: the intent waits for a later save, the call still answers', async () => {
     const memory = countingMemoryStore();
     const read = memory.receipt;
