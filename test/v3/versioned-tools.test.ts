@@ -198,6 +198,13 @@ describe('versionedMemory.tools', () => {
       tools: { gate: { parameters: { type: 'object' }, needsApproval: true, execute: async () => 1 } },
     });
     expect(resumed.status === 'failed' && resumed.error).toMatchObject({ name: 'BindingChangedError', code: 'binding_changed' });
+    // Without versionedMemory at all: the stored intents would be dropped, so that is a changed binding too.
+    const without = await resumeAgent({
+      checkpointVersion: 3, session: { store: runs, runId: 'b', scope: 's' }, model: rememberingModel(),
+      tools: { gate: { parameters: { type: 'object' }, needsApproval: true, execute: async () => 1 }, ...session.tools({ runId: 'b' }) },
+    });
+    expect(without.status === 'failed' && without.error).toMatchObject({ name: 'BindingChangedError', code: 'binding_changed' });
+    expect((await runs.load('b'))!.status).toBe('suspended');
   });
 });
 
