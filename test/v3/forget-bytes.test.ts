@@ -19,9 +19,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runAgent, type AgentRunEnvelopeV3, type AgentRunStoreV3, type Message } from 'cairn/agent';
 import { createMemorySession, createInMemoryVersionedMemoryStore, type VersionedMemoryStore } from 'cairn/memory/versioned';
 import { createSqliteVersionedMemoryStore } from 'cairn/memory/versioned/sqlite';
+import { createPostgresVersionedMemoryStore } from 'cairn/memory/versioned/postgres';
 import { createSqliteAgentRunStoreV3, createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { connectionOf } from '../../src/stores/sqlite/index.js';
-import { createPostgresAgentRunStoreV3, type PostgresAgentRunStoreV3 } from 'cairn/ops/postgres';
+import { createPostgresAgentRunStoreV3 } from 'cairn/ops/postgres';
 import { createMockModel } from 'cairn/testing';
 import { describePostgres, type PostgresTestEnv } from '../stores/pg-env.js';
 
@@ -132,8 +133,8 @@ async function schemaPlaces(env: PostgresTestEnv, schema: string, text: string):
   return found;
 }
 
-describePostgres('nothing forgotten survives in the rows of the PostgreSQL schema', (env) => {
-  const opened: PostgresAgentRunStoreV3[] = [];
+describePostgres('nothing forgotten survives in the rows of the PostgreSQL schema (run store and memory store)', (env) => {
+  const opened: { close(): Promise<void> }[] = [];
   afterAll(async () => {
     for (const store of opened) await store.close();
   });
@@ -142,7 +143,10 @@ describePostgres('nothing forgotten survives in the rows of the PostgreSQL schem
     const runs = createPostgresAgentRunStoreV3({ connectionString: env.url }, { schema });
     opened.push(runs);
     await runs.setup();
-    const memory = createInMemoryVersionedMemoryStore();
+    // The versioned memory store in the same schema: its rows are searched too.
+    const memory = createPostgresVersionedMemoryStore({ connectionString: env.url }, { schema });
+    opened.push(memory);
+    await memory.setup();
     await proveForget({ runs, memory, places: (text) => schemaPlaces(env, schema, text) }, 'bytes-pg');
     const tables = await schemaPlaces(env, schema, ECHOED);
     // The model's answer is in the transcript rows and the head, nowhere else.
