@@ -40,6 +40,8 @@ export interface SqliteAgentRunStoreV3 extends AgentRunStoreV3 {
 
 interface RunRow {
   scope: string;
+  /** The run's number (schema 2 on): its step rows are keyed by it. Null on a read-only file of schema 1. */
+  run_no: number | null;
   revision: number;
   created_at: number;
   transcript_digest: unknown;
@@ -68,16 +70,19 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
   if (!db.readonly) migrateV3(db);
   else if (v3SchemaVersion(db) === 0) return emptyReadOnly(clock);
   else migrateV3Check(db);
+  // A read-only file of schema 1 is read as it is: its step rows are keyed by (run_id, idx).
+  const keyed = v3SchemaVersion(db) >= 2;
+  const runNo = keyed ? 'run_no' : 'NULL AS run_no';
   const hasLeases = Boolean(db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'cairn_leases'").get());
 
   const s = {
     run: db.prepare<[string], RunRow>(
-      'SELECT scope, revision, created_at, transcript_digest, receipts_digest FROM cairn_runs_v3 WHERE run_id = ?'),
+      `SELECT scope, ${runNo}, revision, created_at, transcript_digest, receipts_digest FROM cairn_runs_v3 WHERE run_id = ?`),
     headBytes: db.prepare<[string], unknown>('SELECT head FROM cairn_runs_v3 WHERE run_id = ?').pluck(),
     openReceipts: db.prepare<[string, number], { receipt_key: string; body: unknown }>(
       'SELECT receipt_key, body FROM cairn_runs_v3_receipts WHERE run_id = ? AND model_step >= ?'),
     load: db.prepare<[string], RunRow & { head: unknown; updated_at: number; context_steps: number | null }>(
-      'SELECT scope, revision, created_at, updated_at, context_steps, transcript_digest, receipts_digest, head FROM cairn_runs_v3 WHERE run_id = ?'),
+      `SELECT scope, ${runNo}, revision, created_at, updated_at, context_steps, transcript_digest, receipts_digest, head FROM cairn_runs_v3 WHERE run_id = ?`),
     messages: db.prepare<[string], { idx: number; body: unknown; revision: number }>(
       'SELECT idx, body, revision FROM cairn_runs_v3_messages WHERE run_id = ? ORDER BY idx'),
     receipts: db.prepare<[string], { receipt_key: string; body: unknown; revision: number }>(
@@ -88,17 +93,25 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
   VALUES (?, ?, ?, ?, ?)
   ON CONFLICT (run_id, receipt_key) DO UPDATE SET model_step = excluded.model_step, body = excluded.body, revision = excluded.revision`),
     trimMessages: db.prepare<[string, number]>('DELETE FROM cairn_runs_v3_messages WHERE run_id = ? AND idx >= ?'),
-    stepRows: db.prepare<[string], string>('SELECT body FROM cairn_runs_v3_steps WHERE run_id = ? ORDER BY idx').pluck(),
-    putStep: db.prepare<[string, number, string]>('INSERT INTO cairn_runs_v3_steps (run_id, idx, body) VALUES (?, ?, ?)'),
-    trimSteps: db.prepare<[string, number]>('DELETE FROM cairn_runs_v3_steps WHERE run_id = ? AND idx >= ?'),
+    // A run's step rows are the keys run_no * 2^32 + idx (STEP_KEY_SPAN), computed by SQLite in 64-bit integers.
+    stepRows: keyed
+      ? db.prepare<[number | null, number | null], string>(
+        'SELECT body FROM cairn_runs_v3_steps WHERE step_key >= ? * 4294967296 AND step_key < (? + 1) * 4294967296 ORDER BY step_key').pluck()
+      : null,
+    stepRowsV1: keyed ? null : db.prepare<[string], string>('SELECT body FROM cairn_runs_v3_steps WHERE run_id = ? ORDER BY idx').pluck(),
+    nextRunNo: keyed ? db.prepare<[], number>('SELECT COALESCE(MAX(run_no), 0) + 1 FROM cairn_runs_v3').pluck() : null,
+    putStep: keyed ? db.prepare<[number, number, string]>('INSERT INTO cairn_runs_v3_steps (step_key, body) VALUES (? * 4294967296 + ?, ?)') : null,
+    trimSteps: keyed
+      ? db.prepare<[number, number, number]>('DELETE FROM cairn_runs_v3_steps WHERE step_key >= ? * 4294967296 + ? AND step_key < (? + 1) * 4294967296')
+      : null,
     deleteReceipt: db.prepare<[string, string]>('DELETE FROM cairn_runs_v3_receipts WHERE run_id = ? AND receipt_key = ?'),
     deleteReceipts: db.prepare<[string]>('DELETE FROM cairn_runs_v3_receipts WHERE run_id = ?'),
     redactedOf: db.prepare<[string], string>(`SELECT r.digest FROM cairn_runs_v3_blob_refs r
   JOIN cairn_runs_v3_blobs b ON b.digest = r.digest WHERE r.run_id = ? AND b.content IS NULL ORDER BY r.digest`).pluck(),
-    upsert: db.prepare(`INSERT INTO cairn_runs_v3 (run_id, scope, status, revision, binding_id, created_at, updated_at,
-    pending_approvals, pending_client_calls, transcript_length, context_steps, transcript_digest, receipts_digest, head)
+    upsert: !keyed ? null : db.prepare(`INSERT INTO cairn_runs_v3 (run_id, scope, status, revision, binding_id, created_at, updated_at,
+    pending_approvals, pending_client_calls, transcript_length, context_steps, transcript_digest, receipts_digest, head, run_no)
   VALUES (@runId, @scope, @status, @revision, @bindingId, @createdAt, @updatedAt, @pendingApprovals, @pendingClientCalls,
-    @transcriptLength, @contextSteps, @transcriptDigest, @receiptsDigest, @head)
+    @transcriptLength, @contextSteps, @transcriptDigest, @receiptsDigest, @head, @runNo)
   ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, revision = excluded.revision, binding_id = excluded.binding_id,
     updated_at = excluded.updated_at, pending_approvals = excluded.pending_approvals,
     pending_client_calls = excluded.pending_client_calls, transcript_length = excluded.transcript_length,
@@ -118,6 +131,8 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
     refCount: db.prepare<[string], number>('SELECT COUNT(*) FROM cairn_runs_v3_blob_refs WHERE run_id = ?').pluck(),
     deleteRefs: db.prepare<[string]>('DELETE FROM cairn_runs_v3_blob_refs WHERE run_id = ?'),
     insertRef: db.prepare<[string, string]>('INSERT OR IGNORE INTO cairn_runs_v3_blob_refs (run_id, digest) VALUES (?, ?)'),
+    pruneNos: !keyed ? null : db.prepare<[number], number>(
+      `SELECT run_no FROM cairn_runs_v3 WHERE status IN ('completed', 'failed', 'stopped') AND updated_at < ?`).pluck(),
     pruneRuns: db.prepare<[number]>(`DELETE FROM cairn_runs_v3 WHERE status IN ('completed', 'failed', 'stopped') AND updated_at < ?`),
     pruneBlobs: db.prepare(`DELETE FROM cairn_runs_v3_blobs
   WHERE NOT EXISTS (SELECT 1 FROM cairn_runs_v3_blob_refs r WHERE r.digest = cairn_runs_v3_blobs.digest)`),
@@ -184,16 +199,19 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
     // its context steps taken out first (they are rows of their own).
     const { head, steps } = splitSteps(envelope);
     const plan = planSave(head as unknown as AgentRunEnvelope, stored);
-    const stepPlan = planSteps(steps ?? [], stepMemory.known(runId, row?.revision) ?? { jsons: row ? s.stepRows.all(runId) : [], objects: [] });
-    s.upsert.run({
+    // A new run takes the next number; a stored run keeps its own.
+    const no = row?.run_no ?? s.nextRunNo!.get()!;
+    const stepPlan = planSteps(steps ?? [], stepMemory.known(runId, row?.revision) ?? { jsons: row ? s.stepRows!.all(no, no) : [], objects: [] });
+    s.upsert!.run({
+      runNo: no,
       runId, scope: envelope.scope, status: envelope.status, revision: envelope.revision, bindingId: envelope.bindingId ?? null,
       createdAt: row?.created_at ?? now, updatedAt: now,
       pendingApprovals: envelope.pendingApprovals?.length ?? 0, pendingClientCalls: envelope.pendingClientCalls?.length ?? 0,
       transcriptLength: plan.next.index!.length, contextSteps: steps === null ? null : steps.length,
       transcriptDigest: plan.next.transcriptDigest, receiptsDigest: plan.next.receiptsDigest, head: plan.head,
     });
-    if (stepPlan.deleteFrom !== null) s.trimSteps.run(runId, stepPlan.deleteFrom);
-    for (const step of stepPlan.rows) s.putStep.run(runId, step.idx, step.body);
+    if (stepPlan.deleteFrom !== null) s.trimSteps!.run(no, stepPlan.deleteFrom, no);
+    for (const step of stepPlan.rows) s.putStep!.run(no, step.idx, step.body);
     if (plan.trimMessagesFrom !== null) s.trimMessages.run(runId, plan.trimMessagesFrom);
     for (const message of plan.messages) s.putMessage.run(runId, message.index, message.bytes, envelope.revision);
     if (plan.replaceReceipts) s.deleteReceipts.run(runId);
@@ -211,11 +229,14 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
   const loadTx = db.transaction((runId: string) => {
     const row = s.load.get(runId);
     return row && {
-      row, messages: s.messages.all(runId), receipts: s.receipts.all(runId), steps: s.stepRows.all(runId), redacted: s.redactedOf.all(runId),
+      row, messages: s.messages.all(runId), receipts: s.receipts.all(runId),
+      steps: s.stepRows ? s.stepRows.all(row.run_no, row.run_no) : s.stepRowsV1!.all(runId), redacted: s.redactedOf.all(runId),
     };
   });
 
   const pruneTx = db.transaction((before: number) => {
+    // Step rows have no foreign key to cascade from: each pruned run's go first, by their key range.
+    for (const no of s.pruneNos!.all(before)) s.trimSteps!.run(no, 0, no);
     const pruned = s.pruneRuns.run(before).changes;
     s.pruneBlobs.run();
     return pruned;
@@ -259,6 +280,7 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
     },
 
     async save(envelope, saveOptions = {}) {
+      if (!keyed) throw readOnlyRefusal();
       const digests = checkSaveV3(envelope);
       const incoming = (saveOptions.blobs ?? []).map((b) => checkBlob(b, 'save'));
       // IMMEDIATE: the write lock is taken before the revision is read.
@@ -315,6 +337,7 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
     },
 
     async prune(pruneOptions) {
+      if (!keyed) throw readOnlyRefusal();
       return pruneTx.immediate(checkTerminalBefore(pruneOptions));
     },
 
@@ -344,10 +367,13 @@ function migrateV3Check(db: Database.Database): void {
   if (version > V3_SCHEMA_VERSION) throw new V3SchemaVersionError('sqlite', version, V3_SCHEMA_VERSION);
 }
 
+/** What a write on a read-only file's V3 store throws (a file of an older V3 schema is only read, never migrated). */
+const readOnlyRefusal = () => new InvalidOptionsError('The ops store was opened read-only: its V3 run store cannot write.');
+
 /** The V3 store of a read-only file that has no V3 tables: nothing stored, every write refused. */
 function emptyReadOnly(clock: { now(): number }): SqliteAgentRunStoreV3 {
   const refuse = async (): Promise<never> => {
-    throw new InvalidOptionsError('The ops store was opened read-only: its V3 run store cannot write.');
+    throw readOnlyRefusal();
   };
   return {
     checkpointVersion: 3,

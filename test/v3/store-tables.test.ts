@@ -58,7 +58,7 @@ describe('V3 tables on SQLite', () => {
       'cairn_runs_v3', 'cairn_runs_v3_blob_records', 'cairn_runs_v3_blob_refs', 'cairn_runs_v3_blobs', 'cairn_runs_v3_forgotten',
       'cairn_runs_v3_messages', 'cairn_runs_v3_receipts', 'cairn_runs_v3_schema', 'cairn_runs_v3_steps',
     ]);
-    expect(db.prepare('SELECT version FROM cairn_runs_v3_schema').pluck().all()).toEqual([1]);
+    expect(db.prepare('SELECT version FROM cairn_runs_v3_schema').pluck().all()).toEqual(Array.from({ length: V3_SCHEMA_VERSION }, (_, i) => i + 1));
     db.close();
     ops.close();
   });
