@@ -21,6 +21,7 @@ import { createSqliteAgentRunStoreV3, createSqliteOpsStore, type SqliteOpsStore 
 import { createPostgresAgentRunStoreV3, type PostgresAgentRunStoreV3 } from 'cairn/ops/postgres';
 import { createMockModel, v3TestEnvelope } from 'cairn/testing';
 import { describePostgres } from '../stores/pg-env.js';
+import { dropRedactedBlocks, shapeMatcher } from '../../src/v3/forget.js';
 
 const SECRET = 'zebra-quartz-1147';
 const standIn = (pass: number, step: number) => `<cairn_context pass="${pass}" step="${step}">\n[forgotten]\n</cairn_context>`;
@@ -236,5 +237,30 @@ describePostgres('forget on PostgreSQL', (env) => {
       return store;
     };
     return { store: await open(), reopen: open };
+  });
+});
+
+describe('finding a block by its shape (a package whose blocks are gone)', () => {
+  const { manifest, exact } = crafted();
+  it('matches the marker, one line per record the manifest counts (a text may run on over lines) and the close', () => {
+    const match = shapeMatcher(manifest, ['m-1']);
+    expect(match(exact)).toBe(standIn(0, 0));
+    expect(match(exact.replace(`${SECRET}\n`, `${SECRET}\nsecond line of it\n`))).toBe(standIn(0, 0));
+  });
+  it('leaves a block with fewer records, one without the forgotten id, a user text under the marker, another step\'s block', () => {
+    const match = shapeMatcher(manifest, ['m-1']);
+    expect(match('<cairn_context pass="0" step="0">\n[mem d-1] Deploys need CI.\n</cairn_context>')).toBeNull();
+    expect(match('<cairn_context pass="0" step="0">\n[mem m-7] x\n[mem d-1] Deploys need CI.\n</cairn_context>')).toBeNull();
+    expect(match('<cairn_context pass="0" step="0">\nmy own words\n</cairn_context>')).toBeNull();
+    expect(match(exact.replace('step="0"', 'step="1"'))).toBeNull();
+  });
+  it('a resume drops only the redacted steps\' stand-ins and blocks', () => {
+    const steps = [
+      { step: 0, phase: 'loop' as const, blob: { digest: 'sha256:a' }, manifest, redacted: true },
+      { step: 1, phase: 'loop' as const, blob: { digest: 'sha256:b' }, manifest: { ...manifest, step: 1, pass: 1 } },
+    ];
+    const kept = standIn(1, 1);
+    const messages = [{ role: 'user', content: 'hi' }, { role: 'user', content: standIn(0, 0) }, { role: 'user', content: exact }, { role: 'user', content: kept }];
+    expect(dropRedactedBlocks(messages, steps)).toEqual({ messages: [messages[0], messages[3]], dropped: 2 });
   });
 });
