@@ -88,7 +88,11 @@ export interface AgentRunStoreV3 {
   /**
    * The versioned-memory `onForget` listener: redacts every stored package
    * that holds one of the forgotten record revisions (and any such package
-   * stored later), and returns how many it redacted now.
+   * stored later), and returns how many it redacted now. In the same
+   * transaction, every copy of such a package's retrieval block in the runs
+   * that point to it (history, checkpoint, result.messages) becomes a
+   * stand-in that keeps its marker; the runs keep revision and updatedAt
+   * (docs/forget.md). A later save of such a run is stored the same way.
    */
   redactForgotten(event: ForgetEventV3): Promise<number>;
   /** The store's clock now (ms): the time a save made now would carry. */
