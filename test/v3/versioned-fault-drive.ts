@@ -23,7 +23,7 @@ import {
   type AgentRunSaveOptionsV3, type AgentRunStoreV3,
 } from 'cairn/agent';
 import {
-  createInMemoryVersionedMemoryStore, createMemorySession, type MemorySession, type VersionedMemoryCommitInput,
+  createInMemoryVersionedMemoryStore, createMemorySession, type VersionedMemoryCommitInput,
   type VersionedMemoryRecord, type VersionedMemoryStore,
 } from 'cairn/memory/versioned';
 import type { ModelRequest } from 'cairn/models';
@@ -106,6 +106,8 @@ export interface Report {
   receipts: Map<string, { planned: number; records: { id: string; revision: number; op: string }[]; scopeRevision: number }>;
   /** Executions of the ordinary tool, by call. */
   effects: Map<string, number>;
+  /** The record as the first leg left it (before any resume or reconciliation). */
+  afterFirstLeg: AgentRunEnvelopeV3 | undefined;
   /** Whether the fault fired. */
   fired: boolean;
   legs: number;
@@ -236,8 +238,8 @@ function scriptedModel(scenario: Scenario) {
 const memoryLlm = async () => '{"facts":[{"text":"Ada likes tea.","sources":["s0"]}]}';
 
 export interface DriveOptions {
-  /** A session factory other than createMemorySession (a planted bug). */
-  wrapSession?: (session: MemorySession) => MemorySession;
+  /** Wraps the memory store each process opens (a planted bug). */
+  wrapMemory?: (store: VersionedMemoryStore) => VersionedMemoryStore;
 }
 
 /** Drives the scenario with the fault, then the operator until the run settled; reads back what the stores hold. */
@@ -270,10 +272,9 @@ async function driveOn(backend: Backend, scenario: Scenario, fault: Fault, optio
   const open = (proc: Process) => {
     const stores = backend.open();
     const runs = proc.wrapRuns(stores.runs);
-    let session = createMemorySession({
-      store: proc.wrapMemory(stores.memory), scope: MEMORY_SCOPE, llm: memoryLlm, generateId: () => `r${ids++}`, clock: { now: () => 5 },
+    const session = createMemorySession({
+      store: proc.wrapMemory(options.wrapMemory ? options.wrapMemory(stores.memory) : stores.memory), scope: MEMORY_SCOPE, llm: memoryLlm, generateId: () => `r${ids++}`, clock: { now: () => 5 },
     });
-    if (options.wrapSession) session = options.wrapSession(session);
     const runOptions = {
       checkpointVersion: 3 as const,
       session: { store: runs, runId: RUN_ID, scope: SCOPE },
@@ -309,6 +310,7 @@ async function driveOn(backend: Backend, scenario: Scenario, fault: Fault, optio
   if (!first.dead && 'value' in first) result = first.value;
   state.trace.push(first.dead ? 'leg 1: process died' : `leg 1: ${result?.status ?? `threw ${String((first as { error?: unknown }).error)}`}`);
   const inner = outside.runs;
+  const afterFirstLeg = await inner.load(RUN_ID, { scope: SCOPE });
   for (let round = 0; round < 8; round++) {
     if (proc.dead) {
       // A fresh process: the dead one's calls never settle; it can write nothing more.
@@ -358,6 +360,6 @@ async function driveOn(backend: Backend, scenario: Scenario, fault: Fault, optio
   }
   return {
     result, record, saves: counters.saves, commits: counters.commits, revisions, scopeRevision: await memory.scopeRevision({ scope: MEMORY_SCOPE }),
-    receipts, effects, fired: state.fired, legs, restarts, reconciliations, trace: state.trace,
+    receipts, effects, afterFirstLeg, fired: state.fired, legs, restarts, reconciliations, trace: state.trace,
   };
 }

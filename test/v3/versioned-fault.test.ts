@@ -1,0 +1,113 @@
+/**
+ * Versioned memory in a V3 run under chosen faults (the world of
+ * test/v3/versioned-fault-drive.ts): a lost acknowledgment of a tool write
+ * and of the extraction, in a live process and in one that died, each ending
+ * with the change applied once and its intent acknowledged; and the crash
+ * property's check failing on a memory store that applies a replayed
+ * operation again (so the property can fail).
+ */
+import { describe, expect, it } from 'vitest';
+import type { VersionedMemoryCommitInput, VersionedMemoryStore } from 'cairn/memory/versioned';
+import { checkDrive } from './versioned-fault-check.js';
+import { drive, everyFault, RUN_ID, type Fault, type Report, type Scenario } from './versioned-fault-drive.js';
+
+const remember: Scenario = { seeded: 0, turns: [[{ kind: 'remember' }]], extract: false };
+const extractOnly: Scenario = { seeded: 0, turns: [[{ kind: 'lookup' }]], extract: true };
+const TOOL_OP = `${RUN_ID}:memory:0:t0c0`;
+const EXTRACT_OP = `${RUN_ID}:memory:extract`;
+
+const intent = (r: Report, op: string) => r.record?.memoryIntents?.find((i) => i.operationId === op);
+const revisionsOf = (r: Report, op: string) => r.revisions.filter((v) => v.operationId === op).map((v) => `@${v.revision} ${v.text}`);
+
+async function faulted(scenario: Scenario, fault: Fault): Promise<Report> {
+  const ref = await drive(scenario, { kind: 'none' });
+  const run = await drive(scenario, fault);
+  checkDrive(scenario, fault, ref, run);
+  return run;
+}
+
+describe('versioned memory in a V3 run: lost acknowledgments', () => {
+  it('a tool write whose commit landed as the process died: the resume reads its receipt back and applies nothing again', async () => {
+    const run = await faulted(remember, { kind: 'kill', on: 'commit', at: 1, landed: true });
+    expect(run.restarts).toBe(1);
+    expect(run.afterFirstLeg?.memoryIntents?.map((i) => i.status)).toEqual(['intended']);
+    expect(revisionsOf(run, TOOL_OP)).toEqual(['@1 fact 0.0']);
+    expect(intent(run, TOOL_OP)).toMatchObject({ status: 'acknowledged', planned: 1, receipt: { scopeRevision: 1 } });
+    expect(run.record?.status).toBe('completed');
+  });
+
+  it('a tool write whose commit landed and then threw in a live process is not left failed: its receipt is read back', async () => {
+    const run = await faulted(remember, { kind: 'commit', at: 1, landed: true });
+    expect(revisionsOf(run, TOOL_OP)).toEqual(['@1 fact 0.0']);
+    expect(intent(run, TOOL_OP)).toMatchObject({ status: 'acknowledged', receipt: { scopeRevision: 1 } });
+  });
+
+  it('a tool write whose commit threw before it applied fails with the reason, and nothing is in the memory', async () => {
+    const run = await faulted(remember, { kind: 'commit', at: 1, landed: false });
+    expect(run.revisions).toEqual([]);
+    expect(intent(run, TOOL_OP)).toMatchObject({ status: 'failed', error: { message: expect.stringContaining('injected: memory commit 1 failed') } });
+    expect(run.record?.status).toBe('completed');
+  });
+
+  it("the extraction's commit landed as the process died: reconcileAgentRun settles it from the receipt, the run stays completed", async () => {
+    const run = await faulted(extractOnly, { kind: 'kill', on: 'commit', at: 1, landed: true });
+    expect(run.afterFirstLeg?.status).toBe('completed');
+    expect(intent({ ...run, record: run.afterFirstLeg }, EXTRACT_OP)?.status).toBe('planned');
+    expect(run.reconciliations).toContainEqual(expect.objectContaining({ runId: RUN_ID, memoryIntents: [EXTRACT_OP] }));
+    expect(revisionsOf(run, EXTRACT_OP)).toEqual(['@1 Ada likes tea.']);
+    expect(intent(run, EXTRACT_OP)).toMatchObject({ status: 'acknowledged', planned: 1, receipt: { scopeRevision: 1 } });
+  });
+
+  it("the extraction's commit threw after it landed (a live process): the intent keeps why, the run its status, and the reconciliation acknowledges it once", async () => {
+    const run = await faulted(extractOnly, { kind: 'commit', at: 1, landed: true });
+    expect(run.afterFirstLeg?.status).toBe('completed');
+    expect(intent({ ...run, record: run.afterFirstLeg }, EXTRACT_OP)?.error).toMatchObject({ message: expect.stringContaining('injected: memory commit 1 failed') });
+    expect(revisionsOf(run, EXTRACT_OP)).toEqual(['@1 Ada likes tea.']);
+    expect(intent(run, EXTRACT_OP)).toMatchObject({ status: 'acknowledged', receipt: { scopeRevision: 1 } });
+    expect(intent(run, EXTRACT_OP)?.error ?? null).toBeNull();
+  });
+
+  it("the extraction's commit threw before it applied: the reconciliation commits it, once", async () => {
+    const run = await faulted(extractOnly, { kind: 'commit', at: 1, landed: false });
+    expect(run.afterFirstLeg?.status).toBe('completed');
+    expect(revisionsOf(run, EXTRACT_OP)).toEqual(['@1 Ada likes tea.']);
+    expect(intent(run, EXTRACT_OP)?.status).toBe('acknowledged');
+  });
+});
+
+/** A memory store that forgets its receipts when asked to commit: an operation committed again is applied again, under a new id. */
+function applyingReplaysAgain(store: VersionedMemoryStore): VersionedMemoryStore {
+  let again = 0;
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      if (key === 'commit') {
+        return async (input: VersionedMemoryCommitInput) => {
+          if ((await target.receipt({ scope: input.scope, operationId: input.operationId })) === undefined) return target.commit(input);
+          const applied = await target.commit({ ...input, operationId: `${input.operationId}~${again++}` });
+          return { receipt: { ...applied.receipt, operationId: input.operationId }, replayed: false };
+        };
+      }
+      const value = Reflect.get(target, key, receiver) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+describe('the crash property can fail', () => {
+  it('its check finds a memory change applied twice when the store applies a replayed operation again', async () => {
+    const scenario: Scenario = { seeded: 1, turns: [[{ kind: 'remember' }], [{ kind: 'revise', target: 0 }]], extract: true };
+    const ref = await drive(scenario, { kind: 'none' });
+    const caught: string[] = [];
+    for (const fault of everyFault(ref.saves, ref.commits)) {
+      const run = await drive(scenario, fault, undefined, { wrapMemory: applyingReplaysAgain });
+      try {
+        checkDrive(scenario, fault, ref, run);
+      } catch (error) {
+        caught.push(String(error).split(';')[0]!);
+      }
+    }
+    console.log(`planted bug: ${caught.length} of ${everyFault(ref.saves, ref.commits).length} faulted drives caught, e.g. ${caught[0]}`);
+    expect(caught.length).toBeGreaterThan(0);
+    expect(caught.some((c) => c.includes('(1)'))).toBe(true);
+  }, 60_000);
+});
