@@ -287,7 +287,7 @@ describe('what a V3 run refuses, before anything is read or written', () => {
 
   it('a V3 option without checkpointVersion 3', async () => {
     const store = createInMemoryAgentRunStore();
-    for (const extra of [{ context: { sources: [] } }, { workingMemory: {} }, { versionedMemory: {} }]) {
+    for (const extra of [{ context: { sources: [] } }, { workingMemory: {} }, { versionedMemory: {} as never }]) {
       const m = model();
       const result = await runAgent({ model: m, prompt: 'hi', session: { store, runId: 'a', scope: 's' }, ...extra });
       expect(result.status === 'failed' && result.error.code).toBe('invalid_options');
@@ -311,10 +311,10 @@ describe('what a V3 run refuses, before anything is read or written', () => {
     expect(v3.saves.length + v3.loads).toBe(0);
   });
 
-  it('versionedMemory (not in this version), a checkpointVersion it does not know, a V3 run without a session', async () => {
+  it('versionedMemory without a memory session, a checkpointVersion it does not know, a V3 run without a session', async () => {
     const runs = countingStoreV3();
     const session = { store: runs, runId: 'c', scope: 's' };
-    const a = await runAgent({ checkpointVersion: 3, session, model: model(), prompt: 'hi', versionedMemory: {} });
+    const a = await runAgent({ checkpointVersion: 3, session, model: model(), prompt: 'hi', versionedMemory: {} as never });
     const b = await runAgent({ checkpointVersion: 4 as never, session, model: model(), prompt: 'hi' });
     const c = await runAgent({ checkpointVersion: 3, model: model(), prompt: 'hi' } as never);
     const d = await runAgent({ checkpointVersion: 3, session, model: model(), prompt: 'hi', workingMemory: { tools: true }, tools: { working_memory_read: { parameters: { type: 'object' } } } });
