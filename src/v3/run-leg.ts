@@ -31,6 +31,7 @@ import {
   initialWorkingMemory, storedWorkingMemory, workingMemoryText, workingMemoryTools, type WorkingMemoryRecord,
 } from './working-memory.js';
 import { checkVersionedBinding, type VersionedMemoryLeg } from './versioned-leg.js';
+import { dropOnResume } from './forget.js';
 
 type Phase = 'loop' | 'finalize';
 
@@ -138,6 +139,9 @@ export class V3Leg {
     }
     if (record.workingMemory !== undefined) this.wm = storedWorkingMemory(record.workingMemory);
     const ended = ['completed', 'failed', 'stopped'].includes(record.status);
+    // A forget reached the run: its blocks leave the history, and the next step is compiled again (docs/forget.md).
+    this.forgetResume = !ended && dropOnResume(record);
+    if (this.forgetResume && this.compiler) this.compiler.restore({ ...this.compiler.state(), lastRetrieval: null });
     const last = this.steps[this.steps.length - 1];
     if (last && !ended && (await this.store.getBlob(last.blob.digest)).status === 'missing') {
       throw new ContextError('context_blob_missing',
@@ -203,6 +207,8 @@ export class V3Leg {
   }
 
   private readonly toolsOf = new Map<string, string[] | undefined>();
+  /** The resume dropped forgotten blocks from the history: the next compile says so. */
+  private forgetResume = false;
   private readonly warnings: AgentWarning[] = [];
 
   private model(snapshotModels?: AgentRunModels | null): LanguageModel {
@@ -248,6 +254,11 @@ export class V3Leg {
     if (refresh) {
       pkg.manifest.refresh = refresh;
       pkg.manifest.redacted = true;
+    }
+    if (this.forgetResume) {
+      this.forgetResume = false;
+      pkg.manifest.refresh = 'redacted';
+      pkg.manifest.cachePrefixChanged = true;
     }
     for (const w of pkg.manifest.warnings ?? []) this.warnings.push({ type: 'warning', setting: 'context', message: `context source ${w.source}: ${w.message}` });
     const records = pkg.blocks.flatMap((b) => b.records.filter((r) => r.revision !== undefined).map((r) => ({ recordId: r.id, revision: r.revision! })));
