@@ -2,14 +2,18 @@
  * Versioned memory in a V3 run under chosen faults (the world of
  * test/v3/versioned-fault-drive.ts): a lost acknowledgment of a tool write
  * and of the extraction, in a live process and in one that died, each ending
- * with the change applied once and its intent acknowledged; and the crash
- * property's check failing on a memory store that applies a replayed
- * operation again (so the property can fail).
+ * with the change applied once and its intent acknowledged, in memory and on
+ * PostgreSQL (where the crash property's check also runs at every fault of
+ * one run); and that check failing on a memory store that applies a
+ * replayed operation again (so the property can fail).
  */
 import { describe, expect, it } from 'vitest';
+import { createPostgresAgentRunStoreV3 } from 'cairn/ops/postgres';
 import type { VersionedMemoryCommitInput, VersionedMemoryStore } from 'cairn/memory/versioned';
+import { createPostgresVersionedMemoryStore } from 'cairn/memory/versioned/postgres';
+import { describePostgres, type PostgresTestEnv } from '../stores/pg-env.js';
 import { checkDrive } from './versioned-fault-check.js';
-import { drive, everyFault, RUN_ID, type Fault, type Report, type Scenario } from './versioned-fault-drive.js';
+import { drive, everyFault, inMemoryBackend, RUN_ID, type Fault, type OpenBackend, type Report, type Scenario } from './versioned-fault-drive.js';
 
 const remember: Scenario = { seeded: 0, turns: [[{ kind: 'remember' }]], extract: false };
 const extractOnly: Scenario = { seeded: 0, turns: [[{ kind: 'lookup' }]], extract: true };
@@ -19,14 +23,45 @@ const EXTRACT_OP = `${RUN_ID}:memory:extract`;
 const intent = (r: Report, op: string) => r.record?.memoryIntents?.find((i) => i.operationId === op);
 const revisionsOf = (r: Report, op: string) => r.revisions.filter((v) => v.operationId === op).map((v) => `@${v.revision} ${v.text}`);
 
-async function faulted(scenario: Scenario, fault: Fault): Promise<Report> {
-  const ref = await drive(scenario, { kind: 'none' });
-  const run = await drive(scenario, fault);
-  checkDrive(scenario, fault, ref, run);
-  return run;
+/** A schema of its own for each drive; a fresh process opens new pools on it. */
+function postgresSchemas(env: PostgresTestEnv): OpenBackend {
+  return async () => {
+    const schema = env.newSchema();
+    const pools: { close(): Promise<void> }[] = [];
+    const open = () => {
+      const runs = createPostgresAgentRunStoreV3({ connectionString: env.url }, { schema });
+      const memory = createPostgresVersionedMemoryStore({ connectionString: env.url }, { schema });
+      pools.push(runs, memory);
+      return { runs, memory, setup: async () => { await runs.setup(); await memory.setup(); } };
+    };
+    const first = open();
+    await first.setup();
+    let handed = false;
+    return {
+      name: 'postgres',
+      open: () => {
+        if (!handed) {
+          handed = true;
+          return first;
+        }
+        return open();
+      },
+      // A dead process's pools are closed here too: its calls never settled, none is in flight.
+      close: async () => {
+        for (const p of pools) await p.close().catch(() => undefined);
+      },
+    };
+  };
 }
 
-describe('versioned memory in a V3 run: lost acknowledgments', () => {
+function lostAcknowledgments(open: OpenBackend): void {
+  async function faulted(scenario: Scenario, fault: Fault): Promise<Report> {
+    const ref = await drive(scenario, { kind: 'none' }, open);
+    const run = await drive(scenario, fault, open);
+    checkDrive(scenario, fault, ref, run);
+    return run;
+  }
+
   it('a tool write whose commit landed as the process died: the resume reads its receipt back and applies nothing again', async () => {
     const run = await faulted(remember, { kind: 'kill', on: 'commit', at: 1, landed: true });
     expect(run.restarts).toBe(1);
@@ -73,6 +108,23 @@ describe('versioned memory in a V3 run: lost acknowledgments', () => {
     expect(revisionsOf(run, EXTRACT_OP)).toEqual(['@1 Ada likes tea.']);
     expect(intent(run, EXTRACT_OP)?.status).toBe('acknowledged');
   });
+}
+
+describe('versioned memory in a V3 run: lost acknowledgments (in memory)', () => lostAcknowledgments(inMemoryBackend));
+
+describePostgres('versioned memory in a V3 run: lost acknowledgments (PostgreSQL)', (env) => {
+  lostAcknowledgments(postgresSchemas(env));
+
+  // The crash property's check at every fault of one small run (a tool write, then the extraction), on PostgreSQL.
+  it('every fault of a run with a tool write and the extraction: each change once, every intent settled', async () => {
+    const open = postgresSchemas(env);
+    const scenario: Scenario = { seeded: 1, turns: [[{ kind: 'remember' }, { kind: 'retract', target: 0 }]], extract: true };
+    const ref = await drive(scenario, { kind: 'none' }, open);
+    const faults = everyFault(ref.saves, ref.commits);
+    for (const fault of faults) checkDrive(scenario, fault, ref, await drive(scenario, fault, open));
+    console.log(`PostgreSQL: ${faults.length} faulted drives of ${ref.saves} saves and ${ref.commits} commits checked`);
+    expect(faults.length).toBeGreaterThan(20);
+  }, 180_000);
 });
 
 /** A memory store that forgets its receipts when asked to commit: an operation committed again is applied again, under a new id. */
