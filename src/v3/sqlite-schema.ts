@@ -98,6 +98,16 @@ SELECT r.run_no * 4294967296 + s.idx, s.body FROM cairn_runs_v3_steps s JOIN cai
     'DROP TABLE cairn_runs_v3_steps',
     'ALTER TABLE cairn_runs_v3_step_rows RENAME TO cairn_runs_v3_steps',
   ],
+  // 3: a running run's save writes no index of the runs table, as the ops runs table since its migration 5: the list
+  // and prune indexes hold runs at rest only (a save changes updated_at, and each index on it took a write at every
+  // commit), and running runs are found through an index of their scope, which their saves never change.
+  [
+    'DROP INDEX cairn_runs_v3_by_update',
+    'DROP INDEX cairn_runs_v3_by_status',
+    "CREATE INDEX cairn_runs_v3_at_rest_by_update ON cairn_runs_v3 (updated_at DESC, run_id DESC) WHERE status <> 'running'",
+    "CREATE INDEX cairn_runs_v3_at_rest_by_status ON cairn_runs_v3 (status, updated_at) WHERE status <> 'running'",
+    "CREATE INDEX cairn_runs_v3_running ON cairn_runs_v3 (scope) WHERE status = 'running'",
+  ],
 ];
 
 /** How far apart two runs' step keys are: a run's step `idx` is stored under `run_no * STEP_KEY_SPAN + idx`. */

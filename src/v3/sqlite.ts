@@ -40,6 +40,7 @@ export interface SqliteAgentRunStoreV3 extends AgentRunStoreV3 {
 
 interface RunRow {
   scope: string;
+  status: string;
   /** The run's number (schema 2 on): its step rows are keyed by it. Null on a read-only file of schema 1. */
   run_no: number | null;
   revision: number;
@@ -77,12 +78,12 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
 
   const s = {
     run: db.prepare<[string], RunRow>(
-      `SELECT scope, ${runNo}, revision, created_at, transcript_digest, receipts_digest FROM cairn_runs_v3 WHERE run_id = ?`),
+      `SELECT scope, status, ${runNo}, revision, created_at, transcript_digest, receipts_digest FROM cairn_runs_v3 WHERE run_id = ?`),
     headBytes: db.prepare<[string], unknown>('SELECT head FROM cairn_runs_v3 WHERE run_id = ?').pluck(),
     openReceipts: db.prepare<[string, number], { receipt_key: string; body: unknown }>(
       'SELECT receipt_key, body FROM cairn_runs_v3_receipts WHERE run_id = ? AND model_step >= ?'),
     load: db.prepare<[string], RunRow & { head: unknown; updated_at: number; context_steps: number | null }>(
-      `SELECT scope, ${runNo}, revision, created_at, updated_at, context_steps, transcript_digest, receipts_digest, head FROM cairn_runs_v3 WHERE run_id = ?`),
+      `SELECT scope, status, ${runNo}, revision, created_at, updated_at, context_steps, transcript_digest, receipts_digest, head FROM cairn_runs_v3 WHERE run_id = ?`),
     messages: db.prepare<[string], { idx: number; body: unknown; revision: number }>(
       'SELECT idx, body, revision FROM cairn_runs_v3_messages WHERE run_id = ? ORDER BY idx'),
     receipts: db.prepare<[string], { receipt_key: string; body: unknown; revision: number }>(
@@ -117,6 +118,11 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
     pending_client_calls = excluded.pending_client_calls, transcript_length = excluded.transcript_length,
     context_steps = excluded.context_steps, transcript_digest = excluded.transcript_digest,
     receipts_digest = excluded.receipts_digest, head = excluded.head`),
+    // A running run saved as running again: neither status nor scope is set, so no index of the table is written.
+    updateRunning: !keyed ? null : db.prepare(`UPDATE cairn_runs_v3 SET revision = @revision, binding_id = @bindingId,
+    updated_at = @updatedAt, pending_approvals = @pendingApprovals, pending_client_calls = @pendingClientCalls,
+    transcript_length = @transcriptLength, context_steps = @contextSteps, transcript_digest = @transcriptDigest,
+    receipts_digest = @receiptsDigest, head = @head WHERE run_id = @runId`),
     lease: hasLeases
       ? db.prepare<[string, string, number, number], { ok: number }>(
         'SELECT 1 AS ok FROM cairn_leases WHERE lease_key = ? AND owner = ? AND token = ? AND expires_at > ?')
@@ -131,9 +137,11 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
     refCount: db.prepare<[string], number>('SELECT COUNT(*) FROM cairn_runs_v3_blob_refs WHERE run_id = ?').pluck(),
     deleteRefs: db.prepare<[string]>('DELETE FROM cairn_runs_v3_blob_refs WHERE run_id = ?'),
     insertRef: db.prepare<[string, string]>('INSERT OR IGNORE INTO cairn_runs_v3_blob_refs (run_id, digest) VALUES (?, ?)'),
+    // status <> 'running' spelt out: it is what lets SQLite use the at-rest index (schema 3).
     pruneNos: !keyed ? null : db.prepare<[number], number>(
-      `SELECT run_no FROM cairn_runs_v3 WHERE status IN ('completed', 'failed', 'stopped') AND updated_at < ?`).pluck(),
-    pruneRuns: db.prepare<[number]>(`DELETE FROM cairn_runs_v3 WHERE status IN ('completed', 'failed', 'stopped') AND updated_at < ?`),
+      `SELECT run_no FROM cairn_runs_v3 WHERE status <> 'running' AND status IN ('completed', 'failed', 'stopped') AND updated_at < ?`).pluck(),
+    pruneRuns: db.prepare<[number]>(
+      `DELETE FROM cairn_runs_v3 WHERE status <> 'running' AND status IN ('completed', 'failed', 'stopped') AND updated_at < ?`),
     pruneBlobs: db.prepare(`DELETE FROM cairn_runs_v3_blobs
   WHERE NOT EXISTS (SELECT 1 FROM cairn_runs_v3_blob_refs r WHERE r.digest = cairn_runs_v3_blobs.digest)`),
     forget: db.prepare<[string, number, number]>(
@@ -202,14 +210,14 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
     // A new run takes the next number; a stored run keeps its own.
     const no = row?.run_no ?? s.nextRunNo!.get()!;
     const stepPlan = planSteps(steps ?? [], stepMemory.known(runId, row?.revision) ?? { jsons: row ? s.stepRows!.all(no, no) : [], objects: [] });
-    s.upsert!.run({
-      runNo: no,
-      runId, scope: envelope.scope, status: envelope.status, revision: envelope.revision, bindingId: envelope.bindingId ?? null,
-      createdAt: row?.created_at ?? now, updatedAt: now,
+    const columns = {
+      runId, revision: envelope.revision, bindingId: envelope.bindingId ?? null, updatedAt: now,
       pendingApprovals: envelope.pendingApprovals?.length ?? 0, pendingClientCalls: envelope.pendingClientCalls?.length ?? 0,
       transcriptLength: plan.next.index!.length, contextSteps: steps === null ? null : steps.length,
       transcriptDigest: plan.next.transcriptDigest, receiptsDigest: plan.next.receiptsDigest, head: plan.head,
-    });
+    };
+    if (row?.status === 'running' && envelope.status === 'running') s.updateRunning!.run(columns);
+    else s.upsert!.run({ ...columns, runNo: no, scope: envelope.scope, status: envelope.status, createdAt: row?.created_at ?? now });
     if (stepPlan.deleteFrom !== null) s.trimSteps!.run(no, stepPlan.deleteFrom, no);
     for (const step of stepPlan.rows) s.putStep!.run(no, step.idx, step.body);
     if (plan.trimMessagesFrom !== null) s.trimMessages.run(runId, plan.trimMessagesFrom);
@@ -301,10 +309,6 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
       if (statuses !== null && statuses.length === 0) return { runs: [] };
       const where: string[] = ['1 = 1'];
       const params: unknown[] = [];
-      if (statuses !== null) {
-        where.push(`status IN (${statuses.map(() => '?').join(', ')})`);
-        params.push(...statuses);
-      }
       if (query.scope !== undefined) {
         where.push('scope = ?');
         params.push(query.scope);
@@ -318,9 +322,20 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
         where.push('(updated_at < ? OR (updated_at = ? AND run_id < ?))');
         params.push(after.updatedAt, after.updatedAt, after.runId);
       }
-      const rows = db.prepare<unknown[], SummaryRow>(`SELECT run_id, scope, status, revision, binding_id, created_at, updated_at,
-  pending_approvals, pending_client_calls FROM cairn_runs_v3 WHERE ${where.join(' AND ')}
-  ORDER BY updated_at DESC, run_id DESC LIMIT ?`).all(...params, limit + 1);
+      const page = (terms: string[], values: unknown[]) => db.prepare<unknown[], SummaryRow>(`SELECT run_id, scope, status, revision,
+  binding_id, created_at, updated_at, pending_approvals, pending_client_calls FROM cairn_runs_v3 WHERE ${terms.join(' AND ')}
+  ORDER BY updated_at DESC, run_id DESC LIMIT ?`).all(...values, limit + 1);
+      // Runs at rest and running runs are in different indexes (schema 3; a file of schema 1 reads the same): one query
+      // each, merged newest first.
+      const atRest = statuses === null ? null : statuses.filter((status) => status !== 'running');
+      const rows: SummaryRow[] = [];
+      if (atRest === null || atRest.length > 0) {
+        const filter = atRest === null ? [] : [`status IN (${atRest.map(() => '?').join(', ')})`];
+        rows.push(...page([...where, "status <> 'running'", ...filter], [...params, ...(atRest ?? [])]));
+      }
+      if (statuses === null || statuses.includes('running')) rows.push(...page([...where, "status = 'running'"], params));
+      // As SQLite orders them: run ids by their UTF-8 bytes.
+      rows.sort((a, b) => b.updated_at - a.updated_at || Buffer.compare(Buffer.from(b.run_id, 'utf8'), Buffer.from(a.run_id, 'utf8')));
       return listPageOf(rows, limit);
     },
 

@@ -1,5 +1,6 @@
 /**
- * V3 schema 2 on SQLite (step rows keyed by the run's number): a file whose V3
+ * V3 schemas 2 and 3 on SQLite (step rows keyed by the run's number; list
+ * indexes of runs at rest only): a file whose V3
  * tables are at version 1, written by the store of that version
  * (test/v3/fixtures/v3-tables-1.sqlite, with the records that store loaded
  * from it in v3-tables-1.loaded.json; written at commit e8e9f80 by
@@ -14,8 +15,8 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSqliteAgentRunStoreV3, createSqliteOpsStore } from 'cairn/ops/sqlite';
-import { v3TestBlob, v3TestEnvelope } from 'cairn/testing';
+import { createSqliteAgentRunStoreV3, createSqliteOpsStore, V3_SCHEMA_VERSION } from 'cairn/ops/sqlite';
+import { createManualClock, v3TestBlob, v3TestEnvelope } from 'cairn/testing';
 import type { AgentRunEnvelopeV3 } from '../../src/v3/envelope.js';
 
 const fixture = new URL('./fixtures/v3-tables-1.sqlite', import.meta.url);
@@ -47,7 +48,7 @@ function inspect(path: string) {
   }
 }
 
-describe('V3 tables on SQLite, schema 1 to 2', () => {
+describe('V3 tables on SQLite, schema 1 to the current one', () => {
   it('the fixture is what it says: schema 1, step rows keyed by (run_id, idx), three runs', () => {
     const shape = inspect(fileURLToPathOf(fixture));
     expect(shape.versions).toEqual([1]);
@@ -60,7 +61,7 @@ describe('V3 tables on SQLite, schema 1 to 2', () => {
     const path = copyOfFixture();
     const ops = createSqliteOpsStore({ path });
     const runs = createSqliteAgentRunStoreV3(ops);
-    expect(inspect(path)).toMatchObject({ versions: [1, 2], columns: ['step_key', 'body'], stepRows: inspect(fileURLToPathOf(fixture)).stepRows });
+    expect(inspect(path)).toMatchObject({ versions: Array.from({ length: V3_SCHEMA_VERSION }, (_, i) => i + 1), columns: ['step_key', 'body'], stepRows: inspect(fileURLToPathOf(fixture)).stepRows });
     for (const runId of RUNS) expect(json(await runs.load(runId)), runId).toEqual(loaded[runId]);
 
     // The running record: a step added, then the context cut back to two steps.
@@ -100,6 +101,37 @@ describe('V3 tables on SQLite, schema 1 to 2', () => {
     await expect(runs.prune({ terminalBefore: Number.MAX_SAFE_INTEGER })).rejects.toMatchObject({ code: 'invalid_options' });
     reader.close();
     expect(inspect(path)).toMatchObject({ versions: [1], columns: ['run_id', 'idx', 'body'] });
+  });
+});
+
+describe('V3 runs table on SQLite, schema 3: list indexes of runs at rest only', () => {
+  it('a running run saved as running again lists with its new time; one that ends moves to the runs at rest; ties go by run id', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-v3-migration-'));
+    dirs.push(dir);
+    const clock = createManualClock(1_000);
+    const ops = createSqliteOpsStore({ path: join(dir, 'ops.sqlite'), clock });
+    const runs = createSqliteAgentRunStoreV3(ops, { clock });
+    await runs.save(v3TestEnvelope('b', 1));
+    await runs.save(v3TestEnvelope('a', 1, { status: 'completed' }));
+    clock.advance(10);
+    await runs.save(v3TestEnvelope('c', 1, { status: 'suspended' }));
+    await runs.save(v3TestEnvelope('b', 2));
+    const ids = async (query: Parameters<typeof runs.list>[0] = {}) => (await runs.list(query)).runs.map((r) => `${r.runId}:${r.status}:${r.revision}:${r.updatedAt}`);
+    expect(await ids()).toEqual(['c:suspended:1:1010', 'b:running:2:1010', 'a:completed:1:1000']);
+    expect(await ids({ status: 'running', scope: 'tenant-a' })).toEqual(['b:running:2:1010']);
+    // Page by page across the two indexes.
+    const first = await runs.list({ limit: 1 });
+    const second = await runs.list({ limit: 1, cursor: first.nextCursor });
+    const third = await runs.list({ limit: 1, cursor: second.nextCursor });
+    expect([first, second, third].map((p) => p.runs.map((r) => r.runId))).toEqual([['c'], ['b'], ['a']]);
+    expect(third.nextCursor).toBeUndefined();
+    clock.advance(10);
+    await runs.save(v3TestEnvelope('b', 3, { status: 'completed' }));
+    expect(await ids({ status: 'running' })).toEqual([]);
+    expect(await ids({ status: ['completed', 'running'] })).toEqual(['b:completed:3:1020', 'a:completed:1:1000']);
+    expect(await runs.prune({ terminalBefore: 1_015 })).toBe(1);
+    expect(await ids()).toEqual(['b:completed:3:1020', 'c:suspended:1:1010']);
+    ops.close();
   });
 });
 
