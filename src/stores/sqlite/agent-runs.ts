@@ -287,7 +287,7 @@ function keyedReads(db: Database.Database) {
     db.prepare(`SELECT ${columns} FROM ${table} WHERE row_key >= ? AND row_key < ? ORDER BY ${order}`);
   const plain = {
     messages: range('idx, body, run_id', 'cairn_run_messages', 'row_key') as Database.Statement<[bigint, bigint], MessageRead>,
-    receipts: range('receipt_key, body, run_id', 'cairn_run_receipts', 'receipt_key') as Database.Statement<[bigint, bigint], ReceiptRead>,
+    receipts: range('receipt_key, body, run_id', 'cairn_run_receipts', 'row_key') as Database.Statement<[bigint, bigint], ReceiptRead>,
   };
   /** With the revision that wrote each row, for `load(runId, { saves: true })`; null when the rows have no revision column. */
   let withSaves: typeof plain | null | undefined;
@@ -296,7 +296,7 @@ function keyedReads(db: Database.Database) {
     try {
       withSaves = {
         messages: range('idx, body, run_id, revision', 'cairn_run_messages', 'row_key') as typeof plain.messages,
-        receipts: range('receipt_key, body, run_id, revision', 'cairn_run_receipts', 'receipt_key') as typeof plain.receipts,
+        receipts: range('receipt_key, body, run_id, revision', 'cairn_run_receipts', 'row_key') as typeof plain.receipts,
       };
     } catch {
       withSaves = null;
