@@ -69,16 +69,21 @@ function countingRuns(store: AgentRunStoreV3, counter: { saves: number }): Agent
   });
 }
 
-/** Counts the commits of a memory store, and its other calls (reads). */
-function countingMemory(store: VersionedMemoryStore, counter: { commits: number; reads: number }): VersionedMemoryStore {
+/** Counts the commits of a memory store and its other calls (reads), and the time spent in them. */
+function countingMemory(store: VersionedMemoryStore, counter: { commits: number; reads: number; memoryMs: number }): VersionedMemoryStore {
   return new Proxy(store, {
     get(target, key, receiver) {
       const value = Reflect.get(target, key, receiver) as unknown;
       if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
+      return async (...args: unknown[]) => {
         if (key === 'commit') counter.commits++;
         else counter.reads++;
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
+        const started = performance.now();
+        try {
+          return await (value as (...a: unknown[]) => unknown).apply(target, args);
+        } finally {
+          counter.memoryMs += performance.now() - started;
+        }
       };
     },
   });
@@ -91,11 +96,11 @@ interface Backend {
 }
 
 type Kind = 'ordinary' | 'memory' | 'plain' | 'extract';
-interface Sample { ms: number; saves: number; commits: number; reads: number }
+interface Sample { ms: number; saves: number; commits: number; reads: number; memoryMs: number; recordBytes: number; intentBytes: number }
 
 let ids = 0;
 async function once(backend: Backend, kind: Kind): Promise<Sample> {
-  const counter = { saves: 0, commits: 0, reads: 0 };
+  const counter = { saves: 0, commits: 0, reads: 0, memoryMs: 0, recordBytes: 0, intentBytes: 0 };
   const runs = countingRuns(backend.runs, counter);
   const runId = `vb-${kind}-${ids++}`;
   const session = createMemorySession({
@@ -113,6 +118,11 @@ async function once(backend: Backend, kind: Kind): Promise<Sample> {
   } as never);
   const ms = performance.now() - started;
   if ((result as { status: string }).status !== 'completed') throw new Error(`a bench run ended ${(result as { status: string }).status}: ${JSON.stringify((result as { error?: unknown }).error)}`);
+  if (kind === 'memory' || kind === 'ordinary') {
+    const record = await backend.runs.load(runId, { scope: 'bench' });
+    counter.recordBytes = Buffer.byteLength(JSON.stringify(record));
+    counter.intentBytes = Buffer.byteLength(JSON.stringify(record?.memoryIntents ?? []));
+  }
   if (kind === 'extract') {
     const record = await backend.runs.load(runId, { scope: 'bench' });
     const statuses = (record?.memoryIntents ?? []).map((i) => i.status);
@@ -126,10 +136,12 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 export interface VersionedRow {
   backend: string;
   /** Per tool step (the loop's saves and time divided by STEPS; the answer step is in both). */
-  ordinary: { msPerStep: number; savesPerStep: number; saves: number };
-  memory: { msPerStep: number; savesPerStep: number; saves: number; commits: number; reads: number };
-  plain: { ms: number; saves: number; commits: number; reads: number };
-  extract: { ms: number; saves: number; commits: number; reads: number };
+  /** `recordBytes`: the stored record's JSON after the loop; `intentBytes`: of it, memoryIntents. */
+  ordinary: { msPerStep: number; savesPerStep: number; saves: number; recordBytes: number };
+  /** `memoryMs`: the time spent inside the memory store's calls. */
+  memory: { msPerStep: number; savesPerStep: number; saves: number; commits: number; reads: number; memoryMs: number; recordBytes: number; intentBytes: number };
+  plain: { ms: number; saves: number; commits: number; reads: number; memoryMs: number };
+  extract: { ms: number; saves: number; commits: number; reads: number; memoryMs: number };
 }
 
 export interface VersionedFigures {
@@ -151,7 +163,8 @@ async function measureBackend(backend: Backend): Promise<VersionedRow> {
   }
   const of = (kind: Kind) => {
     const s = samples.get(kind)!;
-    return { ms: median(s.map((x) => x.ms)), saves: median(s.map((x) => x.saves)), commits: median(s.map((x) => x.commits)), reads: median(s.map((x) => x.reads)) };
+    return { ms: median(s.map((x) => x.ms)), saves: median(s.map((x) => x.saves)), commits: median(s.map((x) => x.commits)), reads: median(s.map((x) => x.reads)), memoryMs: median(s.map((x) => x.memoryMs)),
+      recordBytes: median(s.map((x) => x.recordBytes)), intentBytes: median(s.map((x) => x.intentBytes)) };
   };
   const ordinary = of('ordinary');
   const memory = of('memory');
@@ -159,8 +172,9 @@ async function measureBackend(backend: Backend): Promise<VersionedRow> {
   const base = of('plain');
   return {
     backend: backend.name,
-    ordinary: { msPerStep: ordinary.ms / STEPS, savesPerStep: (ordinary.saves - base.saves) / STEPS, saves: ordinary.saves },
-    memory: { msPerStep: memory.ms / STEPS, savesPerStep: (memory.saves - base.saves) / STEPS, saves: memory.saves, commits: memory.commits, reads: memory.reads },
+    ordinary: { msPerStep: ordinary.ms / STEPS, savesPerStep: (ordinary.saves - base.saves) / STEPS, saves: ordinary.saves, recordBytes: ordinary.recordBytes },
+    memory: { msPerStep: memory.ms / STEPS, savesPerStep: (memory.saves - base.saves) / STEPS, saves: memory.saves, commits: memory.commits, reads: memory.reads, memoryMs: memory.memoryMs,
+      recordBytes: memory.recordBytes, intentBytes: memory.intentBytes },
     plain: base,
     extract: of('extract'),
   };
@@ -209,18 +223,22 @@ export async function measureVersioned(): Promise<VersionedFigures> {
 export function printVersioned(f: VersionedFigures): void {
   console.log(`\nA V3 tool step whose tool is memory_remember against the same step with an ordinary idempotent tool: a ${f.steps}-step loop, medians of ${f.rounds} alternating rounds`);
   console.log('(target: a memory tool write adds no commit to the run beyond the tool receipt\'s own saves)\n');
-  console.log('| store | run-store saves / step, ordinary tool | memory tool | memory commits / step | memory reads / step | target | ms / step, ordinary | memory | ratio |');
-  console.log('| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |');
+  console.log('| store | run-store saves / step, ordinary tool | memory tool | memory commits / step | memory reads / step | target | ms / step, ordinary | memory | ratio | of it, in the memory store |');
+  console.log('| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |');
   for (const r of f.rows) {
     const met = r.memory.savesPerStep <= r.ordinary.savesPerStep ? 'met' : 'not met';
     console.log(`| ${r.backend} | ${r.ordinary.savesPerStep.toFixed(2)} | ${r.memory.savesPerStep.toFixed(2)} | ${(r.memory.commits / f.steps).toFixed(2)} | ${(r.memory.reads / f.steps).toFixed(2)} | ${met} | ` +
-      `${r.ordinary.msPerStep.toFixed(3)} | ${r.memory.msPerStep.toFixed(3)} | ${(r.memory.msPerStep / r.ordinary.msPerStep).toFixed(2)}x |`);
+      `${r.ordinary.msPerStep.toFixed(3)} | ${r.memory.msPerStep.toFixed(3)} | ${(r.memory.msPerStep / r.ordinary.msPerStep).toFixed(2)}x | ${(r.memory.memoryMs / f.steps).toFixed(3)} |`);
   }
+  console.log(`\nThe stored record after the ${f.steps}-step loop (JSON bytes)\n`);
+  console.log('| store | ordinary tool | memory tool | of it, memoryIntents |');
+  console.log('| --- | ---: | ---: | ---: |');
+  for (const r of f.rows) console.log(`| ${r.backend} | ${r.ordinary.recordBytes} | ${r.memory.recordBytes} | ${r.memory.intentBytes} |`);
   console.log('\nThe extraction: a one-turn run with extract: true against the same run without it\n');
-  console.log('| store | run-store saves, without | with extract | memory commits | memory reads | ms / run, without | with extract | added ms |');
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  console.log('| store | run-store saves, without | with extract | memory commits | memory reads | ms / run, without | with extract | added ms | of it, in the memory store |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of f.rows) {
-    console.log(`| ${r.backend} | ${r.plain.saves} | ${r.extract.saves} | ${r.extract.commits} | ${r.extract.reads} | ${r.plain.ms.toFixed(3)} | ${r.extract.ms.toFixed(3)} | ${(r.extract.ms - r.plain.ms).toFixed(3)} |`);
+    console.log(`| ${r.backend} | ${r.plain.saves} | ${r.extract.saves} | ${r.extract.commits} | ${r.extract.reads} | ${r.plain.ms.toFixed(3)} | ${r.extract.ms.toFixed(3)} | ${(r.extract.ms - r.plain.ms).toFixed(3)} | ${r.extract.memoryMs.toFixed(3)} |`);
   }
   for (const s of f.skipped) console.log(`(skipped ${s})`);
 }
