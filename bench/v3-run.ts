@@ -7,8 +7,10 @@
  * file and PostgreSQL. Then the packages stored by a V3 run whose retrieval
  * stays the same every step against one whose retrieval changes every step:
  * stored blobs and their bytes grow with distinct packages, not with steps.
+ * On SQLite, the WAL frames a commit writes for each of the three (pages
+ * changed: a count the machine's load does not move).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -19,6 +21,7 @@ import { createRagContextSource } from 'cairn/context';
 import type { LanguageModel, ModelRequest, ModelResponse } from 'cairn/models';
 import { createPostgresAgentRunStoreV3, createPostgresOpsStore } from 'cairn/ops/postgres';
 import { createSqliteAgentRunStoreV3, createSqliteOpsStore } from 'cairn/ops/sqlite';
+import { connectionOf } from '../src/stores/sqlite/index.js';
 
 const STEPS = 20;
 const ROUNDS = Number(process.env.CAIRN_BENCH_V3_ROUNDS ?? 21);
@@ -80,6 +83,8 @@ export interface V3RunFigures {
   rounds: number;
   rows: { backend: string; today: number; v3Plain: number; v3: number }[];
   bytes: { backend: string; kind: 'same' | 'changing'; steps: number; packages: number; blobs: number; bytes: number }[];
+  /** SQLite: WAL frames (pages, 1 KB each) a commit writes, averaged over one run of each. */
+  frames: { today: number; v3Plain: number; v3: number } | null;
   skipped: string[];
 }
 
@@ -113,7 +118,7 @@ async function measureBackend(backend: Backend, figures: V3RunFigures): Promise<
 }
 
 export async function measureV3Run(): Promise<V3RunFigures> {
-  const figures: V3RunFigures = { steps: STEPS, rounds: ROUNDS, rows: [], bytes: [], skipped: [] };
+  const figures: V3RunFigures = { steps: STEPS, rounds: ROUNDS, rows: [], bytes: [], frames: null, skipped: [] };
   await measureBackend({
     name: 'in-memory', today: () => createInMemoryAgentRunStore(), v3: () => createInMemoryAgentRunStoreV3(), close: async () => undefined,
   }, figures);
@@ -123,6 +128,7 @@ export async function measureV3Run(): Promise<V3RunFigures> {
     try {
       const v3 = createSqliteAgentRunStoreV3(ops);
       await measureBackend({ name: 'sqlite', today: () => ops.agentRuns, v3: () => v3, close: async () => undefined }, figures);
+      figures.frames = await walFrames(join(dir, 'ops.db'), ops, v3);
     } finally {
       ops.close();
     }
@@ -155,6 +161,37 @@ export async function measureV3Run(): Promise<V3RunFigures> {
   return figures;
 }
 
+/** The WAL frames a commit of each kind of run writes: the log emptied before each run, its size read after it. */
+async function walFrames(path: string, ops: ReturnType<typeof createSqliteOpsStore>, v3: AgentRunStoreV3): Promise<V3RunFigures['frames']> {
+  const db = connectionOf(ops);
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  const counted = <S extends { save(...args: never[]): Promise<void> }>(store: S, tally: { saves: number }): S => {
+    const wrapped = Object.create(store) as S;
+    const save = store.save.bind(store) as (...args: never[]) => Promise<void>;
+    wrapped.save = (async (...args: never[]) => {
+      await save(...args);
+      tally.saves++;
+    }) as S['save'];
+    return wrapped;
+  };
+  const per = async (run: (tally: { saves: number }) => () => Promise<{ status: string }>) => {
+    const medians: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const tally = { saves: 0 };
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      await timeRun(run(tally));
+      // A WAL file is a 32-byte header, then one frame (a 24-byte header and the page) per page a commit changed.
+      medians.push((statSync(`${path}-wal`).size - 32) / (pageSize + 24) / tally.saves);
+    }
+    return median(medians);
+  };
+  return {
+    today: await per((tally) => todayRun(counted(ops.agentRuns, tally))),
+    v3Plain: await per((tally) => v3Plain(counted(v3, tally))),
+    v3: await per((tally) => v3Run(counted(v3, tally))),
+  };
+}
+
 export function printV3Run(f: V3RunFigures): void {
   console.log(`\nV3 run with a two-source context and a working memory against today's run: a ${f.steps}-step tool loop, same model, median wall ms per step of ${f.rounds} alternating rounds (target: at most 1.3x)\n`);
   console.log('| store | today ms/step | V3, no context | V3 with context | ratio (context / today) | of it, the V3 store (no context / today) |');
@@ -166,5 +203,11 @@ export function printV3Run(f: V3RunFigures): void {
   console.log('| store | retrieval | steps compiled | blobs stored | blob bytes |');
   console.log('| --- | --- | ---: | ---: | ---: |');
   for (const r of f.bytes) console.log(`| ${r.backend} | ${r.kind} | ${r.steps} | ${r.blobs} | ${r.bytes} |`);
+  if (f.frames) {
+    console.log('\nSQLite WAL frames a commit (pages changed, median of 5 runs each; independent of the load)\n');
+    console.log('| today | V3, no context | V3 with context |');
+    console.log('| ---: | ---: | ---: |');
+    console.log(`| ${f.frames.today.toFixed(2)} | ${f.frames.v3Plain.toFixed(2)} | ${f.frames.v3.toFixed(2)} |`);
+  }
   for (const s of f.skipped) console.log(`(skipped ${s})`);
 }
