@@ -154,6 +154,42 @@ describe('schema 8: integer-keyed transcript and receipt rows', () => {
   });
 });
 
+describe('a running run\'s head row', () => {
+  it('keeps one size from save to save (padded), so its saves free no page and take none from the free list', async () => {
+    const path = join(dir, 'ops.sqlite');
+    const ops = open(path);
+    const db = raw(path);
+    const sizes: number[] = [];
+    const free: number[] = [];
+    const store: AgentRunStore = {
+      load: (runId, options) => ops.agentRuns.load(runId, options),
+      async save(envelope, options) {
+        await ops.agentRuns.save(envelope, options);
+        if (envelope.status !== 'running') return;
+        // The row's payload size as far as it moves: the head, the pad, and the pad's serial type (1 or 2 bytes).
+        sizes.push(db.prepare<[string], number>(`SELECT length(head) + length(pad) + (CASE WHEN length(pad) <= 57 THEN 1 ELSE 2 END)
+          FROM cairn_runs WHERE run_id = ?`).pluck().get(envelope.runId)!);
+        free.push(db.pragma('freelist_count', { simple: true }) as number);
+      },
+    };
+    const steps = 20;
+    const turns = Array.from({ length: steps }, (_, n) => ({ toolCalls: [{ toolName: 'step', args: { n }, toolCallId: `c${n}` }] }));
+    const result = await runAgent({
+      model: createMockModel({ responses: [...turns, { text: 'done' }] }), prompt: 'Work.', tools: { step }, maxSteps: steps + 2,
+      session: { store, runId: 'padded', scope: 'tenant-a' },
+    });
+    expect(result.status).toBe('completed');
+    // The heads themselves alternate between two sizes (a call's executing save holds its snapshot, a checkpoint
+    // not); the row changes size at most once (when the larger head outgrows its class, it keeps the next one).
+    const changes = sizes.filter((size, i) => i > 0 && size !== sizes[i - 1]).length;
+    expect(sizes.length).toBeGreaterThan(2 * steps);
+    expect(changes).toBeLessThanOrEqual(1);
+    // Rewritten where it is, the row gives no page back to the free list (a size change may).
+    const freed = free.filter((n, i) => i > 0 && n > free[i - 1]!).length;
+    expect(freed).toBeLessThanOrEqual(changes);
+  });
+});
+
 describe('a file of schema 7', () => {
   async function seededFile() {
     const current = join(dir, 'current.sqlite');

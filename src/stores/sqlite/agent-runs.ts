@@ -106,7 +106,7 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
     }) ?? readState(runId, row));
     const plan = planSave(envelope, stored);
     const write = row?.status === 'running' && envelope.status === 'running' ? w.updateRunning : w.upsertHead;
-    const info = write.run({
+    const columns = {
       runId,
       scope: envelope.scope,
       status: envelope.status,
@@ -117,10 +117,14 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
       pendingApprovals: envelope.pendingApprovals?.length ?? 0,
       pendingClientCalls: envelope.pendingClientCalls?.length ?? 0,
       transcriptLength: plan.next.index!.length,
+    };
+    const info = write.run({
+      ...columns,
       transcriptDigest: plan.next.transcriptDigest,
       receiptsDigest: plan.next.receiptsDigest,
       head: plan.head,
-      pad: headPad(plan.head.length),
+      // Kept at the size the run's row has while it runs (see headPad).
+      pad: headPad(w.pageSize, plan.head.length, columns, write === w.updateRunning ? row : null),
     });
     // A new run's number is the head's own key, taken by the insert.
     const runNo = row ? row.run_no : Number(info.lastInsertRowid);
@@ -348,8 +352,9 @@ function legacyReads(db: Database.Database) {
 /** The statements of a save and of a prune (schema 8 on). */
 function keyedWrites(db: Database.Database) {
   return {
-    head: db.prepare<[string], HeadRow>(
-      'SELECT run_no, scope, status, revision, transcript_digest, receipts_digest FROM cairn_runs WHERE run_id = ?'),
+    pageSize: db.pragma('page_size', { simple: true }) as number,
+    head: db.prepare<[string], HeadRow & { padded: number | null; pad: number | null }>(`SELECT run_no, scope, status, revision,
+  transcript_digest, receipts_digest, length(head) + length(pad) AS padded, length(pad) AS pad FROM cairn_runs WHERE run_id = ?`),
     headBytes: db.prepare<[string], unknown>('SELECT head FROM cairn_runs WHERE run_id = ?').pluck(),
     openReceipts: db.prepare<[bigint, bigint, number], { receipt_key: string; body: unknown }>(
       'SELECT receipt_key, body FROM cairn_run_receipts WHERE row_key >= ? AND row_key < ? AND model_step >= ?'),

@@ -59,16 +59,66 @@ export function receiptStepEnd(runNo: number, modelStep: number): bigint {
   return receiptStepStart(runNo, modelStep) + BigInt(RECEIPTS_PER_STEP);
 }
 
-/** The size classes of a padded head row: a multiple of this many bytes. */
-const HEAD_CLASS = 1024;
+/** Bytes of a head row's payload the padding leaves spare below a size class: room for the estimate to be off. */
+const PAD_MARGIN = 8;
+
+/** The bytes SQLite stores an integer column's value in (its serial type's size). */
+function intBytes(n: number): number {
+  if (!Number.isSafeInteger(n)) return 8;
+  if (n === 0 || n === 1) return 0;
+  const a = n < 0 ? -n - 1 : n;
+  if (a < 128) return 1;
+  if (a < 32768) return 2;
+  if (a < 8388608) return 3;
+  if (a < 2147483648) return 4;
+  if (a < 140737488355328) return 6;
+  return 8;
+}
+
+/** The columns of a head row beside its head and pad, as a save writes them. */
+export interface HeadColumns {
+  runId: string;
+  scope: string;
+  status: string;
+  revision: number;
+  bindingId: string | null;
+  createdAt: number;
+  updatedAt: number;
+  pendingApprovals: number;
+  pendingClientCalls: number;
+  transcriptLength: number;
+}
 
 /**
- * The zeros a head row of `headBytes` is padded with, up to the next multiple of {@link HEAD_CLASS}. A running
- * run's saves alternate between heads of a few sizes (a call's `executing` save holds the call's snapshot, the
- * step's checkpoint does not); padded to one class, the row's payload is the same size from save to save, so
- * SQLite overwrites it where it is, writing only the pages whose bytes changed, instead of freeing its overflow
- * pages and taking new ones (which also writes the free list's page and page 1).
+ * The zeros a head row is padded with (`cairn_runs.pad`), so that its payload comes just under the largest that a
+ * leaf cell and k overflow pages hold, for the smallest such k. A running run's saves alternate between heads of a
+ * few sizes (a call's `executing` save holds the call's snapshot, the step's checkpoint does not); padded to one
+ * class, the row's payload is the same size from save to save, so SQLite overwrites it where it is and writes only
+ * the pages whose bytes changed, instead of freeing its overflow pages and taking new ones (which also writes the
+ * free list's page and page 1). The class is the one a file of `pageSize` bytes a page fills exactly (SQLite's
+ * cell layout: a leaf keeps at most pageSize - 35 bytes of a payload, each overflow page pageSize - 4).
  */
-export function headPad(headBytes: number): number {
-  return Math.ceil(headBytes / HEAD_CLASS) * HEAD_CLASS - headBytes;
+export function headPad(
+  pageSize: number, headBytes: number, columns: HeadColumns, stored?: { padded: number | null; pad: number | null } | null,
+): number {
+  const text = (value: string | null) => (value === null ? 0 : Buffer.byteLength(value));
+  // The record's header (its size and a serial type a column, two bytes for the head) and its values, without the
+  // pad and the pad's serial type (one byte for up to 57 bytes, two above).
+  const payload = 16 + text(columns.runId) + text(columns.scope) + text(columns.status) + text(columns.bindingId)
+    + intBytes(columns.revision) + intBytes(columns.createdAt) + intBytes(columns.updatedAt) + intBytes(columns.pendingApprovals)
+    + intBytes(columns.pendingClientCalls) + intBytes(columns.transcriptLength) + 64 + headBytes;
+  const inLeaf = pageSize - 35;
+  const perOverflow = pageSize - 4;
+  const pages = Math.max(0, Math.ceil((payload + 2 + PAD_MARGIN - inLeaf) / perOverflow));
+  // What the pad and its serial type take: up to the class, or what they take in the stored row.
+  const fresh = inLeaf + pages * perOverflow - PAD_MARGIN - payload;
+  // A run whose heads straddle two classes keeps the larger one rather than changing size at every save; it goes
+  // back to its own class only past one page more than that.
+  const kept = stored && typeof stored.padded === 'number' && typeof stored.pad === 'number'
+    ? stored.padded + serialBytes(stored.pad) - headBytes : -1;
+  const room = kept >= 1 && kept <= fresh + perOverflow ? kept : fresh;
+  // A pad of up to 57 bytes takes a one-byte serial type, a longer one two (at 59 neither fits exactly).
+  return room - 2 >= 58 ? room - 2 : Math.max(0, room - 1);
 }
+
+const serialBytes = (pad: number) => (pad <= 57 ? 1 : 2);
