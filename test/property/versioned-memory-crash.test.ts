@@ -43,7 +43,7 @@ import { printedSeed, replayParams } from '../support/fc-seed.js';
 import { describeScenario, drive, everyFault, inMemoryBackend, scenarioArb, type OpenBackend, type Scenario } from '../v3/versioned-fault-drive.js';
 import { checkDrive, writesOf } from '../v3/versioned-fault-check.js';
 
-const NUM_RUNS = Math.max(6, Number(process.env.CAIRN_PROPERTY_RUNS ?? 0) || 0);
+const NUM_RUNS = Math.max(12, Number(process.env.CAIRN_PROPERTY_RUNS ?? 0) || 0);
 const TIMEOUT = Math.max(180_000, NUM_RUNS * 20_000);
 
 interface Tally {
