@@ -10,6 +10,7 @@ import { contextBlobDigest } from '../v3/store-blob.js';
 import type { AgentRunStoreV3, ContextBlobInput } from '../v3/store-types.js';
 import { describeConformance, type CaseRegister } from './conformance/suite.js';
 import type { ConformanceTestApi } from './conformance/types.js';
+import { registerForgetCases } from './v3-forget-cases.js';
 
 /** What `create()` hands one case. */
 export interface AgentRunStoreV3Fixture {
@@ -82,6 +83,7 @@ export function defineAgentRunStoreV3Conformance(initializer: AgentRunStoreV3Ini
     api.describe('packages', () => registerBlobCases(register));
     api.describe('list and prune', () => registerListCases(register));
     api.describe('bad input', () => registerBadInputCases(register));
+    api.describe('forget', () => registerForgetCases(register, v3TestEnvelope));
   });
 }
 
