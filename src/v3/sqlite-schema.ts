@@ -108,6 +108,9 @@ SELECT r.run_no * 4294967296 + s.idx, s.body FROM cairn_runs_v3_steps s JOIN cai
     "CREATE INDEX cairn_runs_v3_at_rest_by_status ON cairn_runs_v3 (status, updated_at) WHERE status <> 'running'",
     "CREATE INDEX cairn_runs_v3_running ON cairn_runs_v3 (scope) WHERE status = 'running'",
   ],
+  // 4: a running run's row is padded with zeros (pad) to a size class, so that it keeps its size from save to save and
+  // SQLite overwrites it in place instead of taking new overflow pages (see src/v3/sqlite-pad.ts); NULL at rest.
+  ['ALTER TABLE cairn_runs_v3 ADD COLUMN pad BLOB'],
 ];
 
 /** How far apart two runs' step keys are: a run's step `idx` is stored under `run_no * STEP_KEY_SPAN + idx`. */

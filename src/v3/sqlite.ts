@@ -24,6 +24,7 @@ import { planSteps, splitSteps, StepMemory } from './store-steps.js';
 import type { AgentRunLoadOptions, Lease } from '../stores/types.js';
 import type { AgentRunStoreV3 } from './store-types.js';
 import { migrateV3, V3_SCHEMA_VERSION, v3SchemaVersion } from './sqlite-schema.js';
+import { padFor } from './sqlite-pad.js';
 import { assembleLoadedV3, listPageOf, rememberSaveV3, updatedBounds } from './store-sql.js';
 import { V3SchemaVersionError } from './store-errors.js';
 import { sqliteForget } from './forget-sqlite.js';
@@ -72,8 +73,12 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
   else if (v3SchemaVersion(db) === 0) return emptyReadOnly(clock);
   else migrateV3Check(db);
   // A read-only file of schema 1 is read as it is: its step rows are keyed by (run_id, idx).
-  const keyed = v3SchemaVersion(db) >= 2;
+  const version = v3SchemaVersion(db);
+  const keyed = version >= 2;
   const runNo = keyed ? 'run_no' : 'NULL AS run_no';
+  // Writes only on tables of this code's version (a writable file was migrated above; an older read-only one is read).
+  const current = version === V3_SCHEMA_VERSION;
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
   const hasLeases = Boolean(db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'cairn_leases'").get());
 
   const s = {
@@ -100,29 +105,29 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
         'SELECT body FROM cairn_runs_v3_steps WHERE step_key >= ? * 4294967296 AND step_key < (? + 1) * 4294967296 ORDER BY step_key').pluck()
       : null,
     stepRowsV1: keyed ? null : db.prepare<[string], string>('SELECT body FROM cairn_runs_v3_steps WHERE run_id = ? ORDER BY idx').pluck(),
-    nextRunNo: keyed ? db.prepare<[], number>('SELECT COALESCE(MAX(run_no), 0) + 1 FROM cairn_runs_v3').pluck() : null,
-    putStep: keyed ? db.prepare<[number, number, string]>('INSERT INTO cairn_runs_v3_steps (step_key, body) VALUES (? * 4294967296 + ?, ?)') : null,
-    trimSteps: keyed
+    nextRunNo: current ? db.prepare<[], number>('SELECT COALESCE(MAX(run_no), 0) + 1 FROM cairn_runs_v3').pluck() : null,
+    putStep: current ? db.prepare<[number, number, string]>('INSERT INTO cairn_runs_v3_steps (step_key, body) VALUES (? * 4294967296 + ?, ?)') : null,
+    trimSteps: current
       ? db.prepare<[number, number, number]>('DELETE FROM cairn_runs_v3_steps WHERE step_key >= ? * 4294967296 + ? AND step_key < (? + 1) * 4294967296')
       : null,
     deleteReceipt: db.prepare<[string, string]>('DELETE FROM cairn_runs_v3_receipts WHERE run_id = ? AND receipt_key = ?'),
     deleteReceipts: db.prepare<[string]>('DELETE FROM cairn_runs_v3_receipts WHERE run_id = ?'),
     redactedOf: db.prepare<[string], string>(`SELECT r.digest FROM cairn_runs_v3_blob_refs r
   JOIN cairn_runs_v3_blobs b ON b.digest = r.digest WHERE r.run_id = ? AND b.content IS NULL ORDER BY r.digest`).pluck(),
-    upsert: !keyed ? null : db.prepare(`INSERT INTO cairn_runs_v3 (run_id, scope, status, revision, binding_id, created_at, updated_at,
-    pending_approvals, pending_client_calls, transcript_length, context_steps, transcript_digest, receipts_digest, head, run_no)
+    upsert: !current ? null : db.prepare(`INSERT INTO cairn_runs_v3 (run_id, scope, status, revision, binding_id, created_at, updated_at,
+    pending_approvals, pending_client_calls, transcript_length, context_steps, transcript_digest, receipts_digest, head, run_no, pad)
   VALUES (@runId, @scope, @status, @revision, @bindingId, @createdAt, @updatedAt, @pendingApprovals, @pendingClientCalls,
-    @transcriptLength, @contextSteps, @transcriptDigest, @receiptsDigest, @head, @runNo)
+    @transcriptLength, @contextSteps, @transcriptDigest, @receiptsDigest, @head, @runNo, CASE WHEN @pad > 0 THEN zeroblob(@pad) END)
   ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, revision = excluded.revision, binding_id = excluded.binding_id,
     updated_at = excluded.updated_at, pending_approvals = excluded.pending_approvals,
     pending_client_calls = excluded.pending_client_calls, transcript_length = excluded.transcript_length,
     context_steps = excluded.context_steps, transcript_digest = excluded.transcript_digest,
-    receipts_digest = excluded.receipts_digest, head = excluded.head`),
+    receipts_digest = excluded.receipts_digest, head = excluded.head, pad = excluded.pad`),
     // A running run saved as running again: neither status nor scope is set, so no index of the table is written.
-    updateRunning: !keyed ? null : db.prepare(`UPDATE cairn_runs_v3 SET revision = @revision, binding_id = @bindingId,
+    updateRunning: !current ? null : db.prepare(`UPDATE cairn_runs_v3 SET revision = @revision, binding_id = @bindingId,
     updated_at = @updatedAt, pending_approvals = @pendingApprovals, pending_client_calls = @pendingClientCalls,
     transcript_length = @transcriptLength, context_steps = @contextSteps, transcript_digest = @transcriptDigest,
-    receipts_digest = @receiptsDigest, head = @head WHERE run_id = @runId`),
+    receipts_digest = @receiptsDigest, head = @head, pad = CASE WHEN @pad > 0 THEN zeroblob(@pad) END WHERE run_id = @runId`),
     lease: hasLeases
       ? db.prepare<[string, string, number, number], { ok: number }>(
         'SELECT 1 AS ok FROM cairn_leases WHERE lease_key = ? AND owner = ? AND token = ? AND expires_at > ?')
@@ -138,7 +143,7 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
     deleteRefs: db.prepare<[string]>('DELETE FROM cairn_runs_v3_blob_refs WHERE run_id = ?'),
     insertRef: db.prepare<[string, string]>('INSERT OR IGNORE INTO cairn_runs_v3_blob_refs (run_id, digest) VALUES (?, ?)'),
     // status <> 'running' spelt out: it is what lets SQLite use the at-rest index (schema 3).
-    pruneNos: !keyed ? null : db.prepare<[number], number>(
+    pruneNos: !current ? null : db.prepare<[number], number>(
       `SELECT run_no FROM cairn_runs_v3 WHERE status <> 'running' AND status IN ('completed', 'failed', 'stopped') AND updated_at < ?`).pluck(),
     pruneRuns: db.prepare<[number]>(
       `DELETE FROM cairn_runs_v3 WHERE status <> 'running' AND status IN ('completed', 'failed', 'stopped') AND updated_at < ?`),
@@ -155,6 +160,8 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
   const memory = new SaveMemory();
   const refMemory = new RefMemory();
   const stepMemory = new StepMemory();
+  /** The payload size this object's last committed save of each running run padded its row to, by that revision. */
+  const padMemory = new Map<string, { revision: number; total: number }>();
 
   /** What the store holds of a run, read from its head and its open receipt rows. */
   function readState(runId: string, row: RunRow): StoredState {
@@ -211,11 +218,21 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
     const no = row?.run_no ?? s.nextRunNo!.get()!;
     const stepPlan = planSteps(steps ?? [], stepMemory.known(runId, row?.revision) ?? { jsons: row ? s.stepRows!.all(no, no) : [], objects: [] });
     const columns = {
-      runId, revision: envelope.revision, bindingId: envelope.bindingId ?? null, updatedAt: now,
+      runId, revision: envelope.revision, bindingId: envelope.bindingId ?? null, updatedAt: now, pad: 0,
       pendingApprovals: envelope.pendingApprovals?.length ?? 0, pendingClientCalls: envelope.pendingClientCalls?.length ?? 0,
       transcriptLength: plan.next.index!.length, contextSteps: steps === null ? null : steps.length,
       transcriptDigest: plan.next.transcriptDigest, receiptsDigest: plan.next.receiptsDigest, head: plan.head,
     };
+    // A running run's row keeps one size from save to save (schema 4, sqlite-pad.ts); at rest it is not padded.
+    let padded: number | undefined;
+    if (envelope.status === 'running') {
+      const last = padMemory.get(runId);
+      const fit = padFor(pageSize, {
+        ...columns, scope: envelope.scope, status: envelope.status, createdAt: row?.created_at ?? now, runNo: no,
+      }, last !== undefined && last.revision === row?.revision ? last.total : undefined);
+      columns.pad = fit.pad;
+      padded = fit.total;
+    }
     if (row?.status === 'running' && envelope.status === 'running') s.updateRunning!.run(columns);
     else s.upsert!.run({ ...columns, runNo: no, scope: envelope.scope, status: envelope.status, createdAt: row?.created_at ?? now });
     if (stepPlan.deleteFrom !== null) s.trimSteps!.run(no, stepPlan.deleteFrom, no);
@@ -230,7 +247,7 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
       if (row && (s.refCount.get(runId) ?? 0) > digests.length) s.deleteRefs.run(runId);
       for (const digest of digests) s.insertRef.run(runId, digest);
     }
-    return { next: plan.next, steps, jsons: stepPlan.jsons, rewrote: kept.rewrote };
+    return { next: plan.next, steps, jsons: stepPlan.jsons, rewrote: kept.rewrote, padded };
   });
 
   // One read transaction: the head, its rows and the redactions are from the same commit.
@@ -288,7 +305,7 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
     },
 
     async save(envelope, saveOptions = {}) {
-      if (!keyed) throw readOnlyRefusal();
+      if (!current) throw readOnlyRefusal();
       const digests = checkSaveV3(envelope);
       const incoming = (saveOptions.blobs ?? []).map((b) => checkBlob(b, 'save'));
       // IMMEDIATE: the write lock is taken before the revision is read.
@@ -298,6 +315,8 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
       } finally {
         // Remembered only once committed.
         rememberSaveV3({ memory, refMemory, stepMemory }, envelope, digests, saved);
+        if (saved?.padded !== undefined) padMemory.set(envelope.runId, { revision: envelope.revision, total: saved.padded });
+        else padMemory.delete(envelope.runId);
         // Stand-ins written for copies the engine still holds: the next save looks its packages up again.
         if (saved?.rewrote) refMemory.forget(envelope.runId);
       }
@@ -352,7 +371,7 @@ export function createSqliteAgentRunStoreV3(ops: SqliteOpsStore, options: Sqlite
     },
 
     async prune(pruneOptions) {
-      if (!keyed) throw readOnlyRefusal();
+      if (!current) throw readOnlyRefusal();
       return pruneTx.immediate(checkTerminalBefore(pruneOptions));
     },
 

@@ -135,6 +135,42 @@ describe('V3 runs table on SQLite, schema 3: list indexes of runs at rest only',
   });
 });
 
+describe('V3 runs table on SQLite, schema 4: a running run\'s row keeps its size', () => {
+  it('padded to one size while the run runs (its head growing and shrinking within a class), unpadded once it ends', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-v3-migration-'));
+    dirs.push(dir);
+    const path = join(dir, 'ops.sqlite');
+    const ops = createSqliteOpsStore({ path });
+    const runs = createSqliteAgentRunStoreV3(ops);
+    const db = new Database(path, { readonly: true });
+    // The row's whole payload (the file's only V3 run): dbstat sums it over the row's leaf and overflow pages.
+    const size = () => ({
+      total: db.prepare("SELECT sum(payload) FROM dbstat WHERE name = 'cairn_runs_v3'").pluck().get() as number,
+      pad: db.prepare("SELECT length(pad) FROM cairn_runs_v3 WHERE run_id = 'p'").pluck().get() as number | null,
+    });
+    const notes = (n: number) => ({ value: 'running', context: { step: n, messages: [], note: 'x'.repeat(n) } });
+    const sizes: number[] = [];
+    for (const [revision, n] of [[1, 40], [2, 90], [3, 10], [4, 200], [5, 60]] as const) {
+      await runs.save(v3TestEnvelope('p', revision, { snapshot: notes(n) }));
+      sizes.push(size().total);
+      expect(size().pad).toBeGreaterThan(0);
+      expect((await runs.load('p'))!.snapshot).toEqual(notes(n));
+    }
+    expect(new Set(sizes).size).toBe(1);
+    // A head past its class by more than one page takes the next class, and keeps it.
+    await runs.save(v3TestEnvelope('p', 6, { snapshot: notes(2_500) }));
+    const grown = size().total;
+    expect(grown).toBeGreaterThan(sizes[0]!);
+    await runs.save(v3TestEnvelope('p', 7, { snapshot: notes(2_400) }));
+    expect(size().total).toBe(grown);
+    await runs.save(v3TestEnvelope('p', 8, { status: 'completed', snapshot: notes(5) }));
+    expect(size().pad).toBeNull();
+    expect((await runs.load('p'))!.status).toBe('completed');
+    db.close();
+    ops.close();
+  });
+});
+
 function fileURLToPathOf(url: URL): string {
   return decodeURIComponent(url.pathname);
 }
