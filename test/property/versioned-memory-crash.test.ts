@@ -17,11 +17,13 @@
  *     receipt wrote exactly the revisions its receipt names, each revision
  *     the store holds belongs to a receipt, the scope's revision counts the
  *     receipts, and no two revisions hold one operation's text twice.
- *  2. Every intent settled: acknowledged (with a receipt of its operation,
- *     whose scope revision it carries) or failed with a reason; a failed
- *     intent has no receipt (nothing it claims undone was applied). Every
- *     memory write the model made has an intent, and so has the extraction
- *     of a completed run with `extract`.
+ *  2. Every intent settled: acknowledged (with a receipt of its operation)
+ *     or failed with a reason; a failed intent has no receipt (nothing it
+ *     claims undone was applied). Every memory write the model made has an
+ *     intent, and so has the extraction of a completed run with `extract`.
+ *     In every save that landed, a tool write's intent is where its receipt
+ *     is (intended with executing, committed with executed, acknowledged with
+ *     completed, failed with failed unless its commit had landed).
  *  3. The run's own outcome is the fault-free one (status and answer), and
  *     every call of the ordinary (idempotent) tool ran. When every intent is acknowledged,
  *     the memory holds the same texts as without the fault.
@@ -64,6 +66,7 @@ function property(tally: Tally, open: OpenBackend) {
     const intents = ref.record?.memoryIntents ?? [];
     expect(intents.map((i) => i.status), where).toEqual(intents.map(() => 'acknowledged'));
     expect(intents.length, where).toBe(writesOf(scenario) + (scenario.extract ? 1 : 0));
+    expect([...ref.pairs].sort(), where).toEqual(writesOf(scenario) > 0 ? ['completed>acknowledged', 'executing>intended'] : []);
     tally.scenarios++;
     for (const fault of everyFault(ref.saves, ref.commits)) {
       const run = await drive(scenario, fault, open);

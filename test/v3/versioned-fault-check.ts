@@ -5,6 +5,9 @@
 import { expect } from 'vitest';
 import { describeScenario, type Fault, type Report, type Scenario } from './versioned-fault-drive.js';
 
+/** Receipt status > intent status, as one save may hold them. */
+const PROTOCOL = new Set(['executing>intended', 'executed>committed', 'completed>acknowledged', 'failed>failed', 'failed>acknowledged']);
+
 export const writesOf = (s: Scenario) => s.turns.flat().filter((c) => c.kind !== 'lookup').length;
 const lookupsOf = (s: Scenario) => s.turns.flat().filter((c) => c.kind === 'lookup').length;
 const memoryTexts = (r: Report) => r.revisions.filter((v) => !v.operationId.startsWith('seed-op-')).map((v) => `${v.status}:${v.text}`).sort();
@@ -46,6 +49,9 @@ export function checkDrive(scenario: Scenario, fault: Fault, ref: Report, run: R
   }
   expect(intents.length, `(2) intents ${JSON.stringify(intents)}; ${where}`).toBe((ref.record!.memoryIntents ?? []).length);
   expect(new Set(intents.map((i) => i.operationId)), `(2) intents' operations; ${where}`).toEqual(new Set(ref.record!.memoryIntents!.map((i) => i.operationId)));
+  // (2) Each intent moves with its tool receipt, in the same save: intended with the executing receipt, committed with
+  // the executed one, acknowledged with the completed one; a failed call fails it, unless its commit had landed.
+  for (const pair of run.pairs) expect(PROTOCOL.has(pair), `(2) a save held a tool receipt and its intent as ${pair}; ${where}`).toBe(true);
   // (3) The run's outcome is the fault-free one.
   expect(record!.status, `(3) status; ${where}`).toBe(ref.record!.status);
   // The stored result (a leg whose save threw after it landed answers failed in hand; the record is what a resume answers).

@@ -106,6 +106,11 @@ export interface Report {
   receipts: Map<string, { planned: number; records: { id: string; revision: number; op: string }[]; scopeRevision: number }>;
   /** Executions of the ordinary tool, by call. */
   effects: Map<string, number>;
+  /**
+   * In each save that landed, each memory tool write's receipt status and its intent's status
+   * (`executing>intended`, ...; `none` when the save holds no intent of the call).
+   */
+  pairs: Set<string>;
   /** The record as the first leg left it (before any resume or reconciliation). */
   afterFirstLeg: AgentRunEnvelopeV3 | undefined;
   /** Whether the fault fired. */
@@ -139,7 +144,10 @@ class Process {
   dead = false;
   private announce!: () => void;
   readonly died = new Promise<void>((resolve) => (this.announce = resolve));
-  constructor(readonly counters: { saves: number; commits: number }, readonly fault: Fault, readonly state: { fired: boolean; trace: string[] }) {}
+  constructor(
+    readonly counters: { saves: number; commits: number }, readonly fault: Fault, readonly state: { fired: boolean; trace: string[] },
+    readonly onSaved: (envelope: AgentRunEnvelopeV3) => void = () => undefined,
+  ) {}
 
   kill(): Promise<never> {
     this.dead = true;
@@ -173,7 +181,10 @@ class Process {
         this.state.fired = true;
         throw new Error(`injected: save ${n} failed`);
       }
-      return this.deliver(inner.save(envelope, options));
+      const saved = this.deliver(inner.save(envelope, options));
+      await saved;
+      this.onSaved(envelope);
+      return saved;
     };
     return new Proxy(inner, {
       get: (target, key, receiver) => {
@@ -295,7 +306,16 @@ async function driveOn(backend: Backend, scenario: Scenario, fault: Fault, optio
     };
     return { runs, session, runOptions };
   };
-  let proc = new Process(counters, fault, state);
+  const pairs = new Set<string>();
+  const WRITE_TOOLS = new Set(['memory_remember', 'memory_revise', 'memory_retract']);
+  const onSaved = (envelope: AgentRunEnvelopeV3) => {
+    const intents = new Map((envelope.memoryIntents ?? []).map((i) => [i.operationId, i.status]));
+    for (const receipt of Object.values(envelope.receipts ?? {})) {
+      if (!WRITE_TOOLS.has(receipt.toolName)) continue;
+      pairs.add(`${receipt.status}>${intents.get(`${RUN_ID}:memory:${receipt.modelStep}:${receipt.toolCallId}`) ?? 'none'}`);
+    }
+  };
+  let proc = new Process(counters, fault, state, onSaved);
   let world = open(proc);
   let result: AgentResult<unknown> | undefined;
   const reconciliations: unknown[] = [];
@@ -314,7 +334,7 @@ async function driveOn(backend: Backend, scenario: Scenario, fault: Fault, optio
   for (let round = 0; round < 8; round++) {
     if (proc.dead) {
       // A fresh process: the dead one's calls never settle; it can write nothing more.
-      proc = new Process(counters, fault, state);
+      proc = new Process(counters, fault, state, onSaved);
       world = open(proc);
       restarts++;
     }
@@ -360,6 +380,6 @@ async function driveOn(backend: Backend, scenario: Scenario, fault: Fault, optio
   }
   return {
     result, record, saves: counters.saves, commits: counters.commits, revisions, scopeRevision: await memory.scopeRevision({ scope: MEMORY_SCOPE }),
-    receipts, effects, afterFirstLeg, fired: state.fired, legs, restarts, reconciliations, trace: state.trace,
+    receipts, effects, pairs, afterFirstLeg, fired: state.fired, legs, restarts, reconciliations, trace: state.trace,
   };
 }
