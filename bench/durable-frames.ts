@@ -15,6 +15,7 @@
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { AgentRunStore } from 'cairn/agent';
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { connectionOf } from '../src/stores/sqlite/index.js';
 import { toolLoop } from './tool-loop.js';
@@ -43,32 +44,44 @@ export async function countDurableFrames(steps = 100): Promise<FrameCount> {
     db.pragma('wal_checkpoint(TRUNCATE)');
     const pageSize = db.pragma('page_size', { simple: true }) as number;
     const before = statSync(`${path}-wal`).size;
-    await toolLoop(ops.agentRuns, 'measured-run', steps, 'bare');
-    const size = statSync(`${path}-wal`).size;
-    const pages: number[] = [];
-    let commits = 0;
-    const fd = openSync(`${path}-wal`, 'r');
-    const header = Buffer.alloc(FRAME_HEADER);
-    try {
-      for (let at = WAL_HEADER; at + FRAME_HEADER + pageSize <= size; at += FRAME_HEADER + pageSize) {
-        readSync(fd, header, 0, FRAME_HEADER, at);
-        pages.push(header.readUInt32BE(0));
-        if (header.readUInt32BE(4) !== 0) commits++;
-      }
-    } finally {
-      closeSync(fd);
-    }
-    const owner = new Map<number, string>();
-    for (const row of db.prepare<[], { name: string; pageno: number; pagetype: string }>('SELECT name, pageno, pagetype FROM dbstat').all()) {
-      owner.set(row.pageno, `${row.name} (${row.pagetype})`);
-    }
+    // Each commit's frames are named by the table or index that owns the page right after that commit (dbstat reads
+    // through the log): a page's owner at the end of the loop may be another (a freed page taken by a new row).
     const counts = new Map<string, number>();
-    for (const page of pages) {
-      const name = page === 1 ? 'page 1' : owner.get(page) ?? 'free list';
-      counts.set(name, (counts.get(name) ?? 0) + 1);
-    }
+    let at = WAL_HEADER;
+    let commits = 0;
+    let frames = 0;
+    const header = Buffer.alloc(FRAME_HEADER);
+    const name = () => {
+      const owner = new Map<number, string>();
+      for (const row of db.prepare<[], { name: string; pageno: number; pagetype: string }>('SELECT name, pageno, pagetype FROM dbstat').all()) {
+        owner.set(row.pageno, `${row.name} (${row.pagetype})`);
+      }
+      const size = statSync(`${path}-wal`).size;
+      const fd = openSync(`${path}-wal`, 'r');
+      try {
+        for (; at + FRAME_HEADER + pageSize <= size; at += FRAME_HEADER + pageSize) {
+          readSync(fd, header, 0, FRAME_HEADER, at);
+          const page = header.readUInt32BE(0);
+          const key = page === 1 ? 'page 1' : owner.get(page) ?? 'free list';
+          counts.set(key, (counts.get(key) ?? 0) + 1);
+          frames++;
+          if (header.readUInt32BE(4) !== 0) commits++;
+        }
+      } finally {
+        closeSync(fd);
+      }
+    };
+    const store: AgentRunStore = {
+      load: (runId, options) => ops.agentRuns.load(runId, options),
+      async save(envelope, options) {
+        await ops.agentRuns.save(envelope, options);
+        name();
+      },
+    };
+    await toolLoop(store, 'measured-run', steps, 'bare');
+    const size = statSync(`${path}-wal`).size;
     return {
-      commits, frames: pages.length, framesPerCommit: pages.length / commits, walBytesPerStep: (size - before) / steps,
+      commits, frames, framesPerCommit: frames / commits, walBytesPerStep: (size - before) / steps,
       byOwner: [...counts].sort((a, b) => b[1] - a[1]).map(([name, n]) => ({ owner: name, perCommit: n / commits })),
     };
   } finally {
