@@ -72,26 +72,9 @@ export class VersionedMemoryLeg {
 
   private chat: { store: { loadChat(chatId: string): Promise<unknown> }; chatId: string } | null = null;
 
-  /** The session's tools, each write tool keeping its commit's receipt for the save of its tool receipt. */
+  /** The session's tools, each write tool handing its commit's receipt to the save of its tool receipt. */
   tools(): Record<string, AgentTool> {
-    const session = this.memory.session;
-    const tools = session.tools({ runId: this.runId }) as Record<string, AgentTool>;
-    for (const name of MEMORY_WRITE_TOOLS) {
-      const tool = tools[name]!;
-      const execute = tool.execute!;
-      tools[name] = {
-        ...tool,
-        execute: async (args: unknown, ctx: Parameters<NonNullable<AgentTool['execute']>>[1]) => {
-          const answer = await (execute as (a: unknown, c: unknown) => Promise<unknown>)(args, ctx);
-          const operationId = session.operationId({ kind: 'tool', runId: this.runId, modelStep: ctx.modelStep, toolCallId: ctx.toolCallId });
-          // Best effort: the write is done; without its receipt here, the save that records the call reads it back.
-          const receipt = await session.receipt(operationId).catch(() => undefined);
-          if (receipt) this.receipts.set(operationId, receipt);
-          return answer;
-        },
-      } as AgentTool;
-    }
-    return tools;
+    return this.memory.session.tools({ runId: this.runId, onReceipt: (receipt) => this.receipts.set(receipt.operationId, receipt) }) as Record<string, AgentTool>;
   }
 
   /** A stored record is being resumed: its intents (and the binding's input count) are the leg's from now on. */

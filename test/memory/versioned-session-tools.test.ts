@@ -25,6 +25,35 @@ const ctx = (modelStep: number, toolCallId: string): ToolExecuteContext => ({
 });
 
 describe('tools', () => {
+  it('a write whose commit landed but whose answer was lost answers the stored receipt; a refusal still fails; onReceipt hears each receipt', async () => {
+    const inner = createInMemoryVersionedMemoryStore();
+    let loseNext = false;
+    const store = {
+      ...inner,
+      commit: async (input: Parameters<typeof inner.commit>[0]) => {
+        const result = await inner.commit(input);
+        if (loseNext) {
+          loseNext = false;
+          throw new Error('connection reset after the commit');
+        }
+        return result;
+      },
+    };
+    let n = 0;
+    const session = createMemorySession({ store, scope: ADA, generateId: () => `m${++n}` });
+    const heard: string[] = [];
+    const tools = session.tools({ runId: 'run-1', onReceipt: (r) => heard.push(`${r.operationId}@${r.scopeRevision}`) });
+    loseNext = true;
+    expect(await tools.memory_remember!.execute!({ text: 'Ada prefers tea.' }, ctx(0, 'call-a'))).toEqual({ id: 'm1', revision: 1, scopeRevision: 1, replayed: true });
+    expect(await inner.list({ scope: ADA })).toHaveLength(1);
+    await expect(tools.memory_revise!.execute!({ id: 'nope', text: 'x' }, ctx(1, 'call-b'))).rejects.toMatchObject({ code: 'memory_record_not_found' });
+    // A commit that threw before it landed leaves no receipt: the call fails.
+    const failing = createMemorySession({ store: { ...inner, commit: async () => { throw new Error('down'); } }, scope: ADA });
+    await expect(failing.tools({ runId: 'run-1' }).memory_remember!.execute!({ text: 'x' }, ctx(2, 'call-c'))).rejects.toThrow('down');
+    expect(heard).toEqual(['run-1:memory:0:call-a@1']);
+    expect(() => session.tools({ runId: 'run-1', onReceipt: 'no' as never })).toThrow(expect.objectContaining({ code: 'invalid_options' }));
+  });
+
   it('offers the four tools, each replayable, with an object schema', () => {
     const { tools } = setup();
     expect(Object.keys(tools).sort()).toEqual([...MEMORY_TOOLS].sort());

@@ -199,7 +199,8 @@ export function createMemorySession(options: MemorySessionOptions): MemorySessio
     },
 
     tools(run) {
-      return sessionTools(session, checkText(run?.runId, 'tools: runId'));
+      if (run?.onReceipt !== undefined && typeof run.onReceipt !== 'function') throw new InvalidOptionsError('tools: onReceipt must be a function.');
+      return sessionTools(session, checkText(run?.runId, 'tools: runId'), run?.onReceipt);
     },
 
     contextSource(sourceOptions) {

@@ -231,10 +231,14 @@ export interface MemorySession {
   /**
    * memory_remember, memory_recall, memory_revise, memory_retract. Each write
    * commits under `operationId({ kind: 'tool', ...identity })` of its call,
-   * so a call run again after a crash answers its first receipt.
-   * `identity` gives the run's id (the call's step and id come from the tool context).
+   * so a call run again after a crash answers its first receipt. A write
+   * whose commit throws but whose receipt the store holds (the commit landed,
+   * its answer was lost) answers that receipt (`replayed: true`) instead of
+   * failing, so the model is never told a landed write failed.
+   * `run.runId` is the run's id (the call's step and id come from the tool
+   * context); `run.onReceipt`, when given, is called with each write's receipt.
    */
-  tools(run: { runId: string }): Record<'memory_remember' | 'memory_recall' | 'memory_revise' | 'memory_retract', AgentTool>;
+  tools(run: { runId: string; onReceipt?: (receipt: VersionedMemoryReceipt) => void }): Record<'memory_remember' | 'memory_recall' | 'memory_revise' | 'memory_retract', AgentTool>;
   /** A context source (cairn/context) recalling this session's records, with their ids and revisions, so a forget finds the packages. */
   contextSource(options?: { name?: string; limit?: number }): ContextSource;
 }
