@@ -48,7 +48,10 @@ export function moveToolIntent(operationId: string, stored: AgentRunMemoryIntent
   actor.start();
   for (const event of events) actor.send(event);
   const snapshot = actor.getSnapshot();
-  const entry = recordEntry(intentEntryOf(snapshot), actor.getPersistedSnapshot());
+  const fields = intentEntryOf(snapshot);
+  // A settled tool intent is done moving: its entry says all its chart would, so the record does not carry the
+  // chart's snapshot for it (every later save of the run rewrites the record's head, intents included).
+  const entry = isSettled(fields) ? (fields as unknown as AgentRunMemoryIntent) : recordEntry(fields, actor.getPersistedSnapshot());
   actor.stop();
   return entry;
 }

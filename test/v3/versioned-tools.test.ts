@@ -105,6 +105,10 @@ describe('versionedMemory.tools', () => {
     expect(completed[0]!.intents).toEqual(['rb:memory:0:c1=acknowledged']);
     expect(reads).toBe(0);
     expect(memory.applied).toEqual(['rb:memory:0:c1']);
+    // A settled tool intent keeps its entry and not its chart's snapshot (the head every later save rewrites stays small).
+    const [intent] = (await runs.load('rb'))!.memoryIntents!;
+    expect(intent).toMatchObject({ operationId: 'rb:memory:0:c1', kind: 'tool', status: 'acknowledged', planned: 1 });
+    expect(intent).not.toHaveProperty('snapshot');
   });
 
   it('a crash at any save, then a resume: the write is applied once and its intent acknowledged', async () => {
