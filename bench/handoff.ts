@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { createInMemoryAgentRunStore, runAgent, type AgentOptions, type AgentRunStore, type AgentTool } from 'cairn/agent';
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import type { LanguageModel, ModelRequest, ModelResponse } from 'cairn/models';
+import { alternateRounds } from './rounds.js';
 
 const ROUNDS = 41;
 const WARMUP = 6;
@@ -89,7 +90,6 @@ export async function measureHandoff(): Promise<HandoffFigures> {
   const rows: HandoffFigures['rows'] = [];
   try {
     for (const [name, make] of [['in-memory', () => createInMemoryAgentRunStore()], ['sqlite', () => ops.agentRuns]] as const) {
-      const times = { root: [] as number[], handoff: [] as number[] };
       const saves = { root: 0, handoff: 0 };
       const once = async (kind: 'root' | 'handoff', i: number) => {
         const { store, saves: count } = counting(make());
@@ -99,13 +99,10 @@ export async function measureHandoff(): Promise<HandoffFigures> {
         const result = await runAgent({ ...options, session: { store, runId, scope: 'bench' } });
         const used = process.cpuUsage(started);
         if (result.status !== 'completed' || result.steps !== STEPS + 2) throw new Error(`bench handoff: a ${kind} run ended ${result.status} after ${result.steps} steps`);
-        if (i >= WARMUP) times[kind].push((used.user + used.system) / 1000 / (STEPS + 2));
         saves[kind] = count();
+        return (used.user + used.system) / 1000 / (STEPS + 2);
       };
-      for (let i = 0; i < ROUNDS + WARMUP; i++) {
-        const order: ('root' | 'handoff')[] = i % 2 === 0 ? ['root', 'handoff'] : ['handoff', 'root'];
-        for (const kind of order) await once(kind, i);
-      }
+      const times = await alternateRounds(['root', 'handoff'] as const, { warmup: WARMUP, measured: ROUNDS }, once);
       rows.push({ store: name, root: median(times.root), handoff: median(times.handoff), rootSaves: saves.root, handoffSaves: saves.handoff });
     }
   } finally {

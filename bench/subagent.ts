@@ -16,6 +16,7 @@ import { Agent, agentTool } from 'cairn';
 import { createInMemoryAgentRunStore, runAgent, type AgentOptions, type AgentRunEnvelope as AgentEnvelopeLike, type AgentRunStore, type AgentTool } from 'cairn/agent';
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import type { LanguageModel, ModelRequest, ModelResponse } from 'cairn/models';
+import { alternateRounds } from './rounds.js';
 
 const ROUNDS = 31;
 const WARMUP = 6;
@@ -97,7 +98,6 @@ export async function measureSubAgent(): Promise<SubAgentFigures> {
   const rows: SubAgentFigures['rows'] = [];
   try {
     for (const [name, make] of [['in-memory', () => createInMemoryAgentRunStore()], ['sqlite', () => ops.agentRuns]] as const) {
-      const times = { root: [] as number[], sub: [] as number[] };
       const last = { rootSaves: 0, subSaves: 0, childSaves: 0 };
       const once = async (kind: 'root' | 'sub', i: number) => {
         const { store, saves } = counting(make());
@@ -106,18 +106,15 @@ export async function measureSubAgent(): Promise<SubAgentFigures> {
         const result = await runAgent({ ...(kind === 'root' ? rootOptions() : delegatingOptions()), session: { store, runId, scope: 'bench' } });
         const used = process.cpuUsage(started);
         if (result.status !== 'completed') throw new Error(`bench subagent: a ${kind} run ended ${result.status}`);
-        if (i >= WARMUP) times[kind].push((used.user + used.system) / 1000 / STEPS);
         const total = [...saves.values()].reduce((a, b) => a + b, 0);
         if (kind === 'root') last.rootSaves = total;
         else {
           last.subSaves = total;
           last.childSaves = total - (saves.get(runId) ?? 0);
         }
+        return (used.user + used.system) / 1000 / STEPS;
       };
-      for (let i = 0; i < ROUNDS + WARMUP; i++) {
-        const order: ('root' | 'sub')[] = i % 2 === 0 ? ['root', 'sub'] : ['sub', 'root'];
-        for (const kind of order) await once(kind, i);
-      }
+      const times = await alternateRounds(['root', 'sub'] as const, { warmup: WARMUP, measured: ROUNDS }, once);
       rows.push({ store: name, rootMs: median(times.root), subMs: median(times.sub), ...last });
     }
   } finally {

@@ -17,6 +17,7 @@ import type { LanguageModel, ModelRequest, ModelResponse } from 'cairn/models';
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createInMemorySwarmStore, runAgentGroup, type SwarmStore, type SwarmTaskSpec } from 'cairn/swarm';
 import { createSqliteSwarmStore } from 'cairn/swarm/sqlite';
+import { alternateRounds } from './rounds.js';
 
 const ROUNDS = 25;
 const WARMUP = 5;
@@ -69,27 +70,21 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 export interface SwarmBenchRow { store: string; swarm: Sample; runs: Sample }
 
 async function measureOn(label: string, swarmStore: () => SwarmStore, runStore: () => AgentRunStore): Promise<SwarmBenchRow> {
-  const swarm: Sample[] = [];
-  const runs: Sample[] = [];
-  for (let round = 0; round < WARMUP + ROUNDS; round += 1) {
-    const s = await timed(async (count) => {
-      const result = await runAgentGroup({
-        session: { store: countedSwarm(swarmStore(), count), swarmId: `bench-${round}`, scope: 'bench' }, tasks: TASKS, concurrency: 1, blackboard: false,
-      });
-      if (result.status !== 'completed') throw new Error(`swarm ended ${result.status}`);
+  const group = (round: number) => timed(async (count) => {
+    const result = await runAgentGroup({
+      session: { store: countedSwarm(swarmStore(), count), swarmId: `bench-${round}`, scope: 'bench' }, tasks: TASKS, concurrency: 1, blackboard: false,
     });
-    const r = await timed(async (count) => {
-      const store = counted(runStore(), count);
-      for (const task of TASKS) {
-        const result = await runAgent({ ...agent, prompt: task.input as string, session: { store, runId: `bench-${round}.${task.id}`, scope: 'bench' } });
-        if (result.status !== 'completed') throw new Error(`run ended ${result.status}`);
-      }
-    });
-    if (round >= WARMUP) {
-      swarm.push(s);
-      runs.push(r);
+    if (result.status !== 'completed') throw new Error(`swarm ended ${result.status}`);
+  });
+  const oneByOne = (round: number) => timed(async (count) => {
+    const store = counted(runStore(), count);
+    for (const task of TASKS) {
+      const result = await runAgent({ ...agent, prompt: task.input as string, session: { store, runId: `bench-${round}.${task.id}`, scope: 'bench' } });
+      if (result.status !== 'completed') throw new Error(`run ended ${result.status}`);
     }
-  }
+  });
+  const { swarm, runs } = await alternateRounds(['swarm', 'runs'] as const, { warmup: WARMUP, measured: ROUNDS },
+    (kind, round) => (kind === 'swarm' ? group(round) : oneByOne(round)));
   const med = (xs: Sample[]): Sample => ({ cpuMs: median(xs.map((x) => x.cpuMs)), wallMs: median(xs.map((x) => x.wallMs)), writes: median(xs.map((x) => x.writes)) });
   return { store: label, swarm: med(swarm), runs: med(runs) };
 }

@@ -22,6 +22,7 @@ import type { LanguageModel, ModelRequest, ModelResponse } from 'cairn/models';
 import { createPostgresAgentRunStoreV3, createPostgresOpsStore } from 'cairn/ops/postgres';
 import { createSqliteAgentRunStoreV3, createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { connectionOf } from '../src/stores/sqlite/index.js';
+import { alternateRounds } from './rounds.js';
 
 const STEPS = 20;
 const ROUNDS = Number(process.env.CAIRN_BENCH_V3_ROUNDS ?? 21);
@@ -92,17 +93,9 @@ async function measureBackend(backend: Backend, figures: V3RunFigures): Promise<
   const today = backend.today();
   const v3 = backend.v3();
   // A fresh run (and run id) each time.
-  const runs = [() => todayRun(today), () => v3Plain(v3), () => v3Run(v3)];
-  const times: number[][] = [[], [], []];
-  for (let round = 0; round < WARMUP + ROUNDS; round++) {
-    // Rotate which goes first, so drift falls on all three.
-    for (let k = 0; k < 3; k++) {
-      const which = (round + k) % 3;
-      const t = await timeRun(runs[which]!());
-      if (round >= WARMUP) times[which]!.push(t);
-    }
-  }
-  figures.rows.push({ backend: backend.name, today: median(times[0]!), v3Plain: median(times[1]!), v3: median(times[2]!) });
+  const runs = { today: () => todayRun(today), v3Plain: () => v3Plain(v3), v3: () => v3Run(v3) };
+  const times = await alternateRounds(['today', 'v3Plain', 'v3'] as const, { warmup: WARMUP, measured: ROUNDS }, (kind) => timeRun(runs[kind]()));
+  figures.rows.push({ backend: backend.name, today: median(times.today), v3Plain: median(times.v3Plain), v3: median(times.v3) });
   for (const changing of [false, true]) {
     const runId = `bytes-${changing ? 'changing' : 'same'}-${ids++}`;
     await v3Run(v3, changing, runId)();

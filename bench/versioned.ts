@@ -28,6 +28,7 @@ import { createPostgresVersionedMemoryStore } from 'cairn/memory/versioned/postg
 import { createSqliteVersionedMemoryStore } from 'cairn/memory/versioned/sqlite';
 import { createPostgresAgentRunStoreV3 } from 'cairn/ops/postgres';
 import { createSqliteAgentRunStoreV3, createSqliteOpsStore } from 'cairn/ops/sqlite';
+import { alternateRounds } from './rounds.js';
 
 const STEPS = 10;
 const ROUNDS = Number(process.env.CAIRN_BENCH_VERSIONED_ROUNDS ?? 15);
@@ -153,16 +154,9 @@ export interface VersionedFigures {
 
 async function measureBackend(backend: Backend): Promise<VersionedRow> {
   const kinds: Kind[] = ['ordinary', 'memory', 'plain', 'extract'];
-  const samples = new Map<Kind, Sample[]>(kinds.map((k) => [k, []]));
-  for (let round = 0; round < WARMUP + ROUNDS; round++) {
-    for (let k = 0; k < kinds.length; k++) {
-      const kind = kinds[(round + k) % kinds.length]!;
-      const sample = await once(backend, kind);
-      if (round >= WARMUP) samples.get(kind)!.push(sample);
-    }
-  }
+  const samples = await alternateRounds(kinds, { warmup: WARMUP, measured: ROUNDS }, (kind) => once(backend, kind));
   const of = (kind: Kind) => {
-    const s = samples.get(kind)!;
+    const s = samples[kind];
     return { ms: median(s.map((x) => x.ms)), saves: median(s.map((x) => x.saves)), commits: median(s.map((x) => x.commits)), reads: median(s.map((x) => x.reads)), memoryMs: median(s.map((x) => x.memoryMs)),
       recordBytes: median(s.map((x) => x.recordBytes)), intentBytes: median(s.map((x) => x.intentBytes)) };
   };
