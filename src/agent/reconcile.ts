@@ -152,7 +152,8 @@ async function reconcile(options: ReconcileAgentRunOptions): Promise<AgentRunRec
       warnings.push(...settled.warnings);
       memoryState = settled.memory;
     } else if (extraction) {
-      memoryState = extraction.status === 'planned' ? 'pending' : extraction.status;
+      // A partial pass is failed in the answer (the engine reads a V3 record's `partial` as `failed` already).
+      memoryState = extraction.status === 'planned' ? 'pending' : extraction.status === 'partial' ? 'failed' : extraction.status;
     }
     const load = async () => checkEnvelope((await session.store.load(session.runId, { scope: session.scope })) ?? stored, session.runId, session.scope);
     const intents = versioned ? await settleVersionedIntents({ memory: versioned, load, save }) : [];

@@ -75,9 +75,10 @@ export interface AgentRunMemoryExtraction {
    * `pending` from the terminal commit until the memory LLM's plan is saved,
    * `planned` once its size is durable (writes may be under way), then
    * `completed` or `failed` (a partial pass is failed with code
-   * `memory_extraction_partial`).
+   * `memory_extraction_partial`; a V3 record says `partial` for it, with
+   * the warning in its result).
    */
-  status: 'pending' | 'planned' | 'completed' | 'failed';
+  status: 'pending' | 'planned' | 'completed' | 'failed' | 'partial';
   /** Mutations the extraction planned (deletions and writes), saved before any write. */
   planned?: number;
   /** Mutations applied (or confirmed by a reconciliation). */

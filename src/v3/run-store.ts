@@ -44,7 +44,7 @@ export function v3Adapter(store: AgentRunStoreV3): V3StoreAdapter {
       if ((record as { version?: unknown }).version !== 3) throw new CheckpointVersionError((record as { version?: unknown }).version, [3]);
       await legs.get(runId)?.restore(record);
       // The engine's envelope checks know versions 1 and 2; what version 3 adds rides along untouched.
-      return { ...record, version: 2 } as unknown as AgentRunEnvelope;
+      return engineView({ ...record, version: 2 } as unknown as AgentRunEnvelope);
     },
     async save(envelope: AgentRunEnvelope, options?: AgentRunSaveOptions): Promise<void> {
       const leg = legs.get(envelope.runId);
@@ -55,7 +55,7 @@ export function v3Adapter(store: AgentRunStoreV3): V3StoreAdapter {
       const record = envelope as unknown as AgentRunEnvelopeV3;
       record.version = 3;
       if (leg) Object.assign(record, leg.fields());
-      await store.save(record, { ...(options ?? {}), ...(blobs.length > 0 ? { blobs } : {}) });
+      await store.save(storedPartial(record), { ...(options ?? {}), ...(blobs.length > 0 ? { blobs } : {}) });
       leg?.afterSave();
       // After a completed run's terminal commit: its extraction, whose saves follow this one (the record takes their revision).
       if (leg?.versioned) await leg.versioned.afterSave(record, options);
@@ -65,4 +65,35 @@ export function v3Adapter(store: AgentRunStoreV3): V3StoreAdapter {
   };
   adapters.set(store, adapter);
   return adapter;
+}
+
+/**
+ * A legacy extraction that applied only part of its plan: the engine records it `failed` with code
+ * `memory_extraction_partial` (today's records); a V3 record says `partial`, with the warning in its result.
+ */
+const isPartial = (e: { status?: string; error?: { code?: string } } | undefined) =>
+  e?.status === 'failed' && e.error?.code === 'memory_extraction_partial';
+
+function storedPartial(record: AgentRunEnvelopeV3): AgentRunEnvelopeV3 {
+  const extraction = record.memory?.extraction;
+  if (!isPartial(extraction)) return record;
+  const warning = {
+    type: 'warning' as const, setting: 'memory', code: 'memory_extraction_partial',
+    message: extraction!.error!.message,
+  };
+  const result = record.result as { warnings?: { code?: string }[] } | undefined;
+  const warnings = result && !(result.warnings ?? []).some((w) => w.code === 'memory_extraction_partial')
+    ? [...(result.warnings ?? []), warning] : result?.warnings;
+  return {
+    ...record,
+    memory: { ...record.memory!, extraction: { ...extraction!, status: 'partial' } },
+    ...(result ? { result: { ...result, warnings } as unknown as AgentRunEnvelopeV3['result'] } : {}),
+  };
+}
+
+/** What the engine reads of a stored V3 record: a `partial` extraction is the `failed` one with its code it knows. */
+function engineView(record: AgentRunEnvelope): AgentRunEnvelope {
+  const extraction = record.memory?.extraction as { status?: string } | undefined;
+  if (extraction?.status !== 'partial') return record;
+  return { ...record, memory: { ...record.memory!, extraction: { ...record.memory!.extraction!, status: 'failed' } } };
 }

@@ -224,4 +224,28 @@ describe('versionedMemory.extract', () => {
     expect((await memory.store.list({ scope: { userId: 'ada' } })).map((r) => r.text)).toEqual(['prefers tea']);
     expect(await reconcileAgentRun({ checkpointVersion: 3, session: { store: runs, runId: 'lg', scope: 's' }, memory })).toEqual({ runId: 'lg', memory: 'completed' });
   });
+
+  it('a legacy extraction that wrote part of its plan is stored partial with the warning, and reconciles as failed in the 2.3 shape', async () => {
+    const inner = testMemory().store;
+    let adds = 0;
+    const store = {
+      ...inner,
+      add: async (input: Parameters<typeof inner.add>[0]) => {
+        if (++adds === 2) throw new Error('memory store went away');
+        return inner.add(input);
+      },
+    };
+    const memory = testMemory({ store, events: '{"memory":[{"event":"ADD","text":"prefers tea"},{"event":"ADD","text":"lives in Oslo"}]}' });
+    const runs = recordingStoreV3();
+    const session = { store: runs, runId: 'lp', scope: 's' };
+    const result = await runAgent({ checkpointVersion: 3, session, model: answer(), prompt: 'I prefer tea and live in Oslo.', memory });
+    expect(result.status).toBe('completed');
+    const record = (await runs.load('lp'))!;
+    expect(record.version).toBe(3);
+    expect(record.memory?.extraction).toMatchObject({ status: 'partial', planned: 2, mutations: 1, error: { code: 'memory_extraction_partial' } });
+    expect((record.result as { warnings?: unknown[] }).warnings).toEqual([expect.objectContaining({ type: 'warning', setting: 'memory', code: 'memory_extraction_partial' })]);
+    const settled = await reconcileAgentRun({ checkpointVersion: 3, session, memory });
+    expect(settled).toMatchObject({ runId: 'lp', memory: 'failed', warnings: [{ type: 'warning', setting: 'memory', code: 'memory_extraction_partial' }] });
+    expect(adds).toBe(2);
+  });
 });
