@@ -154,6 +154,33 @@ describe('schema 8: integer-keyed transcript and receipt rows', () => {
   });
 });
 
+describe('receipts a model step holds', () => {
+  const envelopeWith = (revision: number, count: number): AgentRunEnvelope => {
+    const receipts: Record<string, unknown> = {};
+    for (let i = 0; i < count; i++) receipts[`0:c${i}`] = { key: `0:c${i}`, modelStep: 0, toolCallId: `c${i}`, toolName: 'step', status: 'completed' };
+    return {
+      kind: 'cairn-agent-run', version: 1, runId: 'wide', scope: 'tenant-a', revision, bindingId: null,
+      machine: { id: 'run', version: 1 }, snapshot: { status: 'active', value: 'loop', context: { messages: [{ role: 'user', content: 'go' }], step: 1 } },
+      receipts, approvalRequestCounts: {}, approvals: {}, status: 'running', pendingApprovals: [], pendingClientCalls: [],
+      createdAt: 1, updatedAt: revision,
+    } as unknown as AgentRunEnvelope;
+  };
+
+  it('are at most 4,096: a save with more is refused whole, and so is one that adds to a full step', async () => {
+    const path = join(dir, 'ops.sqlite');
+    const ops = open(path);
+    const refused = await ops.agentRuns.save(envelopeWith(1, 4097)).then(() => undefined, (error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'invalid_envelope' });
+    expect(await ops.agentRuns.load('wide')).toBeUndefined();
+    await ops.agentRuns.save(envelopeWith(1, 4096));
+    expect(Object.keys((await ops.agentRuns.load('wide'))!.receipts)).toHaveLength(4096);
+    // Still in step 0: the stored receipts are kept as they are, and the one more has no place left.
+    const more = await ops.agentRuns.save(envelopeWith(2, 4097)).then(() => undefined, (error: unknown) => error);
+    expect(more).toMatchObject({ code: 'invalid_envelope' });
+    expect((await ops.agentRuns.load('wide'))!.revision).toBe(1);
+  });
+});
+
 describe('a running run\'s head row', () => {
   it('keeps one size from save to save (padded), so its saves free no page and take none from the free list', async () => {
     const path = join(dir, 'ops.sqlite');

@@ -60,7 +60,9 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
 
   /** The statements of a save, prepared at the first one: a file opened read-only may be of an older schema. */
   let rowWrites: ReturnType<typeof keyedWrites> | undefined;
-  const writes = () => rowWrites ??= keyedWrites(db);
+  // Read at open, not at the first save: a resume's statements are the load's and the saves' own.
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  const writes = () => rowWrites ??= keyedWrites(db, pageSize);
 
   let lastSaveBytes = 0;
   /** What this object's last save of each run left in its rows; running runs only. */
@@ -147,13 +149,21 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
         // Filed under another step (its model step changed): moved to this one's.
         w.deleteReceipt.run(runStart(runNo), end, receipt.key);
       }
-      let place = places.get(from);
-      if (place === undefined) {
-        const last = w.lastPlace.get(from, from, receiptStepEnd(runNo, receipt.modelStep));
-        place = typeof last === 'number' ? last + 1 : 0;
+      // The step's next place: the one after its last row, found by the insert itself (one statement) unless this
+      // save already put a receipt of that step.
+      const place = places.get(from);
+      if (place !== undefined) {
+        w.insertReceipt.run(receiptKey(runNo, receipt.modelStep, place), runId, receipt.key, receipt.modelStep, receipt.bytes, envelope.revision);
+        places.set(from, place + 1);
+        continue;
       }
-      places.set(from, place + 1);
-      w.insertReceipt.run(receiptKey(runNo, receipt.modelStep, place), runId, receipt.key, receipt.modelStep, receipt.bytes, envelope.revision);
+      const to = receiptStepEnd(runNo, receipt.modelStep);
+      const inserted = w.appendReceipt.get({
+        runId, key: receipt.key, modelStep: receipt.modelStep, body: receipt.bytes, revision: envelope.revision, from, to,
+      });
+      // No row: the step already holds as many receipts as it may.
+      if (inserted === undefined) receiptKey(runNo, receipt.modelStep, Number.POSITIVE_INFINITY);
+      places.set(from, Number(inserted!) + 1);
     }
     return plan;
   });
@@ -350,9 +360,9 @@ function legacyReads(db: Database.Database) {
 }
 
 /** The statements of a save and of a prune (schema 8 on). */
-function keyedWrites(db: Database.Database) {
+function keyedWrites(db: Database.Database, pageSize: number) {
   return {
-    pageSize: db.pragma('page_size', { simple: true }) as number,
+    pageSize,
     head: db.prepare<[string], HeadRow & { padded: number | null; pad: number | null }>(`SELECT run_no, scope, status, revision,
   transcript_digest, receipts_digest, length(head) + length(pad) AS padded, length(pad) AS pad FROM cairn_runs WHERE run_id = ?`),
     headBytes: db.prepare<[string], unknown>('SELECT head FROM cairn_runs WHERE run_id = ?').pluck(),
@@ -384,8 +394,12 @@ function keyedWrites(db: Database.Database) {
     updateReceipt: db.prepare<[number, Uint8Array, number, bigint, bigint, string]>(`UPDATE cairn_run_receipts
   SET model_step = ?, body = ?, revision = ? WHERE row_key >= ? AND row_key < ? AND receipt_key = ?`),
     /** The last place taken among one step's receipts (null: none). */
-    lastPlace: db.prepare<[bigint, bigint, bigint], number | null>(
-      'SELECT MAX(row_key) - ? FROM cairn_run_receipts WHERE row_key >= ? AND row_key < ?').pluck(),
+    /** Inserts a receipt at the next place among its step's keys (from, to); returns that place, or no row when none is left. */
+    appendReceipt: db.prepare<[{ runId: string; key: string; modelStep: number; body: Uint8Array; revision: number; from: bigint; to: bigint }], number>(
+      `INSERT INTO cairn_run_receipts (row_key, run_id, receipt_key, model_step, body, revision)
+  SELECT COALESCE(MAX(row_key) + 1, @from), @runId, @key, @modelStep, @body, @revision FROM cairn_run_receipts
+  WHERE row_key >= @from AND row_key < @to HAVING COALESCE(MAX(row_key) + 1, @from) < @to
+  RETURNING row_key - @from AS place`).pluck(),
     insertReceipt: db.prepare<[bigint, string, string, number, Uint8Array, number]>(`INSERT INTO cairn_run_receipts
   (row_key, run_id, receipt_key, model_step, body, revision) VALUES (?, ?, ?, ?, ?, ?)`),
     deleteRun: db.prepare<[number]>('DELETE FROM cairn_runs WHERE run_no = ?'),
