@@ -52,6 +52,10 @@ interface PreparedStep {
 
 const keyOf = (step: number, phase: Phase) => `${step}:${phase}`;
 
+/** The package was compiled for this model (its window, its placement rules). */
+const sameModel = (manifest: Pick<ContextManifest, 'model'> | undefined, model: { provider: string; modelId: string }) =>
+  manifest?.model?.provider === model.provider && manifest.model.modelId === model.modelId;
+
 /** The history a step's request starts from, once prepareStep had its say (the same as the run's buildRequest). */
 export function preparedMessages(history: readonly Message[], prepared: PrepareStepResult): Message[] {
   let messages = (prepared.messages ?? history) as Message[];
@@ -226,11 +230,13 @@ export class V3Leg {
   private async open(step: number, phase: Phase, messages: Message[], model?: LanguageModel): Promise<Opened> {
     const key = keyOf(step, phase);
     const messagesDigest = historyDigest(messages);
+    const target = model ?? this.model();
     const open = this.opened.get(key);
-    if (open && open.messagesDigest === messagesDigest) return open;
+    if (open && open.messagesDigest === messagesDigest && sameModel(open.pkg.manifest, target)) return open;
     const stored = this.steps.find((s) => s.step === step && s.phase === phase);
     let refresh: ContextManifest['refresh'] | undefined;
-    if (stored && (stored.manifest as unknown as ContextManifest).messagesDigest === messagesDigest) {
+    if (stored && (stored.manifest as unknown as ContextManifest).messagesDigest === messagesDigest
+        && sameModel(stored.manifest as unknown as ContextManifest, target)) {
       // A step reopened after a restart: the package it sent (or was about to send) is sent again, the sources are not asked.
       const found = await this.store.getBlob(stored.blob.digest);
       if (found.status === 'found') {
@@ -247,7 +253,7 @@ export class V3Leg {
       refresh = 'redacted';
     }
     const pkg = await this.compiler!.compile({
-      step, phase, model: model ?? this.model(), tools: this.toolNames(step, phase), messages,
+      step, phase, model: target, tools: this.toolNames(step, phase), messages,
       ...(this.wm ? { workingMemory: workingMemoryText(this.wm.snapshot) } : {}),
       signal: this.opts!.raw.abortSignal ?? new AbortController().signal,
     });
@@ -285,7 +291,9 @@ export class V3Leg {
     if (this.compiler) {
       const key = keyOf(step, phase);
       const ready = this.opened.get(key);
-      const opened = ready && ready.messagesDigest === historyDigest(messages) ? ready : await this.open(step, phase, messages, model);
+      // A package compiled for another model (the save compiled for the first candidate; the call fails over) is compiled again.
+      const opened = ready && ready.messagesDigest === historyDigest(messages) && sameModel(ready.pkg.manifest, model)
+        ? ready : await this.open(step, phase, messages, model);
       // No save preceded this call: the run is saved now, the package and its manifest with it, before the call.
       if (opened.unsaved) await save();
       this.announce();

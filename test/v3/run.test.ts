@@ -104,6 +104,27 @@ describe('a V3 run with a context and a working memory', () => {
     expect(result.messages.filter((m) => textOf(m).startsWith('<cairn_context')).length).toBe(1);
   });
 
+  it('a call that fails over to another model is compiled for that model, and its package saved before the call', async () => {
+    const runs = countingStoreV3();
+    const primary = createMockModel({ modelId: 'primary', strict: false, responses: [{ error: { status: 503 } }] });
+    const fallback = createMockModel({ modelId: 'fallback', responses: [{ text: 'Run CI first.' }] });
+    const events: { step: number; model: string }[] = [];
+    const stream = streamAgent({
+      checkpointVersion: 3, session: { store: runs, runId: 'fo', scope: 'acme' }, model: primary, fallbackModels: [fallback],
+      prompt: 'How do I deploy?', maxRetries: 0, context: { sources: [docs()] }, deps: { clock, sleep: async () => undefined },
+    });
+    for await (const event of stream.eventsV3) if (event.type === 'context') events.push({ step: event.step, model: event.manifest.model.modelId });
+    const result = await stream.result;
+    expect(result.status).toBe('completed');
+    expect(fallback.calls).toHaveLength(1);
+    expect(textOf(fallback.calls[0]!.messages[1]!)).toMatch(/^<cairn_context pass="\d+" step="0">/);
+    const record = (await runs.load('fo'))!;
+    expect(record.context!.steps.map((s) => [s.step, manifestOf(s.manifest).model.modelId])).toEqual([[0, 'fallback']]);
+    expect(events).toEqual([{ step: 0, model: 'primary' }, { step: 0, model: 'fallback' }]);
+    // The fallback's package was saved before its call: the save in callingModel, after the primary's failure (the same blocks: no new blob).
+    expect(runs.saves.map((s) => s.state)).toEqual(['starting', { loop: 'callingModel' }, { loop: 'recordingTurn' }, 'completed']);
+  });
+
   it('compiles a final answer call the same way', async () => {
     const runs = countingStoreV3();
     const result = await runAgent({
