@@ -13,6 +13,8 @@
  * of the header's size and one serial type per column, then the values.
  */
 
+import { intBytes, padFill, sizeClass, varintBytes } from '../stores/sqlite/cell-size.js';
+
 /** The columns of a V3 run row, in table order, without the pad (the last column). */
 export interface V3RowColumns {
   runId: string;
@@ -35,7 +37,6 @@ export interface V3RowColumns {
 /** Room left below a class, for a count that is off by a few bytes (the row then keeps its size all the same). */
 const MARGIN = 8;
 
-const varintBytes = (n: number): number => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5);
 
 /** Serial-type bytes and value bytes of one column. */
 function cell(value: string | number | Uint8Array | null): [number, number] {
@@ -48,18 +49,6 @@ function cell(value: string | number | Uint8Array | null): [number, number] {
   return [varintBytes(2 * value.length + 12), value.length];
 }
 
-/** The bytes SQLite stores an integer in (0 and 1 take none). */
-function intBytes(n: number): number {
-  if (!Number.isSafeInteger(n)) return 8;
-  if (n === 0 || n === 1) return 0;
-  const a = n < 0 ? -n - 1 : n;
-  if (a < 0x80) return 1;
-  if (a < 0x8000) return 2;
-  if (a < 0x800000) return 3;
-  if (a < 0x80000000) return 4;
-  if (a < 0x800000000000) return 6;
-  return 8;
-}
 
 /** The record's payload without the pad column (its serial type and value). */
 export function payloadWithoutPad(c: V3RowColumns): { header: number; body: number } {
@@ -85,13 +74,7 @@ export function padFor(pageSize: number, c: V3RowColumns, kept: number | undefin
   const fixed = 1 + header + body;
   // With no pad: a zero-length blob's serial type, one byte.
   const bare = fixed + 1;
-  const inLeaf = pageSize - 35;
-  const perOverflow = pageSize - 4;
-  const pages = Math.max(0, Math.ceil((bare + MARGIN - inLeaf) / perOverflow));
-  const own = inLeaf + pages * perOverflow - MARGIN;
+  const { total: own, perOverflow } = sizeClass(pageSize, bare, MARGIN);
   const total = kept !== undefined && kept >= bare && kept <= own + perOverflow ? kept : own;
-  // The pad and its serial type: one byte for up to 57 zeros, two above (at 59 neither fits exactly: one short).
-  const room = total - fixed;
-  const pad = room - 2 >= 58 ? room - 2 : Math.max(0, Math.min(57, room - 1));
-  return { pad, total };
+  return { pad: padFill(total - fixed), total };
 }

@@ -13,6 +13,7 @@
  * step's place on. Keys are BigInts: they pass 2^53.
  */
 import { InvalidOptionsError } from '../../errors/index.js';
+import { intBytes, padFill, padSerialBytes, sizeClass } from './cell-size.js';
 
 const RUN_SHIFT = 32n;
 const STEP_SHIFT = 12n;
@@ -62,18 +63,6 @@ export function receiptStepEnd(runNo: number, modelStep: number): bigint {
 /** Bytes of a head row's payload the padding leaves spare below a size class: room for the estimate to be off. */
 const PAD_MARGIN = 8;
 
-/** The bytes SQLite stores an integer column's value in (its serial type's size). */
-function intBytes(n: number): number {
-  if (!Number.isSafeInteger(n)) return 8;
-  if (n === 0 || n === 1) return 0;
-  const a = n < 0 ? -n - 1 : n;
-  if (a < 128) return 1;
-  if (a < 32768) return 2;
-  if (a < 8388608) return 3;
-  if (a < 2147483648) return 4;
-  if (a < 140737488355328) return 6;
-  return 8;
-}
 
 /** The columns of a head row beside its head and pad, as a save writes them. */
 export interface HeadColumns {
@@ -107,18 +96,13 @@ export function headPad(
   const payload = 16 + text(columns.runId) + text(columns.scope) + text(columns.status) + text(columns.bindingId)
     + intBytes(columns.revision) + intBytes(columns.createdAt) + intBytes(columns.updatedAt) + intBytes(columns.pendingApprovals)
     + intBytes(columns.pendingClientCalls) + intBytes(columns.transcriptLength) + 64 + headBytes;
-  const inLeaf = pageSize - 35;
-  const perOverflow = pageSize - 4;
-  const pages = Math.max(0, Math.ceil((payload + 2 + PAD_MARGIN - inLeaf) / perOverflow));
+  const { total, perOverflow } = sizeClass(pageSize, payload + 2, PAD_MARGIN);
   // What the pad and its serial type take: up to the class, or what they take in the stored row.
-  const fresh = inLeaf + pages * perOverflow - PAD_MARGIN - payload;
+  const fresh = total - payload;
   // A run whose heads straddle two classes keeps the larger one rather than changing size at every save; it goes
   // back to its own class only past one page more than that.
   const kept = stored && typeof stored.padded === 'number' && typeof stored.pad === 'number'
-    ? stored.padded + serialBytes(stored.pad) - headBytes : -1;
+    ? stored.padded + padSerialBytes(stored.pad) - headBytes : -1;
   const room = kept >= 1 && kept <= fresh + perOverflow ? kept : fresh;
-  // A pad of up to 57 bytes takes a one-byte serial type, a longer one two (at 59 neither fits exactly).
-  return room - 2 >= 58 ? room - 2 : Math.max(0, room - 1);
+  return padFill(room);
 }
-
-const serialBytes = (pad: number) => (pad <= 57 ? 1 : 2);
