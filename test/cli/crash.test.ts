@@ -3,10 +3,10 @@
  * processes: the plain resume stops on the unknown effect (3), and `--retry`
  * or `--reconcile` completes the run (0).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cairn, json, start, stderrShows, tempDir, waitForFile, waitUntil, write, type Result } from './helpers.js';
+import { cairn, json, KILLED_LEASE_TTL_MS, leaseLapse, start, startUntil, stderrShows, tempDir, waitForFile, write } from './helpers.js';
 
 /** The first call marks that it started and then holds until the process is killed; later calls return. */
 const BLOCKING_TOOLS = `import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
@@ -28,25 +28,18 @@ export const tools = {
 };
 `;
 
-const LEASE_TTL_MS = 600;
-
 async function killedRun(): Promise<string> {
   const cwd = tempDir();
   write(cwd, {
     'model.json': { turns: [{ toolCalls: [{ toolName: 'charge', args: { order: '7' } }] }, { text: 'Charged order 7.' }] },
     'tools.mjs': BLOCKING_TOOLS,
   });
-  // A short lease: the killed process stops renewing it, and the next process may take the run once it expired.
-  // (Not 50 ms: on a loaded machine a renewal that late loses the lease before the call starts.)
-  const run = start(['run', 'Charge order 7.', '--model', 'model.json', '--tools', 'tools.mjs', '--run-id', 'order-7', '--lease-ttl', String(LEASE_TTL_MS)], { cwd });
-  let exited: Result | null = null;
-  void run.done.then((r) => (exited = r));
-  // The run must reach the call; a process that ended before says why.
-  await waitUntil(() => existsSync(join(cwd, 'started')) || exited !== null, `${join(cwd, 'started')} did not appear`);
-  if (exited) throw new Error(`the run ended before its call started: ${JSON.stringify(exited)}`);
+  // A short lease: the killed process stops renewing it, and the next process takes the run once it lapsed.
+  const run = await startUntil(['run', 'Charge order 7.', '--model', 'model.json', '--tools', 'tools.mjs', '--run-id', 'order-7',
+    '--lease-ttl', String(KILLED_LEASE_TTL_MS)], { cwd }, join(cwd, 'started'));
   run.child.kill('SIGKILL');
   const killed = await run.done;
-  await new Promise((resolve) => setTimeout(resolve, LEASE_TTL_MS + 50));
+  await leaseLapse();
   expect(killed.signal).toBe('SIGKILL');
   expect(killed.stderr).toContain('cairn: calling charge {"order":"7"}');
   return cwd;

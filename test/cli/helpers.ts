@@ -161,6 +161,25 @@ export async function waitUntil(ready: () => boolean, what: string, timeoutMs = 
   }
 }
 
+/**
+ * The lease a test gives a process it kills mid-call: short, so the next process takes the run soon after, but
+ * not 50 ms (on a loaded machine a renewal that late loses the lease before the call even starts).
+ */
+export const KILLED_LEASE_TTL_MS = 600;
+
+/** Waits out a killed process's lease, so the next process may take the run. */
+export const leaseLapse = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, KILLED_LEASE_TTL_MS + 50));
+
+/** Starts cairn and waits until `path` exists; a process that ends first fails the wait at once, with its output. */
+export async function startUntil(args: string[], options: RunOptions, path: string, timeoutMs = 20_000): Promise<ReturnType<typeof start>> {
+  const run = start(args, options);
+  let exited: Result | null = null;
+  void run.done.then((r) => (exited = r), () => undefined);
+  await waitUntil(() => existsSync(path) || exited !== null, `${path} did not appear`, timeoutMs);
+  if (exited) throw new Error(`the process ended before ${path} appeared: ${JSON.stringify(exited)}`);
+  return run;
+}
+
 /** Waits until `path` exists. */
 export const waitForFile = (path: string, timeoutMs = 20_000): Promise<void> =>
   waitUntil(() => existsSync(path), `${path} did not appear`, timeoutMs);

@@ -8,7 +8,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cairn, json, snapshotDir, start, stderrShows, storedRun, tempDir, waitForFile, waitUntil, write, type Result } from './helpers.js';
+import { cairn, json, KILLED_LEASE_TTL_MS, leaseLapse, snapshotDir, start, startUntil, stderrShows, storedRun, tempDir, waitForFile, waitUntil, write, type Result } from './helpers.js';
 
 const lines = (path: string) => readFileSync(path, 'utf8').trim().split('\n');
 
@@ -127,10 +127,10 @@ describe('retrying a call a person approved', () => {
     expect(first.code, first.stderr).toBe(3);
     const approvalId: string = json(first).pending[0].approvalId;
 
-    const approving = start(['resume', 'o7', '--approve', approvalId, '--lease-ttl', '50'], { cwd });
-    await waitForFile(join(cwd, 'started'));
+    const approving = await startUntil(['resume', 'o7', '--approve', approvalId, '--lease-ttl', String(KILLED_LEASE_TTL_MS)], { cwd }, join(cwd, 'started'));
     approving.child.kill('SIGKILL');
     expect((await approving.done).signal).toBe('SIGKILL');
+    await leaseLapse();
 
     const inspected = await cairn(['inspect', 'o7', '--json'], { cwd });
     expect(inspected.code).toBe(3);

@@ -13,7 +13,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CANARY_KEY, startWireServer, type WireServer } from '../providers/wire-server.js';
-import { cairn, json, start, storedRun, tempDir, waitForFile, write, type Result } from './helpers.js';
+import { cairn, json, KILLED_LEASE_TTL_MS, leaseLapse, start, startUntil, storedRun, tempDir, write, type Result } from './helpers.js';
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`./fixtures/openai-chat/${name}.json`, import.meta.url), 'utf8'));
 
@@ -109,12 +109,13 @@ describe('cairn with an OpenAI-compatible model over the wire', () => {
     expect(storedRun(join(cwd, '.cairn', 'runs.sqlite'), 'e2e')).toEqual(before);
 
     // 3. The approval, from another process, killed while the charge is under way.
-    const approving = start(['resume', 'e2e', '--approve', suspended.pending[0].approvalId, '--lease-ttl', '50'], { cwd, env: KEY_ENV });
-    await waitForFile(join(cwd, 'started'));
+    const approving = await startUntil(['resume', 'e2e', '--approve', suspended.pending[0].approvalId, '--lease-ttl', String(KILLED_LEASE_TTL_MS)],
+      { cwd, env: KEY_ENV }, join(cwd, 'started'));
     approving.child.kill('SIGKILL');
     const killed = await approving.done;
     outputs.push(killed);
     expect(killed.signal).toBe('SIGKILL');
+    await leaseLapse();
     expect(server.requests).toHaveLength(1); // the approved call runs before any model call
 
     // 4. A plain resume from a third process: the charge started and its outcome is unknown.

@@ -91,9 +91,12 @@ async function scenario(world: World, seed: number) {
     model: `mock:m${r.int(0, 2)}`,
     turns: Array.from({ length: r.int(1, 4) }, () => ({ inputTokens: r.int(100, ESTIMATE.inputTokens), outputTokens: r.int(20, ESTIMATE.outputTokens) })),
   }));
-  const estimateUsd = (model: string) => (ESTIMATE.inputTokens * prices[model]!.input + ESTIMATE.outputTokens * prices[model]!.output) / 1e6;
-  const demand = runs.reduce((n, run) => n + run.turns.length * estimateUsd(run.model), 0);
-  // Room for a little over half of what the runs would ask: some must be refused.
+  const usd = (model: string, t: { inputTokens: number; outputTokens: number }) =>
+    (t.inputTokens * prices[model]!.input + t.outputTokens * prices[model]!.output) / 1e6;
+  // What the runs' turns really cost (each at most its admission estimate): all of it cannot fit under the ceiling.
+  const demand = runs.reduce((n, run) => n + run.turns.reduce((m, t) => m + usd(run.model, t), 0), 0);
+  // Room for a little over half of what the runs spend: some must be refused. (Half of what they would reserve was
+  // not enough: turns that cost less than their estimate settle lower, and for some seeds every run then fitted.)
   const ceilingUsd = round6(demand * 0.55);
 
   const { ledger, close } = await world.ledger();
