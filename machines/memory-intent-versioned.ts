@@ -21,6 +21,7 @@
  * deterministic, a commit under a committed operation id is replayed, a save
  * overwrites the entry.
  */
+import { notProvided as notProvidedTo } from './not-provided.js';
 import { and, assign, fromPromise, not, setup } from 'xstate';
 import type {
   ClaimInput, ClaimOutput, CommitInput, CommitOutput, ReadReceiptInput, ReadReceiptOutput, SaveIntentInput,
@@ -40,9 +41,7 @@ export const PERMANENT_INTENT_ERROR_CODES: readonly string[] = ['memory_receipt_
 
 const MAX_MESSAGE = 1000;
 
-const notProvided = (name: string) => () => {
-  throw new Error(`The ${name} actor was not provided to the versioned memory-intent machine.`);
-};
+const notProvided = notProvidedTo('versioned memory-intent');
 
 /** An error as plain data: name, message (at most 1000 characters) and code when it has one. */
 export function intentErrorOf(raw: unknown): VersionedIntentError {

@@ -9,6 +9,7 @@
  *   failed. A reconciliation starts in `opening`, which counts what the store
  *   already holds of the operation (`confirming`) before anything runs again.
  */
+import { notProvided as notProvidedTo } from './not-provided.js';
 import { and, assign, fromPromise, setup } from 'xstate';
 import type {
   ApplyPlanOutput, ConfirmPlanOutput, MemoryIntentContext, MemoryIntentInput, MemoryIntentOutput, MemoryPlan, PlanExtractionOutput,
@@ -18,9 +19,7 @@ import type {
 /** Bumped whenever a stored intent snapshot of an older version would not restore as it is. */
 export const MEMORY_INTENT_MACHINE_VERSION = 1;
 
-const notProvided = (name: string) => () => {
-  throw new Error(`The ${name} actor was not provided to the memory-intent machine.`);
-};
+const notProvided = notProvidedTo('memory-intent');
 
 const sizeOf = (plan: MemoryPlan) => plan.deletes.length + plan.writes.length;
 const outputOf = (event: unknown) => (event as { output: unknown }).output;

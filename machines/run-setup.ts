@@ -4,6 +4,7 @@
  * The chart itself, its states and transitions, is in run.ts and
  * run-finish.ts.
  */
+import { notProvided as notProvidedTo } from './not-provided.js';
 import { assign, enqueueActions, fromPromise, setup, type SnapshotFrom } from 'xstate';
 import { byStepThenCall, toolCallMachine } from './tool-call.js';
 import { memoryIntentMachine } from './memory-intent.js';
@@ -23,9 +24,7 @@ export const RUN_PROMPTS = {
   feedback: (feedback: string) => `Your answer was checked and rejected: ${feedback} Give a corrected final answer.`,
 };
 
-const notProvided = (name: string) => () => {
-  throw new Error(`The ${name} actor was not provided to the run machine.`);
-};
+const notProvided = notProvidedTo('run');
 
 type CallSnapshot = SnapshotFrom<typeof toolCallMachine>;
 

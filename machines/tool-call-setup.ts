@@ -3,6 +3,7 @@
  * runtime provides, its guards and its actions, with the receipt helpers and
  * the stage-entry transitions they share.
  */
+import { notProvided as notProvidedTo } from './not-provided.js';
 import { and, assign, fromPromise, or, setup } from 'xstate';
 import type {
   AdmitOutput, ArgumentsOutput, BeginEffectOutput, CallReceipt, CheckpointInput, ExecuteOutput, GuardOutput, ApprovalOutput,
@@ -11,9 +12,7 @@ import type {
 } from './types.js';
 import type { RunChildInput, RunChildOutput } from './sub-agent-types.js';
 
-const notProvided = (name: string) => () => {
-  throw new Error(`The ${name} actor was not provided to the tool-call machine.`);
-};
+const notProvided = notProvidedTo('tool-call');
 const actionNotProvided = (name: string) => () => {
   throw new Error(`The ${name} action was not provided to the tool-call machine.`);
 };

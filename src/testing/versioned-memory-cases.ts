@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import type { MemoryScope, VersionedMemoryMutation, VersionedMemoryStore } from '../memory/versioned/types.js';
+import type { CaseRegister } from './conformance/suite.js';
 
 /** What `create()` hands one versioned memory case. */
 export interface VersionedMemoryStoreFixture {
@@ -30,7 +31,7 @@ export interface VersionedMemoryStoreInitializer {
   destroy?(fixture: VersionedMemoryStoreFixture): Promise<void>;
 }
 
-export type VersionedRegister = (name: string, body: (fixture: VersionedMemoryStoreFixture) => Promise<void>) => void;
+export type VersionedRegister = CaseRegister<VersionedMemoryStoreFixture>;
 
 /** The write time of the cases: ms on the caller's clock. */
 export const AT = 1_700_000_000_000;

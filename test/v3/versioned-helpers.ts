@@ -1,7 +1,6 @@
 /** Stores and models for the versioned-memory V3 run tests. */
-import {
-  createInMemoryAgentRunStoreV3, type AgentRunEnvelopeV3, type AgentRunSaveOptionsV3, type AgentRunStoreV3,
-} from 'cairn/agent';
+import type { AgentRunStoreV3 } from 'cairn/agent';
+import { savingStoreV3, type SavingStoreV3 } from './run-helpers.js';
 import {
   createInMemoryVersionedMemoryStore, createMemorySession, type MemorySessionOptions, type VersionedMemoryStore,
 } from 'cairn/memory/versioned';
@@ -16,46 +15,15 @@ export interface SavedIntents {
   receipts: string[];
 }
 
-export interface RecordingStoreV3 extends AgentRunStoreV3 {
-  saves: SavedIntents[];
-  /** Makes the save with this 1-based number throw (once) before it writes. */
-  failSave(n: number): void;
-}
+export type RecordingStoreV3 = SavingStoreV3<SavedIntents>;
 
 /** A V3 store that records the intents and memory tool receipts of every save, and whose Nth save can throw. */
-export function recordingStoreV3(inner: AgentRunStoreV3 = createInMemoryAgentRunStoreV3()): RecordingStoreV3 {
-  let failAt = -1;
-  let count = 0;
-  const store: RecordingStoreV3 = {
-    checkpointVersion: 3,
-    saves: [],
-    failSave: (n) => {
-      failAt = n;
-    },
-    load: (runId, options) => inner.load(runId, options),
-    save: async (envelope: AgentRunEnvelopeV3, options?: AgentRunSaveOptionsV3) => {
-      count++;
-      if (count === failAt) {
-        failAt = -1;
-        throw new Error(`injected: save ${count} failed`);
-      }
-      await inner.save(envelope, options);
-      store.saves.push({
-        revision: envelope.revision,
-        status: envelope.status,
-        intents: (envelope.memoryIntents ?? []).map((i) => `${i.operationId}=${i.status}`),
-        receipts: Object.values(envelope.receipts).filter((r) => r.toolName.startsWith('memory_')).map((r) => `${r.toolName}:${r.status}`),
-      });
-    },
-    list: (q) => inner.list(q),
-    putBlob: (b) => inner.putBlob(b),
-    getBlob: (d) => inner.getBlob(d),
-    prune: (o) => inner.prune(o),
-    redactForgotten: (e) => inner.redactForgotten(e),
-    now: () => inner.now(),
-  };
-  return store;
-}
+export const recordingStoreV3 = (inner?: AgentRunStoreV3): RecordingStoreV3 => savingStoreV3((envelope) => ({
+  revision: envelope.revision,
+  status: envelope.status,
+  intents: (envelope.memoryIntents ?? []).map((i) => `${i.operationId}=${i.status}`),
+  receipts: Object.values(envelope.receipts).filter((r) => r.toolName.startsWith('memory_')).map((r) => `${r.toolName}:${r.status}`),
+}), inner);
 
 export interface CountingMemoryStore extends VersionedMemoryStore {
   /** Commits that applied something (not replays). */
