@@ -225,10 +225,15 @@ describeRedis('redis store', (env) => {
     const legs = await Promise.all([0, 1].map(() =>
       resumeAgent({ ...chargeRun(open(env.url, prefix).agentRuns, 'approve-1', payments, true), approvalResponses })));
     expect(payments.total()).toBe(1);
-    const statuses = legs.map((r) => r.status).sort();
-    expect(statuses).toEqual(['completed', 'failed']);
-    const lost = legs.find((r) => r.status === 'failed');
-    expect(lost?.status === 'failed' && lost.error.code).toBe('persistence_failed');
+    // One leg completes. The other lost the race in one of two safe ways,
+    // depending on when it loaded: before the winner's first save, its own
+    // save is refused (persistence_failed); after the winner's `executing`
+    // receipt, it finds a charge it cannot know the end of and stops for
+    // reconciliation rather than charge again. Never a second completion.
+    expect(legs.filter((r) => r.status === 'completed')).toHaveLength(1);
+    const lost = legs.find((r) => r.status !== 'completed');
+    const how = lost?.status === 'failed' ? lost.error.code : lost?.status === 'stopped' ? lost.reason : lost?.status;
+    expect(['persistence_failed', 'tool-reconciliation-required']).toContain(how);
     const store = open(env.url, prefix).agentRuns;
     const done = await store.load('approve-1');
     const third = await resumeAgent({ ...chargeRun(store, 'approve-1', payments, true), approvalResponses });
