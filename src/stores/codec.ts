@@ -68,6 +68,33 @@ export function encodePart(value: unknown): Buffer {
   return Buffer.concat([MAGIC, Buffer.from([RECORD_FORMAT]), sha256(payload), payload]);
 }
 
+/**
+ * Frames a map `value` with two entries more at its end: `fill`, zeros, and `tail`, as one part (its value decodes as
+ * `{ ...value, fill, tail }`). `fillFor(before, after)` says how many bytes the fill entry's value takes (its header
+ * and its zeros, at least 2), given the part's bytes before it and after it: a store that lays the part out on
+ * pages puts the tail's bytes where it wants them (see sqlite/run-rows.ts).
+ * @internal As {@link sha256}: its Buffer type stays out of the published declarations.
+ */
+export function encodeWithTail(value: Record<string, unknown>, tail: unknown, fillFor: (before: number, after: number) => number): Buffer {
+  const body = Buffer.from(packr.pack(value));
+  // The map's count, two more: a fixmap of up to 13 keys or a map 16 (which msgpackr writes for an object).
+  if (body[0] === 0xde && body.readUInt16BE(1) <= 0xfffd) body.writeUInt16BE(body.readUInt16BE(1) + 2, 1);
+  else if (body.length > 0 && (body[0]! & 0xf0) === 0x80 && (body[0]! & 0x0f) <= 13) body[0] = body[0]! + 2;
+  else throw new TypeError('encodeWithTail takes a map.');
+  const tailBytes = packr.pack(tail);
+  const fillKey = packr.pack('fill');
+  const tailKey = packr.pack('tail');
+  const before = HEADER + body.length + fillKey.length;
+  const after = tailKey.length + tailBytes.length;
+  const total = Math.max(2, Math.floor(fillFor(before, after)));
+  // bin 8, 16 or 32: the header is 2, 3 or 5 bytes.
+  const fill = total - 2 <= 0xff ? Buffer.from([0xc4, total - 2]) : total - 3 <= 0xffff ? Buffer.from([0xc5, (total - 3) >> 8, (total - 3) & 0xff])
+    : Buffer.from([0xc6, ((total - 5) >>> 24) & 0xff, ((total - 5) >> 16) & 0xff, ((total - 5) >> 8) & 0xff, (total - 5) & 0xff]);
+  const zeros = Buffer.alloc(total - fill.length);
+  const payload = Buffer.concat([body, fillKey, fill, zeros, tailKey, tailBytes]);
+  return Buffer.concat([MAGIC, Buffer.from([RECORD_FORMAT]), sha256(payload), payload]);
+}
+
 /** A framed part's format, read from its header alone; refuses bytes that are no Cairn part, or a format this code cannot read. */
 export function framedFormat(runId: string, bytes: Uint8Array | null | undefined): number {
   // Byte by byte: a load checks every row's header, and a native compare costs more than these three reads.

@@ -85,7 +85,31 @@ export interface RunRecord {
    * changes only the head.
    */
   lineage: string;
+  /**
+   * Asked for by a store that keeps what a run never changes apart (`toRecord(envelope, { tail: true })`): the values
+   * taken out of the head, put back by {@link joinRecord} from the head's `tail`. See {@link HeadTail}.
+   */
+  tail?: HeadTail;
 }
+
+/**
+ * What a head may carry beside its envelope, at its end, for a store that lays the head out so that these bytes sit
+ * on pages of their own (SQLite, see sqlite/run-rows.ts): values the run sets once and keeps. `binding` is the
+ * envelope's (the head envelope holds 0 in its place, so the key keeps its position); `context` are the run
+ * context's settings ({@link TAIL_CONTEXT}), taken out of the head's context, and `order` that context's keys in
+ * their order, so the context is put back with its keys where they were. Nothing here needs to stay the same for a
+ * load to be exact: a value that changed is simply written again.
+ */
+export interface HeadTail {
+  binding?: unknown;
+  context?: Record<string, unknown>;
+  order?: string[];
+}
+
+/** The run context's settings, made when the run starts and kept (see {@link HeadTail}). */
+export const TAIL_CONTEXT: readonly string[] = [
+  'runId', 'maxSteps', 'maxOutputAttempts', 'maxVerifyAttempts', 'toolNames', 'outputMode', 'verify', 'deadlineAt', 'models', 'handoffs', 'plan',
+];
 
 type Json = Record<string, unknown>;
 
@@ -96,7 +120,7 @@ function contextOf(snapshot: unknown): Json | undefined {
 }
 
 /** Splits an envelope into its record. Reads the envelope, changes nothing in it. */
-export function toRecord(envelope: AgentRunEnvelope): RunRecord {
+export function toRecord(envelope: AgentRunEnvelope, options?: { tail?: boolean }): RunRecord {
   const snapshot = envelope.snapshot as unknown;
   const context = contextOf(snapshot);
   const messages = Array.isArray(context?.messages) ? (context.messages as unknown[]) : [];
@@ -129,13 +153,33 @@ export function toRecord(envelope: AgentRunEnvelope): RunRecord {
   }
   // `receipts` is left empty, not deleted, so the loaded envelope keeps its keys in their order. Not a spread, which
   // would read (and so build) the receipts record the head leaves out.
-  const head: Json = envelopeFields(envelope, { receipts: {}, ...(headContext ? { snapshot: { ...(snapshot as Json), context: headContext } } : {}) });
+  let tail: HeadTail | undefined;
+  if (options?.tail) {
+    tail = {};
+    if (Object.hasOwn(envelope, 'binding') && envelope.binding !== undefined) tail.binding = envelope.binding;
+    if (headContext) {
+      const moved: Json = {};
+      for (const key of TAIL_CONTEXT) {
+        if (!Object.hasOwn(headContext, key)) continue;
+        moved[key] = headContext[key];
+        delete headContext[key];
+      }
+      if (Object.keys(moved).length > 0) {
+        tail.context = moved;
+        tail.order = Object.keys(context!);
+      }
+    }
+  }
+  const head: Json = envelopeFields(envelope, {
+    receipts: {}, ...(headContext ? { snapshot: { ...(snapshot as Json), context: headContext } } : {}),
+    ...(tail && Object.hasOwn(tail, 'binding') ? { binding: 0 } : {}),
+  });
   // Which save wrote each row is the rows' own business: a loaded envelope saved again does not carry it into the head.
   delete head.saves;
   if (envelope.result && sameMessages(envelope.result.messages, messages)) {
     head.result = { ...envelope.result, messages: { $transcript: messages.length } satisfies TranscriptRef };
   }
-  return { head, layout, messages, receipts, currentStep, lineage: `${envelope.machine?.id}@${envelope.machine?.version}` };
+  return { head, layout, messages, receipts, currentStep, lineage: `${envelope.machine?.id}@${envelope.machine?.version}`, ...(tail ? { tail } : {}) };
 }
 
 /**
@@ -238,6 +282,7 @@ export function joinRecord(runId: string, format: number, head: unknown, message
   const layout: RecordLayout = format >= 2 && isObject(head) && isObject(head.layout) ? head.layout as RecordLayout : {};
   const envelope = (format >= 2 ? (isObject(head) ? head.envelope : undefined) : head) as AgentRunEnvelope | undefined;
   if (!isObject(envelope)) throw corrupt('head');
+  if (format >= 2 && isObject(head) && Object.hasOwn(head, 'tail')) putTail(envelope, head.tail, corrupt);
   const context = contextOf(envelope.snapshot);
   const ref = context?.messages as TranscriptRef | undefined;
   if (!context || !isObject(ref) || ref.$transcript !== messages.length) throw corrupt('transcript');
@@ -309,4 +354,25 @@ function headReceipts(
     out.push(receipt as unknown as AgentToolReceipt);
   }
   return out;
+}
+
+/** Puts a head's {@link HeadTail} back into its envelope: the binding in its place, the context's settings where they were. */
+function putTail(envelope: AgentRunEnvelope, tail: unknown, corrupt: (what: string) => StoredRecordError): void {
+  if (!isObject(tail)) throw corrupt('head');
+  if (Object.hasOwn(tail, 'binding')) envelope.binding = tail.binding as AgentRunEnvelope['binding'];
+  if (!Object.hasOwn(tail, 'context')) return;
+  const moved = tail.context;
+  const order = tail.order;
+  const snapshot = envelope.snapshot as unknown;
+  const context = contextOf(snapshot);
+  if (!isObject(moved) || !Array.isArray(order) || !context || !order.every((key) => typeof key === 'string')) throw corrupt('head');
+  const out: Json = {};
+  const put = (key: string, value: unknown) => Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  for (const key of order as string[]) {
+    if (Object.hasOwn(moved, key)) put(key, moved[key]);
+    else if (Object.hasOwn(context, key)) put(key, context[key]);
+  }
+  for (const key of Object.keys(moved)) if (!Object.hasOwn(out, key)) throw corrupt('head');
+  for (const key of Object.keys(context)) if (!Object.hasOwn(out, key)) put(key, context[key]);
+  (snapshot as Json).context = out;
 }

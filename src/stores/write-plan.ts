@@ -29,7 +29,7 @@
  */
 import { StoredRecordError } from '../errors/index.js';
 import type { AgentRunEnvelope, AgentRunStatus } from '../agent/types.js';
-import { decodeFramed, encodePart, framedFormat, sha256 } from './codec.js';
+import { decodeFramed, encodePart, encodeWithTail, framedFormat, sha256 } from './codec.js';
 import { emptyDigest, legacyJsonDigest, MIXED_DIGEST_FORMAT, sameDigest, xorRow, xorRowOf } from './digest.js';
 import { joinRecord, toRecord, type RecordLayout } from './record.js';
 
@@ -108,9 +108,15 @@ interface Head {
   envelope: unknown;
 }
 
-/** Plans a save. `stored` is what the store holds of the run (undefined: a new run). */
-export function planSave(envelope: AgentRunEnvelope, stored: StoredState | undefined): SavePlan {
-  const record = toRecord(envelope);
+/**
+ * Plans a save. `stored` is what the store holds of the run (undefined: a new run). With `fillFor`, the head keeps
+ * what the run never changes at its end, after a fill of zeros whose size `fillFor` decides (see record.ts,
+ * HeadTail, and codec.ts, encodeWithTail): a store that lays rows out on pages puts those bytes on pages of their own.
+ */
+export function planSave(
+  envelope: AgentRunEnvelope, stored: StoredState | undefined, fillFor?: (before: number, after: number) => number,
+): SavePlan {
+  const record = toRecord(envelope, fillFor ? { tail: true } : undefined);
   const index = stored?.index && sameLineage(stored.index.lineage, record.lineage) ? stored.index : null;
 
   // The transcript.
@@ -163,7 +169,9 @@ export function planSave(envelope: AgentRunEnvelope, stored: StoredState | undef
   const plan: PlanIndex = {
     length: messages.length, first, tail, settledStep: record.currentStep, receiptCount: record.receipts.length, lineage: record.lineage,
   };
-  const head = encodePart({ plan, layout: record.layout, envelope: record.head } satisfies Head);
+  const head = fillFor && record.tail
+    ? encodeWithTail({ plan, layout: record.layout, envelope: record.head } satisfies Head, record.tail, fillFor)
+    : encodePart({ plan, layout: record.layout, envelope: record.head } satisfies Head);
   let bytes = head.length;
   for (const row of messageRows) bytes += row.bytes.length;
   for (const row of receiptRows) bytes += row.bytes.length;

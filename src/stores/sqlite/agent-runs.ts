@@ -17,7 +17,7 @@ import { sha256 } from '../codec.js';
 import { decodeCursor, listLimit, listPage, listStatuses, toSummary, type SummaryRow } from '../list-query.js';
 import { planSave, readIndex, readRecord, SaveMemory, type PlanIndex, type SavePlan, type StoredState } from '../write-plan.js';
 import {
-  headPad, messageKey, receiptKey, receiptStepEnd, receiptStepStart, runEnd, runStart, RUN_NUMBERS,
+  headFill, messageKey, receiptKey, receiptStepEnd, receiptStepStart, runEnd, runStart, RUN_NUMBERS,
 } from './run-rows.js';
 import { keyedReads, legacyReads, type HeadRow } from './run-statements.js';
 
@@ -95,7 +95,6 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
     const stored = row && (memory.recall(runId, {
       revision: row.revision, transcriptDigest: blobOrNull(row.transcript_digest), receiptsDigest: blobOrNull(row.receipts_digest),
     }) ?? readState(runId, row));
-    const plan = planSave(envelope, stored);
     const write = row?.status === 'running' && envelope.status === 'running' ? w.updateRunning : w.upsertHead;
     const columns = {
       runId,
@@ -107,15 +106,17 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
       updatedAt: envelope.updatedAt,
       pendingApprovals: envelope.pendingApprovals?.length ?? 0,
       pendingClientCalls: envelope.pendingClientCalls?.length ?? 0,
-      transcriptLength: plan.next.index!.length,
+      transcriptLength: transcriptLength(envelope),
     };
+    // The head is laid out on the row's pages (see headFill): kept at the size the run's row has while it runs, and
+    // what the run never changes on pages of its own.
+    const plan = planSave(envelope, stored, headFill(w.pageSize, columns, write === w.updateRunning ? row : null));
     const info = write.run({
       ...columns,
       transcriptDigest: plan.next.transcriptDigest,
       receiptsDigest: plan.next.receiptsDigest,
       head: plan.head,
-      // Kept at the size the run's row has while it runs (see headPad).
-      pad: headPad(w.pageSize, plan.head.length, columns, write === w.updateRunning ? row : null),
+      pad: 0,
     });
     // A new run's number is the head's own key, taken by the insert.
     const runNo = row ? row.run_no : Number(info.lastInsertRowid);
@@ -329,6 +330,12 @@ function keyedWrites(db: Database.Database, pageSize: number) {
   (row_key, run_id, receipt_key, model_step, body, revision) VALUES (?, ?, ?, ?, ?, ?)`),
     deleteRun: db.prepare<[number]>('DELETE FROM cairn_runs WHERE run_no = ?'),
   };
+}
+
+/** The transcript's length as the record counts it (see record.ts): the snapshot context's messages. */
+function transcriptLength(envelope: AgentRunEnvelope): number {
+  const context = (envelope.snapshot as { context?: { messages?: unknown } } | null)?.context;
+  return Array.isArray(context?.messages) ? context.messages.length : 0;
 }
 
 function checkEnvelope(envelope: AgentRunEnvelope): void {

@@ -13,7 +13,7 @@
  * step's place on. Keys are BigInts: they pass 2^53.
  */
 import { InvalidOptionsError } from '../../errors/index.js';
-import { intBytes, padFill, padSerialBytes, sizeClass } from './cell-size.js';
+import { intBytes } from './cell-size.js';
 
 const RUN_SHIFT = 32n;
 const STEP_SHIFT = 12n;
@@ -79,30 +79,39 @@ export interface HeadColumns {
 }
 
 /**
- * The zeros a head row is padded with (`cairn_runs.pad`), so that its payload comes just under the largest that a
- * leaf cell and k overflow pages hold, for the smallest such k. A running run's saves alternate between heads of a
- * few sizes (a call's `executing` save holds the call's snapshot, the step's checkpoint does not); padded to one
- * class, the row's payload is the same size from save to save, so SQLite overwrites it where it is and writes only
- * the pages whose bytes changed, instead of freeing its overflow pages and taking new ones (which also writes the
- * free list's page and page 1). The class is the one a file of `pageSize` bytes a page fills exactly (SQLite's
- * cell layout: a leaf keeps at most pageSize - 35 bytes of a payload, each overflow page pageSize - 4).
+ * The head row's layout (schema 9 on): how many bytes the fill inside its head takes (see codec.ts, encodeWithTail),
+ * given the head's bytes before the fill and after it (its tail: what the run never changes, see record.ts,
+ * HeadTail). The `pad` column is left empty, so the head's tail is the end of the row's payload, and the fill makes
+ * the payload just under what a leaf cell and k overflow pages hold (a leaf then keeps pageSize - 43 bytes of it,
+ * each overflow page pageSize - 4):
+ *
+ *   - a running run's saves alternate between heads of a few sizes (a call's `executing` save holds the call's
+ *     snapshot, the step's checkpoint does not); of one size, the row is rewritten where it is and SQLite writes
+ *     only the pages whose bytes changed;
+ *   - a tail of a quarter of a page or more starts on an overflow page of its own, the fill's zeros before it: as
+ *     long as the tail is the same, those pages are the same bytes and no save writes them.
+ *
+ * A run whose heads straddle two classes keeps the larger one rather than changing size at every save; it goes back
+ * to its own class only past one page more than that.
  */
-export function headPad(
-  pageSize: number, headBytes: number, columns: HeadColumns, stored?: { padded: number | null; pad: number | null } | null,
-): number {
+export function headFill(
+  pageSize: number, columns: HeadColumns, stored?: { padded: number | null } | null,
+): (before: number, after: number) => number {
   const text = (value: string | null) => (value === null ? 0 : Buffer.byteLength(value));
-  // The record's header (its size and a serial type a column, two bytes for the head) and its values, without the
-  // pad and the pad's serial type (one byte for up to 57 bytes, two above).
-  const payload = 16 + text(columns.runId) + text(columns.scope) + text(columns.status) + text(columns.bindingId)
+  // The record's header (its size and a serial type a column, two bytes for the head, one for the empty pad) and the
+  // values beside the head.
+  const base = 17 + text(columns.runId) + text(columns.scope) + text(columns.status) + text(columns.bindingId)
     + intBytes(columns.revision) + intBytes(columns.createdAt) + intBytes(columns.updatedAt) + intBytes(columns.pendingApprovals)
-    + intBytes(columns.pendingClientCalls) + intBytes(columns.transcriptLength) + 64 + headBytes;
-  const { total, perOverflow } = sizeClass(pageSize, payload + 2, PAD_MARGIN);
-  // What the pad and its serial type take: up to the class, or what they take in the stored row.
-  const fresh = total - payload;
-  // A run whose heads straddle two classes keeps the larger one rather than changing size at every save; it goes
-  // back to its own class only past one page more than that.
-  const kept = stored && typeof stored.padded === 'number' && typeof stored.pad === 'number'
-    ? stored.padded + padSerialBytes(stored.pad) - headBytes : -1;
-  const room = kept >= 1 && kept <= fresh + perOverflow ? kept : fresh;
-  return padFill(room);
+    + intBytes(columns.pendingClientCalls) + intBytes(columns.transcriptLength) + 64;
+  const inLeaf = pageSize - 35 - PAD_MARGIN;
+  const perOverflow = pageSize - 4;
+  return (before, after) => {
+    const apart = after * 4 >= perOverflow;
+    const tailPages = apart ? Math.ceil(after / perOverflow) : 0;
+    const variable = base + before + 2 + (apart ? 0 : after);
+    let pages = Math.max(0, Math.ceil((variable - inLeaf) / perOverflow)) + tailPages;
+    const kept = stored && typeof stored.padded === 'number' ? Math.round((base + stored.padded - inLeaf) / perOverflow) : -1;
+    if (kept === pages + 1) pages = kept;
+    return inLeaf + pages * perOverflow - base - before - after;
+  };
 }
