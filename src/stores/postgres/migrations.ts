@@ -216,6 +216,17 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   UNIQUE (session_id, turn_id)
 )`,
   ],
+  // 9: a step's saves write no TOAST rows and take no foreign-key locks. The head stays in its run's row (storage
+  // MAIN, and a row is moved out of line only past 8,160 bytes): out of line, every save wrote the head's chunks
+  // into the TOAST table and its index and deleted the last save's. The transcript and receipt rows no longer refer
+  // to cairn_runs by a foreign key, whose check locked the run's row again at every save; a prune deletes them with
+  // their run. Existing rows are left as they are (a TOASTed head moves in at its run's next save).
+  [
+    'ALTER TABLE cairn_run_messages DROP CONSTRAINT cairn_run_messages_run_id_fkey',
+    'ALTER TABLE cairn_run_receipts DROP CONSTRAINT cairn_run_receipts_run_id_fkey',
+    'ALTER TABLE cairn_runs ALTER COLUMN head SET STORAGE MAIN',
+    'ALTER TABLE cairn_runs SET (toast_tuple_target = 8160)',
+  ],
 ];
 
 /** The schema version this code writes and reads. */

@@ -255,11 +255,18 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
 
     async prune(options) {
       const before = finiteTime('terminalBefore', options?.terminalBefore);
-      // The transcript and receipts go with their run (ON DELETE CASCADE).
-      const rows = await db.query<{ run_id: string }>('Pruning runs', `
-        DELETE FROM ${t.runs} WHERE status <> 'running' AND status = ANY($1::text[]) AND updated_at < $2::float8 RETURNING run_id`,
-      [TERMINAL, before]);
-      return rows.length;
+      // The transcript and receipts go with their run (no foreign key since migration 9), in the same transaction:
+      // deleted by a second statement, whose snapshot sees every row a save committed before the run's row went.
+      return db.transaction('Pruning runs', 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
+        const { rows } = await client.query<{ run_id: string }>(`
+          DELETE FROM ${t.runs} WHERE status <> 'running' AND status = ANY($1::text[]) AND updated_at < $2::float8 RETURNING run_id`,
+        [TERMINAL, before]);
+        if (rows.length === 0) return 0;
+        const ids = rows.map((r) => r.run_id);
+        await client.query(`DELETE FROM ${t.messages} WHERE run_id = ANY($1::text[])`, [ids]);
+        await client.query(`DELETE FROM ${t.receipts} WHERE run_id = ANY($1::text[])`, [ids]);
+        return rows.length;
+      });
     },
   };
 }
