@@ -2,9 +2,10 @@ import {
   AgentRunLeaseError, InvalidOptionsError, RevisionConflictError, RunIdentityError,
 } from '../errors/index.js';
 import type {
-  AgentRunEnvelope, AgentRunListPage, AgentRunListQuery, AgentRunStatus, AgentRunStore, AgentRunSummary,
+  AgentRunEnvelope, AgentRunListPage, AgentToolReceipt, AgentRunListQuery, AgentRunStatus, AgentRunStore, AgentRunSummary,
   Lease, LeaseProvider,
 } from '../agent/types.js';
+import { envelopeFields, unbuiltReceiptsOf, type ReceiptLists } from '../agent/envelope.js';
 import { defineKey, jsonCopy } from '../agent/json.js';
 import { peekInMemoryLease } from './in-memory-leases.js';
 import { decodeCursor, encodeCursor, listLimit, listStatuses, type ListPosition } from './list-query.js';
@@ -34,8 +35,15 @@ interface StoredRun {
    * load hands out a copy of it). Its parts that a save left as they were (each transcript message,
    * each receipt) are the previous revision's objects, so a save copies only
    * what changed (see jsonCopy in ../agent/json.ts).
+   *
+   * When the engine's envelope left its `receipts` record unbuilt (see
+   * lazyReceipts in ../agent/envelope.ts), `envelope.receipts` is null and
+   * `receipts` holds the copies of the two lists it is built from, the ended
+   * one being the copy's own `snapshot.context.receipts`: the run's receipts
+   * are held once, and a save neither builds nor copies a record of all of them.
    */
   envelope: AgentRunEnvelope;
+  receipts?: ReceiptLists;
   summary: AgentRunSummary;
 }
 
@@ -74,8 +82,8 @@ export function createInMemoryAgentRunStore(
   const clock = options.clock ?? { now: () => Date.now() };
   const leases = options.leases;
   const records = new Map<string, StoredRun>();
-  const put = (copy: AgentRunEnvelope) => records.set(copy.runId, { envelope: copy, summary: summarize(copy) });
-  for (const envelope of seed) put(jsonCopy(envelope, records.get(envelope.runId)?.envelope));
+  const put = (stored: Omit<StoredRun, 'summary'>) => records.set(stored.envelope.runId, { ...stored, summary: summarize(stored.envelope) });
+  for (const envelope of seed) put(storedCopy(envelope, records.get(envelope.runId)));
 
   return {
     async load(runId, loadOptions = {}) {
@@ -84,13 +92,13 @@ export function createInMemoryAgentRunStore(
       if (loadOptions.scope !== undefined && stored.summary.scope !== loadOptions.scope) {
         throw new RunIdentityError('scope_mismatch', runId);
       }
-      return thaw(stored.envelope) as AgentRunEnvelope;
+      return thawRun(stored);
     },
 
     async save(envelope, saveOptions = {}) {
       // Copied before anything waits, so a caller changing the object later changes nothing here.
-      const copy = jsonCopy(envelope, records.get(envelope.runId)?.envelope);
-      const { runId, revision } = copy;
+      const copy = storedCopy(envelope, records.get(envelope.runId));
+      const { runId, revision } = copy.envelope;
       const lease = saveOptions.lease;
       if (lease && leases) {
         // An in-memory provider is read synchronously: nothing can take the lease between check and write.
@@ -179,6 +187,39 @@ function normalizeQuery(query: AgentRunListQuery): { statuses: Set<AgentRunStatu
     limit: listLimit(query.limit),
     after: query.cursor === undefined ? null : decodeCursor(query.cursor),
   };
+}
+
+/**
+ * The copy a save keeps, sharing what did not change with `previous`. An engine envelope whose receipts record is
+ * unbuilt is copied without it (null in its place, so the keys keep their order) and with its lists instead.
+ */
+function storedCopy(envelope: AgentRunEnvelope, previous: StoredRun | undefined): Omit<StoredRun, 'summary'> {
+  const lists = unbuiltReceiptsOf(envelope);
+  if (lists === undefined) return { envelope: jsonCopy(envelope, previous?.envelope) };
+  const copy = jsonCopy(envelopeFields(envelope, { receipts: null }), previous?.envelope) as unknown as AgentRunEnvelope;
+  const context = (envelope.snapshot as { context?: { receipts?: unknown } } | null)?.context;
+  const copied = (copy.snapshot as { context?: { receipts?: unknown } } | null)?.context?.receipts;
+  const ended = context?.receipts === lists.ended && Array.isArray(copied)
+    ? copied as AgentToolReceipt[]
+    : jsonCopy(lists.ended, previous?.receipts?.ended);
+  return { envelope: copy, receipts: { ended, open: jsonCopy(lists.open, previous?.receipts?.open) } };
+}
+
+/** What a load hands out: a deep copy, the receipts record built from the lists as the engine's envelope would build it. */
+function thawRun(stored: StoredRun): AgentRunEnvelope {
+  if (stored.receipts === undefined) return thaw(stored.envelope) as AgentRunEnvelope;
+  const out: Record<string, unknown> = {};
+  const envelope = stored.envelope as unknown as Record<string, unknown>;
+  for (const key of Object.keys(envelope)) {
+    if (key !== 'receipts') defineKey(out, key, thaw(envelope[key]));
+    else {
+      const record: Record<string, unknown> = {};
+      for (const receipt of stored.receipts.ended) defineKey(record, receipt.key, thaw(receipt));
+      for (const receipt of stored.receipts.open) defineKey(record, receipt.key, thaw(receipt));
+      out.receipts = record;
+    }
+  }
+  return out as unknown as AgentRunEnvelope;
 }
 
 /** A deep copy of a stored (plain) copy: what a load hands out, shared with nothing. */
