@@ -13,8 +13,12 @@ export function emptyAccounting(): Accounting {
   };
 }
 
-export function resultBase(runId: string, context: RunContext, warnings: readonly AgentWarning[]) {
-  const messages = toJson<Message[]>(context.messages);
+/**
+ * `shared`: the result holds the context's own transcript, not a copy (a live leg's result, which
+ * detachResult hands its caller; a save's stored result, which replaces it).
+ */
+export function resultBase(runId: string, context: RunContext, warnings: readonly AgentWarning[], shared = false) {
+  const messages = shared ? context.messages as unknown as Message[] : toJson<Message[]>(context.messages);
   const lastAssistant = [...messages].reverse().find((m) => m.role === 'assistant');
   return {
     runId,

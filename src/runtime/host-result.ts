@@ -43,6 +43,33 @@ export function resultOfSnapshot<T>(snapshot: RunSnapshot, base: ResultBase, per
   return { ...base, status: 'suspended', pendingApprovals: pending.approvals, pendingClientCalls: pending.clientCalls };
 }
 
+/**
+ * The result a leg hands its caller, whose transcript is the run's own (see
+ * resultBase's `shared`): `messages` becomes a copy made when first read, so
+ * a caller that never reads it does not pay for copying the whole transcript
+ * (about 1.5 µs a message). The run's messages are never edited once made,
+ * so a copy made later holds what one made now would.
+ */
+export function detachResult<R extends { messages: unknown[] }>(result: R): R {
+  const shared = result.messages;
+  let copy: R['messages'] | undefined;
+  const settle = (value: R['messages']) => {
+    copy = value;
+    // A frozen or sealed result keeps the getter, which answers the same copy.
+    if (Object.isExtensible(result)) Object.defineProperty(result, 'messages', { value, enumerable: true, writable: true, configurable: true });
+  };
+  Object.defineProperty(result, 'messages', {
+    enumerable: true,
+    configurable: true,
+    get: () => {
+      if (copy === undefined) settle(toJson<R['messages']>(shared));
+      return copy;
+    },
+    set: settle,
+  });
+  return result;
+}
+
 /** The run's usage (in USD when every model that answered has a price) and its ledger's totals under its context. */
 export async function accountingOf(
   base: Accounting,

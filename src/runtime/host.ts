@@ -21,7 +21,7 @@ import { planOf, replan } from './plan.js';
 import { envelopeOf, type PersistedRun } from './record.js';
 import { callFacts, watchCalls } from './call-events.js';
 import { LegTracer } from '../tracing/leg-tracer.js';
-import { accountingOf, afterFinalSave, endingExtras, resultOfSnapshot, retryFromOf } from './host-result.js';
+import { accountingOf, afterFinalSave, detachResult, endingExtras, resultOfSnapshot, retryFromOf } from './host-result.js';
 import { ledgerCheckpointOf, persistedOf, recordPrint, sameRecord } from './host-record.js';
 import { runActors } from './run-actors.js';
 import { SaveQueue } from './save-queue.js';
@@ -237,7 +237,8 @@ export class RunHost<T> implements Leg<T> {
       settle();
       await this.untilRest();
     }
-    const result = await this.finish();
+    // The caller's copy of the transcript is made when it first reads it (detachResult).
+    const result = detachResult(await this.finish());
     this.tracer?.end(result as AgentResult<unknown>, () => new Map([...this.openCalls()].map(([id, call]) => [id, callFacts(call)])));
     this.closed = true;
     this.actor.stop();
@@ -275,10 +276,10 @@ export class RunHost<T> implements Leg<T> {
       return this.failedResult(serializeError(this.machineError));
     }
     const snapshot = this.actor.getSnapshot();
-    const result = this.resultOf(snapshot);
+    const result = this.resultOf(snapshot, true);
     if (this.budget) {
       await this.budget.close();
-      result.accounting = await accountingOf(this.resultBase(snapshot.context).accounting, this.opts.execution, snapshot.context.usageByModel);
+      result.accounting = await accountingOf(this.resultBase(snapshot.context, true).accounting, this.opts.execution, snapshot.context.usageByModel);
     }
     if (snapshot.status === 'done' && this.opts.raw.session && !this.storeFailure) {
       // Completion is reported only after the terminal write succeeded.
@@ -292,16 +293,17 @@ export class RunHost<T> implements Leg<T> {
   }
 
   private failedResult(error: SerializedError): AgentResult<T> {
-    const base = this.resultBase(this.actor.getSnapshot().context);
+    const base = this.resultBase(this.actor.getSnapshot().context, true);
     return { ...base, status: 'failed', error };
   }
 
-  private resultBase(context: RunContext) {
-    return resultBase(this.runId, context, this.warnings);
+  /** `shared`: with the context's own transcript (see resultBase), for a result detachResult hands over or a save replaces. */
+  private resultBase(context: RunContext, shared = false) {
+    return resultBase(this.runId, context, this.warnings, shared);
   }
 
-  resultOf(snapshot: RunSnapshot): AgentResult<T> {
-    return resultOfSnapshot<T>(snapshot, this.resultBase(snapshot.context), () => this.persisted());
+  resultOf(snapshot: RunSnapshot, shared = false): AgentResult<T> {
+    return resultOfSnapshot<T>(snapshot, this.resultBase(snapshot.context, shared), () => this.persisted());
   }
 
   /**
@@ -317,7 +319,7 @@ export class RunHost<T> implements Leg<T> {
 
   /** The envelope of the run as its actor holds it now, saved as the next revision. */
   envelope(extras?: Parameters<typeof envelopeOf>[2]): AgentRunEnvelope {
-    return envelopeOf(this.persisted(), this.identity(), { ...endingExtras(this.actor.getSnapshot(), (s) => this.resultOf(s), this.lastCommitted), ...extras });
+    return envelopeOf(this.persisted(), this.identity(), { ...endingExtras(this.actor.getSnapshot(), (s) => this.resultOf(s, true), this.lastCommitted), ...extras });
   }
 
   /** The run's identity for its next save. */
