@@ -8,10 +8,15 @@
  * live history, which depend on the code, not on the machine's load.
  *
  *   node --expose-gc --conditions=source --import tsx bench/memory-retained.ts
- *   CAIRN_HEAP_SNAPSHOT=1 also writes a heap snapshot at the middle sample.
+ *   CAIRN_HEAP_SNAPSHOT=1 also writes a heap snapshot at the middle sample;
+ *   CAIRN_RETAINED_STORE=<path of a module> takes createInMemoryAgentRunStore from there
+ *   (an older copy of src/stores/in-memory.ts, for an A/B of what a change retains).
+ *
+ * The last row is taken after every run ended, their results still held.
  */
 import { writeHeapSnapshot } from 'node:v8';
-import { createInMemoryAgentRunStore, type AgentRunStore } from 'cairn/agent';
+import { createInMemoryAgentRunStore as current, type AgentRunStore } from 'cairn/agent';
+const createInMemoryAgentRunStore: typeof current = process.env.CAIRN_RETAINED_STORE ? (await import(process.env.CAIRN_RETAINED_STORE)).createInMemoryAgentRunStore : current;
 import { toolLoop } from './tool-loop.js';
 
 const RUNS = Number(process.env.CAIRN_BENCH_MEMORY_RUNS ?? 100);
@@ -64,10 +69,14 @@ const store: AgentRunStore = {
 };
 const results = await Promise.all(ids.map((id) => toolLoop(store, id, STEPS, 'bare')));
 for (const r of results) if (r.status !== 'completed') throw new Error(`a run ended ${r.status}`);
+gc();
+gc();
+rows.push({ saves, retained: process.memoryUsage().heapUsed - base, ...(await liveHistory()) });
 const mb = (n: number) => (n / 1024 / 1024).toFixed(2);
 console.log(`${RUNS} runs of ${STEPS} steps at once; a collection every ${EVERY} saves (heap in use after it, less the heap before the runs)`);
 console.log('| saves | retained MB | live history MB | retained / live history | store envelopes, JSON MB | retained per run kB |');
 console.log('| ---: | ---: | ---: | ---: | ---: | ---: |');
+// The last row: every run ended, the results still held.
 for (const r of rows) {
   console.log(`| ${r.saves} | ${mb(r.retained)} | ${mb(r.live)} | ${(r.retained / r.live).toFixed(2)}x | ${mb(r.store)} | ${(r.retained / RUNS / 1024).toFixed(1)} |`);
 }

@@ -191,16 +191,26 @@ function normalizeQuery(query: AgentRunListQuery): { statuses: Set<AgentRunStatu
 
 /**
  * The copy a save keeps, sharing what did not change with `previous`. An engine envelope whose receipts record is
- * unbuilt is copied without it (null in its place, so the keys keep their order) and with its lists instead.
+ * unbuilt is copied without it (null in its place, so the keys keep their order) and with its lists instead; a
+ * result whose `messages` is the snapshot's transcript holds the copy's transcript, not a second copy of it.
  */
 function storedCopy(envelope: AgentRunEnvelope, previous: StoredRun | undefined): Omit<StoredRun, 'summary'> {
   const lists = unbuiltReceiptsOf(envelope);
-  if (lists === undefined) return { envelope: jsonCopy(envelope, previous?.envelope) };
-  const copy = jsonCopy(envelopeFields(envelope, { receipts: null }), previous?.envelope) as unknown as AgentRunEnvelope;
-  const context = (envelope.snapshot as { context?: { receipts?: unknown } } | null)?.context;
-  const copied = (copy.snapshot as { context?: { receipts?: unknown } } | null)?.context?.receipts;
-  const ended = context?.receipts === lists.ended && Array.isArray(copied)
-    ? copied as AgentToolReceipt[]
+  const context = (envelope.snapshot as { context?: { receipts?: unknown; messages?: unknown } } | null)?.context;
+  // A terminal result whose transcript is the snapshot's own (as the engine saves it) shares the copy's transcript.
+  const result = envelope.result as { messages?: unknown } | undefined;
+  const sharesTranscript = result !== undefined && result !== null && Array.isArray(context?.messages) && result.messages === context.messages;
+  if (lists === undefined && !sharesTranscript) return { envelope: jsonCopy(envelope, previous?.envelope) };
+  const replace: Record<string, unknown> = lists === undefined ? {} : { receipts: null };
+  if (sharesTranscript) replace.result = { ...result, messages: [] };
+  const copy = jsonCopy(envelopeFields(envelope, replace), previous?.envelope) as unknown as AgentRunEnvelope;
+  const copiedContext = (copy.snapshot as { context?: { receipts?: unknown; messages?: unknown } } | null)?.context;
+  if (sharesTranscript && copy.result !== previous?.envelope.result && Array.isArray(copiedContext?.messages)) {
+    (copy.result as { messages: unknown }).messages = copiedContext.messages;
+  }
+  if (lists === undefined) return { envelope: copy };
+  const ended = context?.receipts === lists.ended && Array.isArray(copiedContext?.receipts)
+    ? copiedContext.receipts as AgentToolReceipt[]
     : jsonCopy(lists.ended, previous?.receipts?.ended);
   return { envelope: copy, receipts: { ended, open: jsonCopy(lists.open, previous?.receipts?.open) } };
 }
