@@ -24,6 +24,8 @@ export interface MemoryReport {
   sampledPeakHeap: number;
   /** The JSON bytes of what the runs hold at the end (their transcripts, and Cairn's receipts). */
   liveHistoryBytes: number;
+  /** The JSON bytes of the transcripts alone (each tool result once; Cairn's receipts hold it twice more). */
+  transcriptBytes: number;
   heapUsedAtEnd: number;
   /** After the runs, a collection: what stays (the store's copies, the results). */
   heapUsedAfterGc: number;

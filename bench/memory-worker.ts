@@ -51,18 +51,21 @@ const heapUsedAtEnd = process.memoryUsage().heapUsed;
 
 // The live history: what the runs hold at the end, as JSON.
 let liveHistoryBytes = 0;
+let transcriptBytes = 0;
 let storeJsonBytes = 0;
 for (let i = 0; i < RUNS; i++) {
   const envelope = (await store.load(`run-${i}`))!;
   storeJsonBytes += Buffer.byteLength(JSON.stringify(envelope));
   const context = (envelope.snapshot as { context: { messages: unknown[] } }).context;
-  liveHistoryBytes += Buffer.byteLength(JSON.stringify(context.messages)) + Buffer.byteLength(JSON.stringify(envelope.receipts));
+  const transcript = Buffer.byteLength(JSON.stringify(context.messages));
+  transcriptBytes += transcript;
+  liveHistoryBytes += transcript + Buffer.byteLength(JSON.stringify(envelope.receipts));
 }
 
 await settle();
 const report: MemoryReport = {
   runs: RUNS, steps: STEPS, baselineRss, peakRss: peak, peakMethod, sampledPeakRss: sample.seen.rss, sampledPeakHeap: sample.seen.heap,
-  liveHistoryBytes, heapUsedAtEnd, heapUsedAfterGc: process.memoryUsage().heapUsed, storeJsonBytes, seconds,
+  liveHistoryBytes, transcriptBytes, heapUsedAtEnd, heapUsedAfterGc: process.memoryUsage().heapUsed, storeJsonBytes, seconds,
 };
 // Held to here, so the collection above measures what a caller keeping the results keeps.
 if (results.length !== RUNS) throw new Error('memory: results lost');

@@ -72,7 +72,7 @@ for (const json of store.values()) storeJsonBytes += Buffer.byteLength(json);
 await settle();
 const report: MemoryReport = {
   runs: RUNS, steps: STEPS, baselineRss, peakRss: peak, peakMethod, sampledPeakRss: sample.seen.rss, sampledPeakHeap: sample.seen.heap,
-  liveHistoryBytes, heapUsedAtEnd, heapUsedAfterGc: process.memoryUsage().heapUsed, storeJsonBytes, seconds,
+  liveHistoryBytes, transcriptBytes: liveHistoryBytes, heapUsedAtEnd, heapUsedAfterGc: process.memoryUsage().heapUsed, storeJsonBytes, seconds,
 };
 if (results.length !== RUNS || store.size !== RUNS) throw new Error('memory baseline: results lost');
 process.send!(report, () => process.disconnect());

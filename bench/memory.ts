@@ -73,6 +73,11 @@ export function printMemory({ cairn, bare }: MemoryReports): void {
     `\nCairn's growth per byte of live history: ${(perLive(cairn) / perLive(bare)).toFixed(2)}x the bare loop's ` +
     `(growth ${(grown(cairn) / grown(bare)).toFixed(2)}x the bare loop's, for ${(cairn.liveHistoryBytes / bare.liveHistoryBytes).toFixed(2)}x its live history).`,
   );
+  console.log(
+    `Cairn's live history is JSON text: each tool result is in it three times (its tool message, its receipt's rawResult ` +
+    `and modelOutput; one string in memory). Its transcripts alone are ${mb(cairn.transcriptBytes)} MB; growth against them ` +
+    `${(grown(cairn) / cairn.transcriptBytes).toFixed(2)}x. What the runs retain, without garbage: bench/memory-retained.ts.`,
+  );
   for (const [name, r] of [['Cairn', cairn], ['Bare loop', bare]] as const) {
     console.log(
       `${name}: peak by ${r.peakMethod} (the sampler saw ${mb(r.sampledPeakRss)} MB, and at most ${mb(r.sampledPeakHeap)} MB of V8 heap in use). ` +
