@@ -73,7 +73,9 @@ async function envelopesOfRun(runId: string, steps = 3): Promise<AgentRunEnvelop
 /**
  * The envelopes themselves (not copies) that a run of `steps` echo steps saves:
  * consecutive ones share the engine's frozen copies of old messages, the case
- * of the one-statement save.
+ * of the one-statement save. Each has its receipts record built (read once), as
+ * a caller's own envelope has it: the cases below plan saves from that record,
+ * not from the engine's unbuilt lists (whose open receipts stay in the head).
  */
 async function engineEnvelopes(runId: string, steps = 3): Promise<AgentRunEnvelope[]> {
   const envelopes: AgentRunEnvelope[] = [];
@@ -82,7 +84,7 @@ async function engineEnvelopes(runId: string, steps = 3): Promise<AgentRunEnvelo
     model: createMockModel({ responses: Array.from({ length: steps }, (_, n) => ({ toolCalls: [{ toolName: 'echo', args: { n } }] })) }),
     prompt: 'Echo.',
     tools: { echo: echoTool() },
-    session: { store: { load: (id) => inner.load(id), save: async (e) => { envelopes.push(e); await inner.save(e); } }, runId, scope: 'tenant-a' },
+    session: { store: { load: (id) => inner.load(id), save: async (e) => { void e.receipts; envelopes.push(e); await inner.save(e); } }, runId, scope: 'tenant-a' },
     maxSteps: steps,
   });
   return envelopes;
