@@ -74,14 +74,23 @@ function faultReply(mode: WireFaultMode): WireReply {
   return { sse: [chunk({ role: 'assistant', content: 'Partial' }), chunk({ content: ' answer' })], cutAfter: 1 };
 }
 
+/**
+ * Every answer closes its connection. A kept-alive socket that sat idle while
+ * other drives ran (seconds, under load) can be closed by the server's
+ * keep-alive timer just as the client sends the next call on it: that call then
+ * fails with no answer, which is no fault of the drive's, and with a fallback
+ * model it is answered there, so the drive's Nth wire call never comes.
+ */
+const closing = (reply: WireReply): WireReply => ({ ...reply, headers: { ...reply.headers, connection: 'close' } });
+
 /** Points the server at this drive's scenario and fault. */
 export function answerScenario(wire: WireServer, scenario: Scenario, fault: WireFault): void {
   wire.handler = (request) => {
     if (!fault.fired && ++fault.calls === fault.at) {
       fault.fired = true;
-      return faultReply(fault.mode);
+      return closing(faultReply(fault.mode));
     }
-    return sseOf(scriptedTurn(scenario, asModelRequest(request) as never));
+    return closing(sseOf(scriptedTurn(scenario, asModelRequest(request) as never)));
   };
 }
 
