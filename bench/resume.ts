@@ -287,11 +287,17 @@ async function postgresBackend(url: string): Promise<Backend> {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
+        // Each table by itself: since ops migration 9 the rows have no foreign key that would cascade.
         await client.query(`DELETE FROM ${q}.cairn_runs WHERE run_id = $1`, [runId]);
+        await client.query(`DELETE FROM ${q}.cairn_run_messages WHERE run_id = $1`, [runId]);
+        await client.query(`DELETE FROM ${q}.cairn_run_receipts WHERE run_id = $1`, [runId]);
         await client.query(`INSERT INTO ${q}.cairn_runs SELECT * FROM ${q}.seed_runs WHERE run_id = $1`, [runId]);
         await client.query(`INSERT INTO ${q}.cairn_run_messages SELECT * FROM ${q}.seed_messages WHERE run_id = $1`, [runId]);
         await client.query(`INSERT INTO ${q}.cairn_run_receipts SELECT * FROM ${q}.seed_receipts WHERE run_id = $1`, [runId]);
         await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
       } finally {
         client.release();
       }
