@@ -7,25 +7,13 @@
  */
 import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
-import { resumeAgent, runAgent, type AgentRunEnvelope, type AgentRunStore, type AgentTool } from 'cairn/agent';
+import { resumeAgent, runAgent, type AgentRunStore, type AgentTool } from 'cairn/agent';
 import { createPostgresOpsStore, MIGRATIONS, SCHEMA_VERSION, type PostgresOpsStore } from 'cairn/ops/postgres';
 import { createMockModel } from 'cairn/testing';
 import { describePostgres, type PostgresTestEnv } from './pg-env.js';
+import { json, recording } from './recording-store.js';
 
-const json = <T>(value: T): T => JSON.parse(JSON.stringify(value));
 
-/** Every envelope a store was handed, as the engine handed it. */
-function recording(inner: AgentRunStore): AgentRunStore & { saved: AgentRunEnvelope[] } {
-  const saved: AgentRunEnvelope[] = [];
-  return {
-    saved,
-    load: (runId, options) => inner.load(runId, options),
-    async save(envelope, options) {
-      await inner.save(envelope, options);
-      saved.push(json(envelope));
-    },
-  };
-}
 
 // A tool result large enough that a head holding a call's snapshot passes 2 kB (PostgreSQL's TOAST threshold).
 const step: AgentTool = { parameters: { type: 'object' }, execute: (args: { n: number }) => ({ n: args.n, text: `r${args.n} `.repeat(300) }) };

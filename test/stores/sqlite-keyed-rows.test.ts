@@ -14,6 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resumeAgent, runAgent, type AgentRunEnvelope, type AgentRunStore, type AgentTool } from 'cairn/agent';
 import { createMockModel } from 'cairn/testing';
 import { MIGRATIONS, SCHEMA_VERSION, createSqliteOpsStore, type SqliteOpsStore } from 'cairn/ops/sqlite';
+import { json, recording } from './recording-store.js';
 
 let dir = '';
 const cleanups: (() => void)[] = [];
@@ -39,20 +40,7 @@ function raw(path: string): Database.Database {
   return db;
 }
 
-const json = (value: unknown) => JSON.parse(JSON.stringify(value));
 
-/** Every envelope a store was handed, as the engine handed it. */
-function recording(inner: AgentRunStore): AgentRunStore & { saved: AgentRunEnvelope[] } {
-  const saved: AgentRunEnvelope[] = [];
-  return {
-    saved,
-    load: (runId, options) => inner.load(runId, options),
-    async save(envelope, options) {
-      await inner.save(envelope, options);
-      saved.push(json(envelope));
-    },
-  };
-}
 
 const publish: AgentTool = { parameters: { type: 'object', properties: {} }, needsApproval: true, execute: () => 'published' };
 const step: AgentTool = { parameters: { type: 'object' }, execute: (args: { n: number }) => ({ ok: true, n: args.n }) };
