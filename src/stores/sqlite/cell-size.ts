@@ -23,13 +23,17 @@ export function intBytes(n: number): number {
 /** The bytes of a varint (a record header's serial types and its size). */
 export const varintBytes = (n: number): number => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5);
 
+/** What a table leaf cell keeps of a payload at most (`inLeaf`), and each overflow page (`perOverflow`). */
+export function cellLayout(pageSize: number): { inLeaf: number; perOverflow: number } {
+  return { inLeaf: pageSize - 35, perOverflow: pageSize - 4 };
+}
+
 /**
  * The largest payload of the smallest class that holds `bytes` (with `margin` bytes to spare for a count that is
- * off): a leaf cell keeps at most pageSize - 35 bytes of a payload, each overflow page pageSize - 4.
+ * off), in the {@link cellLayout} of `pageSize`.
  */
 export function sizeClass(pageSize: number, bytes: number, margin: number): { total: number; perOverflow: number } {
-  const inLeaf = pageSize - 35;
-  const perOverflow = pageSize - 4;
+  const { inLeaf, perOverflow } = cellLayout(pageSize);
   const pages = Math.max(0, Math.ceil((bytes + margin - inLeaf) / perOverflow));
   return { total: inLeaf + pages * perOverflow - margin, perOverflow };
 }
@@ -41,6 +45,3 @@ export function sizeClass(pageSize: number, bytes: number, margin: number): { to
 export function padFill(room: number): number {
   return room - 2 >= 58 ? room - 2 : Math.max(0, Math.min(57, room - 1));
 }
-
-/** The serial type's bytes of a pad of `pad` zeros. */
-export const padSerialBytes = (pad: number): number => (pad <= 57 ? 1 : 2);

@@ -13,7 +13,7 @@
  * step's place on. Keys are BigInts: they pass 2^53.
  */
 import { InvalidOptionsError } from '../../errors/index.js';
-import { intBytes } from './cell-size.js';
+import { cellLayout, intBytes } from './cell-size.js';
 
 const RUN_SHIFT = 32n;
 const STEP_SHIFT = 12n;
@@ -103,8 +103,9 @@ export function headFill(
   const base = 17 + text(columns.runId) + text(columns.scope) + text(columns.status) + text(columns.bindingId)
     + intBytes(columns.revision) + intBytes(columns.createdAt) + intBytes(columns.updatedAt) + intBytes(columns.pendingApprovals)
     + intBytes(columns.pendingClientCalls) + intBytes(columns.transcriptLength) + 64;
-  const inLeaf = pageSize - 35 - PAD_MARGIN;
-  const perOverflow = pageSize - 4;
+  const layout = cellLayout(pageSize);
+  const inLeaf = layout.inLeaf - PAD_MARGIN;
+  const perOverflow = layout.perOverflow;
   return (before, after) => {
     const apart = after * 4 >= perOverflow;
     const tailPages = apart ? Math.ceil(after / perOverflow) : 0;
