@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { InvalidOptionsError, createInMemoryAgentRunStore, runAgent, type AgentRunEnvelope, type AgentRunStore } from 'cairn/agent';
+import { InvalidOptionsError, createInMemoryAgentRunStore, runAgent, type AgentRunStore } from 'cairn/agent';
 import { runHeadless } from 'cairn/headless';
 import { type BreakerState, type BreakerStore } from 'cairn/models';
 import {
@@ -20,6 +20,7 @@ import {
 import { SCHEMA_VERSION, createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createMockModel } from 'cairn/testing';
 import { describePostgres } from './pg-env.js';
+import { recording as recordingStore } from './recording-store.js';
 import { copyRunRows, SQLITE_BEFORE_5 } from '../support/old-schemas.js';
 
 /**
@@ -160,18 +161,7 @@ describe('sqlite breakers', () => {
 });
 
 /** An in-memory store that keeps a copy of every envelope it saved. */
-function recording(): AgentRunStore & { saved: AgentRunEnvelope[] } {
-  const inner = createInMemoryAgentRunStore();
-  const saved: AgentRunEnvelope[] = [];
-  return {
-    saved,
-    load: (runId, options) => inner.load(runId, options),
-    async save(envelope, options) {
-      await inner.save(envelope, options);
-      saved.push(structuredClone(envelope));
-    },
-  };
-}
+const recording = () => recordingStore(createInMemoryAgentRunStore());
 
 describePostgres('postgres breakers', (env) => {
   const all: PostgresOpsStore[] = [];

@@ -11,27 +11,16 @@ import { resumeAgent, runAgent, type AgentRunStore, type AgentTool } from 'cairn
 import { createPostgresOpsStore, MIGRATIONS, SCHEMA_VERSION, type PostgresOpsStore } from 'cairn/ops/postgres';
 import { createMockModel } from 'cairn/testing';
 import { describePostgres, type PostgresTestEnv } from './pg-env.js';
-import { json, recording } from './recording-store.js';
+import { json, recording, waitingRun as sharedWaitingRun } from './recording-store.js';
 
 
 
 // A tool result large enough that a head holding a call's snapshot passes 2 kB (PostgreSQL's TOAST threshold).
 const step: AgentTool = { parameters: { type: 'object' }, execute: (args: { n: number }) => ({ n: args.n, text: `r${args.n} `.repeat(300) }) };
-const publish: AgentTool = { parameters: { type: 'object', properties: {} }, needsApproval: true, execute: () => 'published' };
 
-/** `steps` tool steps (two calls a step), then a call that waits for an approval. */
-function waitingRun(store: AgentRunStore, runId: string, steps: number) {
-  const turns = Array.from({ length: steps }, (_, n) => ({
-    toolCalls: [{ toolName: 'step', args: { n, pad: 'x'.repeat(600) }, toolCallId: `a${n}` }, { toolName: 'step', args: { n, pad: '' }, toolCallId: `b${n}` }],
-  }));
-  return {
-    model: createMockModel({ responses: [...turns, { toolCalls: [{ toolName: 'publish', args: {}, toolCallId: 'p' }] }] }),
-    prompt: 'Work.',
-    tools: { step, publish },
-    maxSteps: steps + 3,
-    session: { store, runId, scope: 'tenant-a' },
-  };
-}
+/** `steps` tool steps (two calls a step, the first with 600 B of arguments), then a call that waits for an approval. */
+const waitingRun = (store: AgentRunStore, runId: string, steps: number) =>
+  sharedWaitingRun(store, runId, steps, step, (n, call) => ({ n, pad: call === 'a' ? 'x'.repeat(600) : '' }));
 
 describePostgres('cairn/ops/postgres migration 9', (env: PostgresTestEnv) => {
   const opened: PostgresOpsStore[] = [];

@@ -14,7 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resumeAgent, runAgent, type AgentRunEnvelope, type AgentRunStore, type AgentTool } from 'cairn/agent';
 import { createMockModel } from 'cairn/testing';
 import { MIGRATIONS, SCHEMA_VERSION, createSqliteOpsStore, type SqliteOpsStore } from 'cairn/ops/sqlite';
-import { json, recording } from './recording-store.js';
+import { json, recording, waitingRun as sharedWaitingRun } from './recording-store.js';
 
 let dir = '';
 const cleanups: (() => void)[] = [];
@@ -42,22 +42,10 @@ function raw(path: string): Database.Database {
 
 
 
-const publish: AgentTool = { parameters: { type: 'object', properties: {} }, needsApproval: true, execute: () => 'published' };
 const step: AgentTool = { parameters: { type: 'object' }, execute: (args: { n: number }) => ({ ok: true, n: args.n }) };
 
 /** A run of `steps` tool steps (two parallel calls a step), then a call that waits for an approval. */
-function waitingRun(store: AgentRunStore, runId: string, steps: number) {
-  const turns = Array.from({ length: steps }, (_, n) => ({
-    toolCalls: [{ toolName: 'step', args: { n }, toolCallId: `a${n}` }, { toolName: 'step', args: { n }, toolCallId: `b${n}` }],
-  }));
-  return {
-    model: createMockModel({ responses: [...turns, { toolCalls: [{ toolName: 'publish', args: {}, toolCallId: 'p' }] }] }),
-    prompt: 'Work.',
-    tools: { step, publish },
-    maxSteps: steps + 3,
-    session: { store, runId, scope: 'tenant-a' },
-  };
-}
+const waitingRun = (store: AgentRunStore, runId: string, steps: number) => sharedWaitingRun(store, runId, steps, step);
 
 /** Makes a file of schema 7 (as Cairn left it before migration 8) holding the rows of the runs in `from`, a schema-8 file. */
 function schema7(path: string, from: string): void {
