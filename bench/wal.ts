@@ -43,6 +43,7 @@ import type { AgentRunEnvelope, AgentRunStore } from 'cairn/agent';
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createPostgresOpsStore } from 'cairn/ops/postgres';
 import { connectionOf } from '../src/stores/sqlite/index.js';
+import { planSave, type StoredState } from '../src/stores/write-plan.js';
 import { toolLoop } from './tool-loop.js';
 import { POSTGRES_URL } from './resume.js';
 
@@ -62,16 +63,23 @@ function stepDataBytes(envelope: AgentRunEnvelope): { perStep: number; messages:
   return { perStep: (messages + receipts) / STEPS, messages: messages / STEPS, receipts: receipts / STEPS };
 }
 
-/** Counts the saves and the bytes the store said each one wrote (head and rows, encoded). */
-function countingStore(inner: AgentRunStore & { readonly lastSaveBytes?: number }) {
+/**
+ * Counts the saves and the bytes each one hands the database: the store's own write plan made again beside it
+ * (head and the rows it adds or rewrites, encoded), without the zero fill a SQLite head is laid out with, which
+ * is no data; the same count on both stores.
+ */
+function countingStore(inner: AgentRunStore) {
   let saves = 0;
   let bytes = 0;
+  let stored: StoredState | undefined;
   const store: AgentRunStore = {
     load: (runId, options) => inner.load(runId, options),
     async save(envelope, options) {
       await inner.save(envelope, options);
       saves++;
-      bytes += inner.lastSaveBytes ?? 0;
+      const plan = planSave(envelope, stored);
+      stored = plan.next;
+      bytes += plan.bytes;
     },
   };
   return { store, saves: () => saves, bytes: () => bytes };
@@ -169,6 +177,8 @@ export interface PostgresWal {
   /** Where the counts come from: the records themselves (pg_walinspect), or pg_stat_wal's counters (flushed late). */
   countedBy: 'pg_walinspect' | 'pg_stat_wal' | null;
   commitsPerStep: number;
+  /** Bytes the saves hand the database per step (see countingStore). */
+  savedBytesPerStep: number;
   data: ReturnType<typeof stepDataBytes>;
   /** WAL record bytes per step by the relation of the record's first block (pg_walinspect only). */
   byRelation: { relation: string; recordsPerStep: number; bytesPerStep: number; fpiBytesPerStep: number }[];
@@ -431,6 +441,7 @@ async function measurePostgres(url: string): Promise<{ rows: PostgresWal[]; othe
         fullPageImagesPerStep: records ? records.fpiRecords / STEPS : per(after.fpi, before.fpi),
         countedBy: records ? 'pg_walinspect' : after.records === null ? null : 'pg_stat_wal',
         commitsPerStep: counted.saves() / STEPS,
+        savedBytesPerStep: counted.bytes() / STEPS,
         data: stepDataBytes((await ops.agentRuns.load(runId))!),
         byRelation: records?.byRelation ?? [],
       });
@@ -476,13 +487,23 @@ export function printWal({ sqlite, legacy, floors, postgres, skipped }: WalFigur
     `\nWrite amplification: log bytes a durable tool step writes (${STEPS}-step loop, after one untimed loop), against the JSON bytes of ` +
     'what the step adds (its turn and tool result messages and its receipt)\n',
   );
-  console.log('| store | log bytes per step | step data (JSON) bytes | log / data | commits per step | bytes handed to the database per step | target | |');
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |');
+  // Two readings of "the bytes the step's data takes". The issue measured 74 kB of log "for 5 kB of data", the
+  // bytes one step's saves hand the database (then about 5.9 kB: the head twice, the turn, the result): log over
+  // those is the column "log / saved". The stricter reading counts only what the step adds (its messages and
+  // receipt as JSON, no head): "log / new data". Both are printed with their verdicts.
+  console.log(
+    '| store | log bytes per step | bytes handed to the database per step (saved) | new data (JSON) bytes | log / saved | target ' +
+    '(the issue\'s measure) | log / new data | target (stricter reading) | commits per step |',
+  );
+  console.log('| --- | ---: | ---: | ---: | ---: | --- | ---: | --- | ---: |');
   const sqliteRow = (r: SqliteWal, target: boolean) => {
     const ratio = r.walBytesPerStep / r.data.perStep;
+    const saved = r.walBytesPerStep / r.savedBytesPerStep;
+    const check = (x: number) => (target ? `≤ ${TARGET_RATIO}x: ${verdict(x <= TARGET_RATIO)}` : '(the floor)');
     console.log(
-      `| sqlite WAL, ${r.label} (${r.pageSize} B pages, ${f(r.framesPerStep, 1)} frames a step) | ${f(r.walBytesPerStep)} | ${f(r.data.perStep)} | ` +
-      `${f(ratio, 1)}x | ${f(r.commitsPerStep, 2)} | ${f(r.savedBytesPerStep)} | ${target ? `≤ ${TARGET_RATIO}x | ${verdict(ratio <= TARGET_RATIO)}` : '(the floor) |'} |`,
+      `| sqlite WAL, ${r.label} (${r.pageSize} B pages, ${f(r.framesPerStep, 1)} frames a step) | ${f(r.walBytesPerStep)} | ` +
+      `${f(r.savedBytesPerStep)} | ${f(r.data.perStep)} | ${f(saved, 2)}x | ${check(saved)} | ${f(ratio, 1)}x | ${check(ratio)} | ` +
+      `${f(r.commitsPerStep, 2)} |`,
     );
   };
   sqliteRow(sqlite, true);
@@ -492,9 +513,10 @@ export function printWal({ sqlite, legacy, floors, postgres, skipped }: WalFigur
     const ratio = r.walBytesPerStep / r.data.perStep;
     const detail = r.recordsPerStep === null ? ''
       : `, ${f(r.recordsPerStep, 1)} records and ${f(r.fullPageImagesPerStep!, 1)} full-page images a step (${r.countedBy})`;
+    const saved = r.savedBytesPerStep > 0 ? `${f(r.walBytesPerStep / r.savedBytesPerStep, 2)}x` : '';
     console.log(
-      `| postgres WAL, ${r.label}${detail} | ${f(r.walBytesPerStep)} | ${f(r.data.perStep)} | ${f(ratio, 1)}x | ${f(r.commitsPerStep, 2)} | | ` +
-      `(printed beside) | |`,
+      `| postgres WAL, ${r.label}${detail} | ${f(r.walBytesPerStep)} | ${r.savedBytesPerStep > 0 ? f(r.savedBytesPerStep) : ''} | ` +
+      `${f(r.data.perStep)} | ${saved} | (printed beside) | ${f(ratio, 1)}x | (printed beside) | ${f(r.commitsPerStep, 2)} |`,
     );
   }
   if (skipped) console.log(`\npostgres: skipped (${skipped})`);
@@ -524,8 +546,8 @@ export function printWal({ sqlite, legacy, floors, postgres, skipped }: WalFigur
   const commits = sqlite.commitsPerStep;
   const allowed = TARGET_RATIO * data;
   console.log(
-    `\nThe bound: SQLite's WAL holds whole pages, so a commit writes at least one frame (${FRAME_HEADER} B + a page), and a step's ` +
-    `${f(commits, 2)} commits at least ${f(commits, 2)} frames:`,
+    `\nThe bound, for the stricter reading: SQLite's WAL holds whole pages, so a commit writes at least one frame (${FRAME_HEADER} B + ` +
+    `a page), and a step's ${f(commits, 2)} commits at least ${f(commits, 2)} frames:`,
   );
   for (const pageSize of [...new Set([sqlite.pageSize, LEGACY_PAGE_SIZE, 1024, 512])].sort((a, b) => b - a)) {
     const least = commits * (pageSize + FRAME_HEADER);
