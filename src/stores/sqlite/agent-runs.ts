@@ -47,10 +47,14 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
   WHERE status <> 'running' AND status IN ('completed', 'failed', 'stopped') AND updated_at < ? LIMIT ?`),
   };
 
-  /** The statements of a save, prepared at the first one: a file opened read-only may be of an older schema. */
-  let rowWrites: ReturnType<typeof keyedWrites> | undefined;
   // Read at open, not at the first save: a resume's statements are the load's and the saves' own.
   const pageSize = db.pragma('page_size', { simple: true }) as number;
+  /**
+   * The statements of a save. A writer's file is of the current schema (it migrated it), so they are prepared here
+   * with the load's, and a resume's first save does not pay for preparing them; a file opened read-only may be of an
+   * older schema, and its store prepares them only if a save is ever asked of it (which the read-only file refuses).
+   */
+  let rowWrites: ReturnType<typeof keyedWrites> | undefined = keyed && !db.readonly ? keyedWrites(db, pageSize) : undefined;
   const writes = () => rowWrites ??= keyedWrites(db, pageSize);
 
   let lastSaveBytes = 0;
