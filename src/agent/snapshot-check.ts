@@ -13,13 +13,46 @@ interface StoredSnapshot {
   children?: Record<string, { src?: unknown; snapshot?: StoredSnapshot } | undefined>;
 }
 
-function resolvable(machine: typeof runMachine | typeof toolCallMachine, snapshot: StoredSnapshot): boolean {
+type Machine = typeof runMachine | typeof toolCallMachine;
+
+/**
+ * State values each machine resolved, by {@link valueKey}. Whether XState resolves a value depends on the value alone
+ * (the context is only carried into the snapshot it makes), and a run has a handful of states, so a resume checks
+ * its state by a look-up instead of resolving it again. Only values that resolved are kept, at most
+ * {@link RESOLVED_LIMIT} per machine: a stored value that does not is refused every time, as before.
+ */
+const resolved = new Map<Machine, Set<string>>();
+const RESOLVED_LIMIT = 512;
+
+/** A key two state values share only when they are the same strings and plain objects, key order included; null for any other value. */
+function valueKey(value: unknown): string | null {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null || typeof value !== 'object') return null;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return null;
+  let key = '{';
+  for (const name of Object.keys(value)) {
+    const inner = valueKey((value as Record<string, unknown>)[name]);
+    if (inner === null) return null;
+    key += `${JSON.stringify(name)}:${inner},`;
+  }
+  return `${key}}`;
+}
+
+function resolvable(machine: Machine, snapshot: StoredSnapshot): boolean {
+  const key = valueKey(snapshot.value);
+  let known = resolved.get(machine);
+  if (key !== null && known?.has(key)) return true;
   try {
     machine.resolveState({ value: snapshot.value as never, context: snapshot.context as never });
-    return true;
   } catch {
     return false;
   }
+  if (key !== null) {
+    if (!known) resolved.set(machine, (known = new Set()));
+    if (known.size < RESOLVED_LIMIT) known.add(key);
+  }
+  return true;
 }
 
 export function checkSnapshot(runId: string, value: unknown): void {
