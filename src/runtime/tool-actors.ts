@@ -6,7 +6,7 @@
  * effect itself, which runs only under a permit the `executing` receipt write
  * issued in this process.
  */
-import { assign } from 'xstate';
+import { assign, enqueueActions } from 'xstate';
 import { CairnError, serializeError } from '../errors/index.js';
 import { toolCallMachine } from '../../machines/index.js';
 import type {
@@ -83,16 +83,15 @@ export const toolCallLogic = toolCallMachine.provide({
       return { argumentsChecked: verdict.ok ? { valid: true as const } : { valid: false as const, message: verdict.message } };
     }),
     // The permit is the process's: these run on the transition that passes the effect-identity stage without its
-    // actor. They are written as assignments (that change nothing) so that they take effect while the transition is
-    // resolved: a call spawned straight into its receipt write or its effect starts that invocation before XState
-    // runs the plain actions of its first transition.
-    intendEffect: assign(({ context, system }) => {
+    // actor. They are written as enqueueActions (that enqueue nothing) so that they take effect while the transition
+    // is resolved: a call spawned straight into its receipt write or its effect starts that invocation before XState
+    // runs the plain actions of its first transition. (An assignment that changes nothing would do the same, but
+    // XState copies the whole context and the snapshot for every assignment.)
+    intendEffect: enqueueActions(({ context, system }) => {
       legOf(system).permits.intend(keyOf(context));
-      return {};
     }),
-    permitEffect: assign(({ context, system }) => {
+    permitEffect: enqueueActions(({ context, system }) => {
       legOf(system).permits.grant(keyOf(context));
-      return {};
     }),
     projectAsIs: assign(({ context, system }) => answerAsIs(legOf(system), context)),
     projectInline: assign(({ context, system }) => answerAsIs(legOf(system), context, mcpProjection)),
