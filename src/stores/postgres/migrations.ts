@@ -227,6 +227,23 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
     'ALTER TABLE cairn_runs ALTER COLUMN head SET STORAGE MAIN',
     'ALTER TABLE cairn_runs SET (toast_tuple_target = 8160)',
   ],
+  // 10: a running run's save changes no column an index of cairn_runs reads, so PostgreSQL can write the new row
+  // version on the same page with no new index entry (a heap-only tuple). PostgreSQL counts every column an index
+  // reads, even in a partial index whose predicate leaves the row out, and the at-rest indexes of migration 6 read
+  // updated_at, which every save changes: each save put a new entry in the primary key and the running index. They
+  // now read rested_at: a run's updated_at while it is at rest, NULL while it runs (equal on every row they hold).
+  // The column is added only if missing: the migration tests write older schemas with this code's saves, which
+  // write it.
+  [
+    'ALTER TABLE cairn_runs ADD COLUMN IF NOT EXISTS rested_at double precision',
+    "UPDATE cairn_runs SET rested_at = updated_at WHERE status <> 'running'",
+    'DROP INDEX cairn_runs_at_rest_by_update',
+    'DROP INDEX cairn_runs_at_rest_by_status',
+    'DROP INDEX cairn_runs_at_rest_by_scope',
+    "CREATE INDEX cairn_runs_at_rest_by_update ON cairn_runs (rested_at DESC, run_id DESC) WHERE status <> 'running'",
+    "CREATE INDEX cairn_runs_at_rest_by_status ON cairn_runs (status, rested_at) WHERE status <> 'running'",
+    "CREATE INDEX cairn_runs_at_rest_by_scope ON cairn_runs (scope, rested_at DESC, run_id DESC) WHERE status <> 'running'",
+  ],
 ];
 
 /** The schema version this code writes and reads. */

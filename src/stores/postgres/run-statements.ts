@@ -12,6 +12,10 @@ export function runStatements(t: OpsTables) {
   /** The lease condition over parameters n (key), n + 1 (owner), n + 2 (token); a null key holds. */
   const leaseAt = (n: number) => leaseHeld.replaceAll('$LK', `$${n}`).replaceAll('$LO', `$${n + 1}`).replaceAll('$LT', `$${n + 2}::bigint`);
 
+  // The column the at-rest indexes read (migration 10): the save's updated_at for a run at rest, NULL for a running
+  // run, so a running run's save leaves it as it was (and every indexed column with it).
+  const restedAt = (status: string, updatedAt: string) => `CASE WHEN ${status}::text <> 'running' THEN ${updatedAt}::float8 END`;
+
   // The row writes, from array parameters n, n + 1 (, n + 2), for run $1; inside a save's single statement
   // (`afterRun`), for the run's row the statement wrote, so no row is written if it wrote none.
   // Each row keeps the revision of the save that wrote it: the run row's, as this statement (or, the locked way, this transaction) wrote it.
@@ -38,9 +42,9 @@ export function runStatements(t: OpsTables) {
   const insertRun = `
     WITH run AS (
       INSERT INTO ${t.runs} (run_id, scope, status, revision, binding_id, created_at, updated_at,
-        pending_approvals, pending_client_calls, head, transcript_length, transcript_digest, receipts_digest, settled_step)
+        pending_approvals, pending_client_calls, head, transcript_length, transcript_digest, receipts_digest, settled_step, rested_at)
       SELECT $1::text, $2::text, $3::text, $4::integer, $5::text, $6::float8, $7::float8, $8::integer, $9::integer,
-        $10::bytea, $11::integer, $12::bytea, $13::bytea, $14::integer
+        $10::bytea, $11::integer, $12::bytea, $13::bytea, $14::integer, ${restedAt('$3', '$7')}
       WHERE ${leaseAt(15)}
       ON CONFLICT (run_id) DO NOTHING
       RETURNING run_id, revision
@@ -60,7 +64,7 @@ export function runStatements(t: OpsTables) {
     WITH run AS (
       UPDATE ${t.runs} AS r SET status = $3, revision = $4, binding_id = $5, updated_at = $6,
         pending_approvals = $7, pending_client_calls = $8, head = $9,
-        transcript_length = $13, transcript_digest = $14, receipts_digest = $15, settled_step = $16
+        transcript_length = $13, transcript_digest = $14, receipts_digest = $15, settled_step = $16, rested_at = ${restedAt('$3', '$6')}
       WHERE r.run_id = $1 AND r.revision = $4 - 1 AND r.scope = $2 AND ${leaseAt(10)}
         AND r.transcript_length = $17 AND r.transcript_digest = $18 AND r.receipts_digest = $19 AND r.settled_step = $20
       RETURNING r.run_id, r.revision
@@ -80,7 +84,7 @@ export function runStatements(t: OpsTables) {
   const updateRun = `
     UPDATE ${t.runs} SET status = $2, revision = $3, binding_id = $4, updated_at = $5,
       pending_approvals = $6, pending_client_calls = $7, head = $8,
-      transcript_length = $9, transcript_digest = $10, receipts_digest = $11, settled_step = $12
+      transcript_length = $9, transcript_digest = $10, receipts_digest = $11, settled_step = $12, rested_at = ${restedAt('$2', '$5')}
     WHERE run_id = $1`;
   const trimMessages = `DELETE FROM ${t.messages} WHERE run_id = $1 AND idx >= $2`;
   const putMessages = insertMessagesAt(2, false);

@@ -222,30 +222,36 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
     },
 
     async list(query = {}) {
-      const where: string[] = [];
       const params: unknown[] = [];
       const param = (value: unknown) => `$${params.push(value)}`;
       const statuses = listStatuses(query.status);
       if (statuses !== null && statuses.length === 0) return { runs: [] };
-      if (query.scope !== undefined) where.push(`scope = ${param(query.scope)}`);
-      if (query.updatedBefore !== undefined) where.push(`updated_at < ${param(finiteTime('updatedBefore', query.updatedBefore))}::float8`);
-      if (query.updatedAfter !== undefined) where.push(`updated_at >= ${param(finiteTime('updatedAfter', query.updatedAfter))}::float8`);
-      if (query.cursor !== undefined) {
-        const after = decodeCursor(query.cursor);
-        where.push(`(updated_at, run_id) < (${param(after.updatedAt)}::float8, ${param(after.runId)}::text)`);
-      }
+      const updatedBefore = query.updatedBefore === undefined ? undefined : finiteTime('updatedBefore', query.updatedBefore);
+      const updatedAfter = query.updatedAfter === undefined ? undefined : finiteTime('updatedAfter', query.updatedAfter);
+      const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+      /** The query's conditions on `updated`, the column that holds the runs' updated_at in the part's index. */
+      const where = (updated: string) => {
+        const conditions: string[] = [];
+        if (query.scope !== undefined) conditions.push(`scope = ${param(query.scope)}`);
+        if (updatedBefore !== undefined) conditions.push(`${updated} < ${param(updatedBefore)}::float8`);
+        if (updatedAfter !== undefined) conditions.push(`${updated} >= ${param(updatedAfter)}::float8`);
+        if (after) conditions.push(`(${updated}, run_id) < (${param(after.updatedAt)}::float8, ${param(after.runId)}::text)`);
+        return conditions;
+      };
       const limit = listLimit(query.limit);
-      // Runs at rest and running runs sit in different indexes (see migration 6): one query for each, merged in order.
+      // Runs at rest and running runs sit in different indexes (see migrations 6 and 10): one query for each, merged in
+      // order. A run at rest has its updated_at in rested_at too, the column its indexes read.
       const atRest = statuses === null ? null : statuses.filter((s) => s !== 'running');
       const parts: string[] = [];
-      const select = (conditions: string[]) => `(SELECT run_id, scope, status, revision, binding_id, created_at, updated_at,
+      const select = (updated: string, conditions: string[]) => `(SELECT run_id, scope, status, revision, binding_id, created_at, updated_at,
           pending_approvals, pending_client_calls
         FROM ${t.runs} WHERE ${conditions.join(' AND ')}
-        ORDER BY updated_at DESC, run_id DESC LIMIT ${param(limit + 1)})`;
+        ORDER BY ${updated} DESC, run_id DESC LIMIT ${param(limit + 1)})`;
       if (atRest === null || atRest.length > 0) {
-        parts.push(select([...where, "status <> 'running'", ...(atRest === null ? [] : [`status = ANY(${param(atRest)}::text[])`])]));
+        parts.push(select('rested_at', [...where('rested_at'), "status <> 'running'",
+          ...(atRest === null ? [] : [`status = ANY(${param(atRest)}::text[])`])]));
       }
-      if (statuses === null || statuses.includes('running')) parts.push(select([...where, "status = 'running'"]));
+      if (statuses === null || statuses.includes('running')) parts.push(select('updated_at', [...where('updated_at'), "status = 'running'"]));
       const rows = await db.query<SummaryRow>('Listing runs', `
         SELECT * FROM (${parts.join(' UNION ALL ')}) AS runs
         ORDER BY updated_at DESC, run_id DESC
@@ -259,7 +265,7 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       // deleted by a second statement, whose snapshot sees every row a save committed before the run's row went.
       return db.transaction('Pruning runs', 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
         const { rows } = await client.query<{ run_id: string }>(`
-          DELETE FROM ${t.runs} WHERE status <> 'running' AND status = ANY($1::text[]) AND updated_at < $2::float8 RETURNING run_id`,
+          DELETE FROM ${t.runs} WHERE status <> 'running' AND status = ANY($1::text[]) AND rested_at < $2::float8 RETURNING run_id`,
         [TERMINAL, before]);
         if (rows.length === 0) return 0;
         const ids = rows.map((r) => r.run_id);
