@@ -21,6 +21,13 @@
  * receipt) in one read transaction (SQLite) or one prepared statement
  * (PostgreSQL) on a connection opened before its timer.
  *
+ * Beside the wall time, the CPU time the process spent during the same
+ * resume (process.cpuUsage: user and system, every thread, so the GC's
+ * helper threads too; not the PostgreSQL server's, another process). On a
+ * shared 2-core machine a busy neighbour moves the wall clock (an fsync
+ * waiting behind another's writes, a preempted process) far more than it
+ * moves CPU time, so a change of the code shows in that column first.
+ *
  * The statements a resume sends are counted on one more, untimed resume: the
  * SQLite ones by wrapping better-sqlite3's Statement methods (every statement
  * the store runs, BEGIN and COMMIT included), the PostgreSQL ones by wrapping
@@ -323,6 +330,8 @@ async function postgresBackend(url: string): Promise<Backend> {
 
 interface Sample {
   total: number;
+  /** CPU time the process spent meanwhile (user + system, every thread: the GC's helpers and the database client's too), which a busy machine moves far less than the wall clock. */
+  cpu: number;
   load: number;
   restore: number;
   saves: number;
@@ -407,6 +416,7 @@ async function resumeOnce(backend: Backend, steps: number, run: { runId: string;
   const options = agentOptions(steps, run.runId, handle.store, marks);
   const stop = counted ? backend.count(marks) : null;
   let count: QueryCount | undefined;
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   let result;
   try {
@@ -420,6 +430,7 @@ async function resumeOnce(backend: Backend, steps: number, run: { runId: string;
     count = stop?.();
   }
   const total = performance.now() - started;
+  const cpuSpent = process.cpuUsage(cpuBefore);
   await handle.close();
   if (result.status !== 'completed') throw new Error(`resume: the ${steps}-step run ended ${result.status} on ${backend.kind}`);
   const sum = (phase: Phase) => marks.spans.filter((s) => s.phase === phase).reduce((n, s) => n + (s.end - s.start), 0);
@@ -427,7 +438,7 @@ async function resumeOnce(backend: Backend, steps: number, run: { runId: string;
   const next = marks.spans.find((s) => s.phase !== 'load' && s.start >= load.end);
   const first = marks.spans.find((s) => s.phase === 'save');
   const sample: Sample = {
-    total, load: load.end - load.start, restore: next ? next.start - load.end : 0, saves: sum('save'),
+    total, cpu: (cpuSpent.user + cpuSpent.system) / 1000, load: load.end - load.start, restore: next ? next.start - load.end : 0, saves: sum('save'),
     saveCount: marks.spans.filter((s) => s.phase === 'save').length, model: sum('model'), tool: sum('tool'),
     firstSave: first ? first.end - first.start : 0,
   };
@@ -466,7 +477,7 @@ async function measureBackend(backend: Backend): Promise<ResumeRow[]> {
       store: backend.kind,
       steps,
       resume: {
-        total: pick('total'), load: pick('load'), restore: pick('restore'), saves: pick('saves'),
+        total: pick('total'), cpu: pick('cpu'), load: pick('load'), restore: pick('restore'), saves: pick('saves'),
         saveCount: pick('saveCount'), firstSave: pick('firstSave'), model: pick('model'), tool: pick('tool'),
       },
       withLease: median(s.lease),
@@ -534,12 +545,12 @@ export function printResume({ rows, skipped }: { rows: ResumeRow[]; skipped: str
   }
   if (skipped) console.log(`\npostgres: skipped (${skipped})`);
   console.log(`\nWhere a resume's time goes (ms, medians of the same resumes; restore: from the end of the load to the first save, the record checked, the actors restored, the approval applied)\n`);
-  console.log('| store | steps | resume | load | restore | saves (count; the first alone) | tool | model turn | rest of the engine |');
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  console.log('| store | steps | resume | CPU meanwhile | load | restore | saves (count; the first alone) | tool | model turn | rest of the engine |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of rows) {
     const p = r.resume;
     const rest = p.total - p.load - p.restore - p.saves - p.tool - p.model;
-    console.log(`| ${r.store} | ${r.steps.toLocaleString('en')} | ${f(p.total)} | ${f(p.load)} | ${f(p.restore)} | ${f(p.saves)} (${p.saveCount}; ${f(p.firstSave)}) | ${f(p.tool, 3)} | ${f(p.model, 3)} | ${f(rest)} |`);
+    console.log(`| ${r.store} | ${r.steps.toLocaleString('en')} | ${f(p.total)} | ${f(p.cpu)} | ${f(p.load)} | ${f(p.restore)} | ${f(p.saves)} (${p.saveCount}; ${f(p.firstSave)}) | ${f(p.tool, 3)} | ${f(p.model, 3)} | ${f(rest)} |`);
   }
   console.log('\nStatements a resume sends (SQLite: statements run, BEGIN and COMMIT included; PostgreSQL: queries, one round trip each), by phase and by kind\n');
   console.log('| store | steps | lease | total | by phase | by kind |');
