@@ -9,7 +9,7 @@
  */
 import * as crypto from 'node:crypto';
 import { createHash } from 'node:crypto';
-import { Packr } from 'msgpackr';
+import { Packr, RESET_BUFFER_MODE } from 'msgpackr';
 import { StoredRecordError } from '../errors/index.js';
 
 const MAGIC = Buffer.from('CRN', 'ascii');
@@ -60,12 +60,37 @@ export function sha256(bytes: Uint8Array): Buffer {
 }
 
 /**
+ * A value's msgpack bytes, valid until the next pack: the packer writes each value over the space the last one took
+ * in its own buffer (RESET_BUFFER_MODE), and a caller copies the bytes into its frame at once. A frame is then one
+ * allocation and one copy of the payload, where a concatenation made a copy of every part and a new buffer for each.
+ */
+function packed(value: unknown): Buffer {
+  return packr.pack(value, RESET_BUFFER_MODE);
+}
+
+/** A frame of `payloadLength` bytes after the header (magic and format written; the checksum is the caller's). */
+function frame(payloadLength: number): Buffer {
+  const out = Buffer.allocUnsafe(HEADER + payloadLength);
+  MAGIC.copy(out, 0);
+  out[MAGIC.length] = RECORD_FORMAT;
+  return out;
+}
+
+/** Writes the sha256 of the frame's payload into its header. */
+function seal(out: Buffer): Buffer {
+  sha256(out.subarray(HEADER)).copy(out, MAGIC.length + 1);
+  return out;
+}
+
+/**
  * Frames a value: magic, format, sha256 of the payload, payload.
  * @internal As {@link sha256}: its Buffer type stays out of the published declarations.
  */
 export function encodePart(value: unknown): Buffer {
-  const payload = packr.pack(value);
-  return Buffer.concat([MAGIC, Buffer.from([RECORD_FORMAT]), sha256(payload), payload]);
+  const payload = packed(value);
+  const out = frame(payload.length);
+  payload.copy(out, HEADER);
+  return seal(out);
 }
 
 /**
@@ -76,24 +101,44 @@ export function encodePart(value: unknown): Buffer {
  * @internal As {@link sha256}: its Buffer type stays out of the published declarations.
  */
 export function encodeWithTail(value: Record<string, unknown>, tail: unknown, fillFor: (before: number, after: number) => number): Buffer {
-  const body = Buffer.from(packr.pack(value));
+  // The tail first: the body's bytes are then the packer's last and are copied before anything else is packed.
+  const tailBytes = Buffer.from(packed(tail));
+  const body = packed(value);
   // The map's count, two more: a fixmap of up to 13 keys or a map 16 (which msgpackr writes for an object).
-  if (body[0] === 0xde && body.readUInt16BE(1) <= 0xfffd) body.writeUInt16BE(body.readUInt16BE(1) + 2, 1);
-  else if (body.length > 0 && (body[0]! & 0xf0) === 0x80 && (body[0]! & 0x0f) <= 13) body[0] = body[0]! + 2;
+  let count: number;
+  if (body[0] === 0xde && body.readUInt16BE(1) <= 0xfffd) count = body.readUInt16BE(1) + 2;
+  else if (body.length > 0 && (body[0]! & 0xf0) === 0x80 && (body[0]! & 0x0f) <= 13) count = (body[0]! & 0x0f) + 2;
   else throw new TypeError('encodeWithTail takes a map.');
-  const tailBytes = packr.pack(tail);
-  const fillKey = packr.pack('fill');
-  const tailKey = packr.pack('tail');
-  const before = HEADER + body.length + fillKey.length;
-  const after = tailKey.length + tailBytes.length;
+  const before = HEADER + body.length + FILL_KEY.length;
+  const after = TAIL_KEY.length + tailBytes.length;
   const total = Math.max(2, Math.floor(fillFor(before, after)));
+  const out = frame(body.length + FILL_KEY.length + total + after);
+  let at = HEADER;
+  at += body.copy(out, at);
+  if (body[0] === 0xde) out.writeUInt16BE(count, HEADER + 1);
+  else out[HEADER] = 0x80 | count;
+  at += FILL_KEY.copy(out, at);
   // bin 8, 16 or 32: the header is 2, 3 or 5 bytes.
-  const fill = total - 2 <= 0xff ? Buffer.from([0xc4, total - 2]) : total - 3 <= 0xffff ? Buffer.from([0xc5, (total - 3) >> 8, (total - 3) & 0xff])
-    : Buffer.from([0xc6, ((total - 5) >>> 24) & 0xff, ((total - 5) >> 16) & 0xff, ((total - 5) >> 8) & 0xff, (total - 5) & 0xff]);
-  const zeros = Buffer.alloc(total - fill.length);
-  const payload = Buffer.concat([body, fillKey, fill, zeros, tailKey, tailBytes]);
-  return Buffer.concat([MAGIC, Buffer.from([RECORD_FORMAT]), sha256(payload), payload]);
+  if (total - 2 <= 0xff) {
+    out[at++] = 0xc4;
+    out[at++] = total - 2;
+  } else if (total - 3 <= 0xffff) {
+    out[at++] = 0xc5;
+    at = out.writeUInt16BE(total - 3, at);
+  } else {
+    out[at++] = 0xc6;
+    at = out.writeUInt32BE(total - 5, at);
+  }
+  const zerosEnd = HEADER + body.length + FILL_KEY.length + total;
+  out.fill(0, at, zerosEnd);
+  at = zerosEnd;
+  at += TAIL_KEY.copy(out, at);
+  tailBytes.copy(out, at);
+  return seal(out);
 }
+
+const FILL_KEY = Buffer.from(packr.pack('fill'));
+const TAIL_KEY = Buffer.from(packr.pack('tail'));
 
 /** A framed part's format, read from its header alone; refuses bytes that are no Cairn part, or a format this code cannot read. */
 export function framedFormat(runId: string, bytes: Uint8Array | null | undefined): number {
