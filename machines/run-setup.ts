@@ -36,7 +36,18 @@ export function callPhase(snapshot: CallSnapshot): CallPhase {
   return 'active';
 }
 
-const phasesOf = (context: RunContext) => context.batch.map((id) => context.phases[id] ?? 'active');
+/** Whether some call of the batch is in `phase` (a call the run has no phase for yet is active). Allocates nothing: awaitingCalls asks it often. */
+function somePhase(context: RunContext, phase: CallPhase): boolean {
+  const { batch, phases } = context;
+  for (let i = 0; i < batch.length; i++) if ((phases[batch[i]!] ?? 'active') === phase) return true;
+  return false;
+}
+
+function allPhases(context: RunContext, phase: CallPhase): boolean {
+  const { batch, phases } = context;
+  for (let i = 0; i < batch.length; i++) if ((phases[batch[i]!] ?? 'active') !== phase) return false;
+  return true;
+}
 
 function assistantMessage(turn: Turn): Json {
   return {
@@ -91,16 +102,16 @@ export const runSetup = setup({
     drainRequested: ({ context }) => context.drainRequested,
     drainedInFinalization: ({ context }) => context.drainedIn === 'finalize',
     startsInFinalization: ({ context }) => context.toolNames.length === 0 && context.outputMode !== 'none',
-    anyActive: ({ context }) => phasesOf(context).includes('active'),
+    anyActive: ({ context }) => somePhase(context, 'active'),
     // A call's snapshot changed where the run is concerned: its phase is not the one the run holds.
     callPhaseChanged: ({ context, event }) => {
       const id = event.type.slice('xstate.snapshot.'.length);
       return context.batch.includes(id)
         && context.phases[id] !== callPhase((event as unknown as { snapshot: CallSnapshot }).snapshot);
     },
-    anySuspended: ({ context }) => phasesOf(context).includes('suspended'),
-    anyUnknown: ({ context }) => phasesOf(context).includes('unknown'),
-    allEnded: ({ context }) => phasesOf(context).every((phase) => phase === 'ended'),
+    anySuspended: ({ context }) => somePhase(context, 'suspended'),
+    anyUnknown: ({ context }) => somePhase(context, 'unknown'),
+    allEnded: ({ context }) => allPhases(context, 'ended'),
     hasToolCalls: ({ context }) => (context.lastTurn?.toolCalls.length ?? 0) > 0,
     // The model call that just finished returned a turn with tool calls.
     turnHasCalls: ({ event }) => {
