@@ -167,13 +167,17 @@ export const runMachine = runSetup.createMachine({
           ],
         },
         handingOff: handingOffState,
-        // The step's answers are saved before the next model call.
+        // The step's answers are saved before the next model call. (Straight to it when `admitting` would let it
+        // through: one microstep a step fewer, and XState's microsteps are most of a step's CPU.)
         checkpointing: {
           invoke: {
             src: 'saveCheckpoint',
             id: 'saveStep',
             input: { at: 'step' },
-            onDone: { target: 'admitting' },
+            onDone: [
+              { guard: and([not('drainRequested'), 'stepsLeft']), target: 'callingModel' },
+              { target: 'admitting' },
+            ],
             onError: { target: '#run.failed', actions: 'failWith' },
           },
         },
