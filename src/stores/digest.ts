@@ -71,6 +71,26 @@ const GOLDEN = 0x9e3779b9;
  * 32-bit words collide; a changed body changes it through its sha256.
  */
 export function xorRow(acc: Uint8Array, identity: string | number, bodySha: Uint8Array): void {
+  hashIdentity(identity);
+  for (let k = 0, i = 0; k < 8; k++, i += 4) {
+    mixWord(acc, k, ((bodySha[i]! << 24) | (bodySha[i + 1]! << 16) | (bodySha[i + 2]! << 8) | bodySha[i + 3]!) >>> 0);
+  }
+}
+
+/** {@link xorRow} for a sha256 given as {@link sha256Text} gives it (character i is byte i): the same contribution. */
+export function xorRowText(acc: Uint8Array, identity: string | number, bodySha: string): void {
+  hashIdentity(identity);
+  for (let k = 0, i = 0; k < 8; k++, i += 4) {
+    mixWord(acc, k, ((bodySha.charCodeAt(i) << 24) | (bodySha.charCodeAt(i + 1) << 16)
+      | (bodySha.charCodeAt(i + 2) << 8) | bodySha.charCodeAt(i + 3)) >>> 0);
+  }
+}
+
+/** The two identity hashes of the row {@link mixWord} is mixing, set by {@link hashIdentity} (module state: no pair allocated per row). */
+let idA = 0;
+let idB = 0;
+
+function hashIdentity(identity: string | number): void {
   const id = typeof identity === 'string' ? identity : String(identity);
   let a = 0x811c9dc5;
   let b = 0x050c5d1f;
@@ -79,22 +99,30 @@ export function xorRow(acc: Uint8Array, identity: string | number, bodySha: Uint
     a = Math.imul(a ^ c, 0x01000193);
     b = Math.imul(b ^ c, 0x01000193);
   }
-  a = fmix32(a ^ id.length);
-  b = fmix32(b ^ Math.imul(id.length, GOLDEN));
-  for (let k = 0, i = 0; k < 8; k++, i += 4) {
-    const word = ((bodySha[i]! << 24) | (bodySha[i + 1]! << 16) | (bodySha[i + 2]! << 8) | bodySha[i + 3]!) >>> 0;
-    const c = fmix32(word ^ fmix32((k & 1 ? b : a) ^ Math.imul(k + 1, GOLDEN)));
-    acc[i] = acc[i]! ^ (c >>> 24);
-    acc[i + 1] = acc[i + 1]! ^ ((c >>> 16) & 0xff);
-    acc[i + 2] = acc[i + 2]! ^ ((c >>> 8) & 0xff);
-    acc[i + 3] = acc[i + 3]! ^ (c & 0xff);
-  }
+  idA = fmix32(a ^ id.length);
+  idB = fmix32(b ^ Math.imul(id.length, GOLDEN));
+}
+
+/** XORs word k of a row's contribution, from word k of its body's sha256, into `acc`. */
+function mixWord(acc: Uint8Array, k: number, word: number): void {
+  const c = fmix32(word ^ fmix32((k & 1 ? idB : idA) ^ Math.imul(k + 1, GOLDEN)));
+  const i = k * 4;
+  acc[i] = acc[i]! ^ (c >>> 24);
+  acc[i + 1] = acc[i + 1]! ^ ((c >>> 16) & 0xff);
+  acc[i + 2] = acc[i + 2]! ^ ((c >>> 8) & 0xff);
+  acc[i + 3] = acc[i + 3]! ^ (c & 0xff);
 }
 
 /** XORs one row's contribution, as a record of `format` makes it, into `acc` (see the module's comment). */
 export function xorRowOf(format: number, acc: Uint8Array, identity: string | number, bodySha: Uint8Array): void {
   if (format >= MIXED_DIGEST_FORMAT) xorRow(acc, identity, bodySha);
   else xorInto(acc, shaRowDigest(identity, bodySha));
+}
+
+/** {@link xorRowOf} for a sha256 given as {@link sha256Text} gives it. */
+export function xorRowTextOf(format: number, acc: Uint8Array, identity: string | number, bodySha: string): void {
+  if (format >= MIXED_DIGEST_FORMAT) xorRowText(acc, identity, bodySha);
+  else xorInto(acc, shaRowDigest(identity, Buffer.from(bodySha, 'latin1')));
 }
 
 /** XORs `b` into `acc` in place. */

@@ -29,8 +29,8 @@
  */
 import { StoredRecordError } from '../errors/index.js';
 import type { AgentRunEnvelope, AgentRunStatus } from '../agent/types.js';
-import { decodeFramed, encodePart, encodeWithTail, framedFormat, sha256 } from './codec.js';
-import { emptyDigest, legacyJsonDigest, MIXED_DIGEST_FORMAT, sameDigest, xorRow, xorRowOf } from './digest.js';
+import { decodeFramed, encodePart, encodeWithTail, framedFormat, sha256, sha256Text } from './codec.js';
+import { emptyDigest, legacyJsonDigest, MIXED_DIGEST_FORMAT, sameDigest, xorRow, xorRowTextOf } from './digest.js';
 import { joinRecord, toRecord, type RecordLayout } from './record.js';
 
 /** What a stored head says about its run's other rows. */
@@ -262,19 +262,20 @@ export function readRecord(runId: string, rows: StoredRows, legacy: 'bytes' | 'j
   // Rows digested by their bytes are matched against the head's digests before they are decoded: bytes that match
   // are the ones the last save framed, so their own checksums are not computed again. One pass per table: a long
   // run's load is mostly this loop.
+  // The hashes as short strings (sha256Text), not Buffers: most are only mixed into a digest and dropped.
   const transcriptDigest = emptyDigest();
   for (const m of rows.messages) {
     framedFormat(runId, m.bytes);
-    if (!json) xorRowOf(format, transcriptDigest, m.index, sha256(m.bytes));
+    if (!json) xorRowTextOf(format, transcriptDigest, m.index, sha256Text(m.bytes));
   }
-  const receiptShas: Uint8Array[] = [];
+  const receiptShas: string[] = [];
   const receiptsDigest = emptyDigest();
   for (const r of rows.receipts) {
     framedFormat(runId, r.bytes);
     if (json) continue;
-    const sha = sha256(r.bytes);
+    const sha = sha256Text(r.bytes);
     receiptShas.push(sha);
-    xorRowOf(format, receiptsDigest, r.key, sha);
+    xorRowTextOf(format, receiptsDigest, r.key, sha);
   }
   if (!json && (!sameDigest(rows.transcriptDigest, transcriptDigest) || !sameDigest(rows.receiptsDigest, receiptsDigest))) throw corrupt();
   const messages = rows.messages.map((m) => decodeFramed<unknown>(runId, m.bytes, json));
@@ -300,7 +301,7 @@ export function readRecord(runId: string, rows: StoredRows, legacy: 'bytes' | 'j
   if (plan) {
     const unsettled = new Map<string, Uint8Array>();
     receipts.forEach((r, i) => {
-      if ((r.value as { modelStep?: unknown }).modelStep as number >= plan.settledStep) unsettled.set(rows.receipts[i]!.key, receiptShas[i]!);
+      if ((r.value as { modelStep?: unknown }).modelStep as number >= plan.settledStep) unsettled.set(rows.receipts[i]!.key, Buffer.from(receiptShas[i]!, 'latin1'));
     });
     // No `ends`: the loaded envelope is the caller's to edit, so its first save compares the transcript's ends by bytes.
     stored = {
