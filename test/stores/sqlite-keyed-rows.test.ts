@@ -111,6 +111,14 @@ describe('schema 8: integer-keyed transcript and receipt rows', () => {
     const places = db.prepare<[], { step: number; place: number }>(
       "SELECT (row_key >> 12) & 1048575 AS step, row_key & 4095 AS place FROM cairn_run_receipts WHERE run_id = 'run-a' ORDER BY row_key").all();
     expect(places.slice(0, 4)).toEqual([{ step: 0, place: 0 }, { step: 0, place: 1 }, { step: 1, place: 0 }, { step: 1, place: 1 }]);
+    // A row in run-a's range filed under another run id (bytes, index and digests untouched) is not run-a's row.
+    for (const table of ['cairn_run_messages', 'cairn_run_receipts']) {
+      const key = db.prepare(`SELECT max(row_key) FROM ${table} WHERE run_id = 'run-a'`).safeIntegers().pluck().get() as bigint;
+      db.prepare(`UPDATE ${table} SET run_id = 'run-z' WHERE row_key = ?`).run(key);
+      await expect(open(path).agentRuns.load('run-a')).rejects.toMatchObject({ code: 'record_corrupt' });
+      db.prepare(`UPDATE ${table} SET run_id = 'run-a' WHERE row_key = ?`).run(key);
+      expect(json(await open(path).agentRuns.load('run-a'))).toEqual(a.saved.at(-1));
+    }
   });
 
   it('a pruned run id starts again under a new run number, and none of the old rows come back', async () => {

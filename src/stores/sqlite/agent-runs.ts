@@ -206,15 +206,12 @@ ORDER BY updated_at DESC, run_id DESC LIMIT ?`;
     async load(runId: string, options?: AgentRunLoadOptions) {
       const read = loadTx.deferred(runId, options?.scope, options?.saves === true);
       if (!read) return undefined;
+      // The rows come as readRecord takes them, another run's refused (see run-statements.ts).
       const { head, messages, receipts } = read;
-      // A row in the run's range filed under another run id was put there by hand: the rows are not the run's.
-      if (messages.some((m) => m.run_id !== undefined && m.run_id !== runId) || receipts.some((r) => r.run_id !== undefined && r.run_id !== runId)) {
-        throw new StoredRecordError('record_corrupt', runId, `Stored rows of run ${runId} do not match its head.`);
-      }
       const { envelope, stored } = readRecord(runId, {
         head: bytesOf(head.head),
-        messages: messages.map((m) => ({ index: m.idx, bytes: bytesOf(m.body), revision: m.revision })),
-        receipts: receipts.map((r) => ({ key: r.receipt_key, bytes: bytesOf(r.body), revision: r.revision })),
+        messages,
+        receipts,
         transcriptDigest: blobOrNull(head.transcript_digest),
         receiptsDigest: blobOrNull(head.receipts_digest),
       }, 'json', options?.saves === true);

@@ -5,13 +5,15 @@
  * statements of a save stay beside the save (agent-runs.ts).
  */
 import type Database from 'better-sqlite3';
+import { StoredRecordError } from '../../errors/index.js';
 import { runEnd, runStart } from './run-rows.js';
 
 /** What a load reads a run with: its head row, then its transcript and receipt rows.
  * @internal Takes or gives better-sqlite3 types, which stay out of the published declarations (a user need not install @types/better-sqlite3). */
 export interface RunReads {
   head: Database.Statement<[string], HeadRow & { head: unknown }>;
-  rows(runId: string, runNo: number, saves: boolean): { messages: MessageRead[]; receipts: ReceiptRead[] };
+  /** The run's rows as readRecord takes them; refuses a row in the run's range that is filed under another run id. */
+  rows(runId: string, runNo: number, saves: boolean): { messages: MessageRow[]; receipts: ReceiptRow[] };
 }
 
 /** @internal A head row as a save or a load reads it. */
@@ -24,19 +26,45 @@ export interface HeadRow {
   receipts_digest: unknown;
 }
 
-/** @internal */
-export type MessageRead = { idx: number; body: unknown; revision?: number | null; run_id?: string };
-/** @internal */
-export type ReceiptRead = { receipt_key: string; body: unknown; revision?: number | null; run_id?: string };
+/** @internal A transcript row as a load hands it to readRecord. */
+export type MessageRow = { index: number; bytes: Uint8Array; revision?: number | null };
+/** @internal A receipt row as a load hands it to readRecord. */
+export type ReceiptRow = { key: string; bytes: Uint8Array; revision?: number | null };
+
+/**
+ * A row as the statements below return it (better-sqlite3's raw mode: an array, not an object with named keys,
+ * which costs the driver more for each row): the row's index or key, its body, whether it is filed under another
+ * run id (1) or not (0) or, for a read by run id, nothing, and the revision that wrote it when asked for.
+ */
+type RawRow = [id: unknown, body: unknown, foreign: unknown, revision?: unknown];
+
+/** A body that is no blob reads as no bytes, which readRecord refuses as no Cairn part. */
+const bytesOf = (value: unknown): Uint8Array => (value instanceof Uint8Array ? value : new Uint8Array(0));
+
+/** The rows of one table as readRecord takes them, in one pass that also refuses another run's rows. */
+function rowsOf<R>(runId: string, raw: RawRow[], saves: boolean, make: (id: unknown, bytes: Uint8Array, revision: number | null | undefined) => R): R[] {
+  const out = new Array<R>(raw.length);
+  for (let i = 0; i < raw.length; i++) {
+    const row = raw[i]!;
+    // A row in the run's range filed under another run id was put there by hand: the rows are not the run's.
+    if (row[2] === 1) throw new StoredRecordError('record_corrupt', runId, `Stored rows of run ${runId} do not match its head.`);
+    out[i] = make(row[0], bytesOf(row[1]), saves ? (row[3] as number | null | undefined) ?? null : undefined);
+  }
+  return out;
+}
+
+const messageRow = (id: unknown, bytes: Uint8Array, revision: number | null | undefined): MessageRow => ({ index: id as number, bytes, revision });
+const receiptRow = (id: unknown, bytes: Uint8Array, revision: number | null | undefined): ReceiptRow => ({ key: id as string, bytes, revision });
 
 /** The statements a load reads a run with, on a file of schema 8 or later: each table's rows as one range of keys.
  * @internal Takes or gives better-sqlite3 types, which stay out of the published declarations (a user need not install @types/better-sqlite3). */
 export function keyedReads(db: Database.Database): RunReads {
-  const range = (columns: string, table: string, order: string) =>
-    db.prepare(`SELECT ${columns} FROM ${table} WHERE row_key >= ? AND row_key < ? ORDER BY ${order}`);
+  // The run id is compared in the statement: a flag per row instead of a string the driver makes for each.
+  const range = (columns: string, table: string) => db.prepare(
+    `SELECT ${columns} FROM ${table} WHERE row_key >= ? AND row_key < ? ORDER BY row_key`).raw(true) as Database.Statement<[string, bigint, bigint], RawRow>;
   const plain = {
-    messages: range('idx, body, run_id', 'cairn_run_messages', 'row_key') as Database.Statement<[bigint, bigint], MessageRead>,
-    receipts: range('receipt_key, body, run_id', 'cairn_run_receipts', 'row_key') as Database.Statement<[bigint, bigint], ReceiptRead>,
+    messages: range('idx, body, run_id IS NOT ?', 'cairn_run_messages'),
+    receipts: range('receipt_key, body, run_id IS NOT ?', 'cairn_run_receipts'),
   };
   /** With the revision that wrote each row, for `load(runId, { saves: true })`; null when the rows have no revision column. */
   let withSaves: typeof plain | null | undefined;
@@ -44,8 +72,8 @@ export function keyedReads(db: Database.Database): RunReads {
     if (withSaves !== undefined) return withSaves;
     try {
       withSaves = {
-        messages: range('idx, body, run_id, revision', 'cairn_run_messages', 'row_key') as typeof plain.messages,
-        receipts: range('receipt_key, body, run_id, revision', 'cairn_run_receipts', 'row_key') as typeof plain.receipts,
+        messages: range('idx, body, run_id IS NOT ?, revision', 'cairn_run_messages'),
+        receipts: range('receipt_key, body, run_id IS NOT ?, revision', 'cairn_run_receipts'),
       };
     } catch {
       withSaves = null;
@@ -55,11 +83,14 @@ export function keyedReads(db: Database.Database): RunReads {
   return {
     head: db.prepare<[string], HeadRow & { head: unknown }>(
       'SELECT run_no, scope, status, revision, transcript_digest, receipts_digest, head FROM cairn_runs WHERE run_id = ?'),
-    rows(_runId: string, runNo: number, saves: boolean) {
+    rows(runId: string, runNo: number, saves: boolean) {
       const rows = (saves ? rowsWithSaves() : null) ?? plain;
       const from = runStart(runNo);
       const to = runEnd(runNo);
-      return { messages: rows.messages.all(from, to), receipts: rows.receipts.all(from, to) };
+      return {
+        messages: rowsOf(runId, rows.messages.all(runId, from, to), saves, messageRow),
+        receipts: rowsOf(runId, rows.receipts.all(runId, from, to), saves, receiptRow),
+      };
     },
   };
 }
@@ -67,9 +98,10 @@ export function keyedReads(db: Database.Database): RunReads {
 /** The statements a load reads a run with on a file an older Cairn left (opened read-only, so not migrated): by run id.
  * @internal Takes or gives better-sqlite3 types, which stay out of the published declarations (a user need not install @types/better-sqlite3). */
 export function legacyReads(db: Database.Database): RunReads {
+  const byRun = (sql: string) => db.prepare(sql).raw(true) as Database.Statement<[string], RawRow>;
   const plain = {
-    messages: db.prepare<[string], MessageRead>('SELECT idx, body FROM cairn_run_messages WHERE run_id = ? ORDER BY idx'),
-    receipts: db.prepare<[string], ReceiptRead>('SELECT receipt_key, body FROM cairn_run_receipts WHERE run_id = ? ORDER BY receipt_key'),
+    messages: byRun('SELECT idx, body, 0 FROM cairn_run_messages WHERE run_id = ? ORDER BY idx'),
+    receipts: byRun('SELECT receipt_key, body, 0 FROM cairn_run_receipts WHERE run_id = ? ORDER BY receipt_key'),
   };
   // Before migration 5 the rows have no revision column: they read as unknown.
   let withSaves: typeof plain | null | undefined;
@@ -77,8 +109,8 @@ export function legacyReads(db: Database.Database): RunReads {
     if (withSaves !== undefined) return withSaves;
     try {
       withSaves = {
-        messages: db.prepare('SELECT idx, body, revision FROM cairn_run_messages WHERE run_id = ? ORDER BY idx'),
-        receipts: db.prepare('SELECT receipt_key, body, revision FROM cairn_run_receipts WHERE run_id = ? ORDER BY receipt_key'),
+        messages: byRun('SELECT idx, body, 0, revision FROM cairn_run_messages WHERE run_id = ? ORDER BY idx'),
+        receipts: byRun('SELECT receipt_key, body, 0, revision FROM cairn_run_receipts WHERE run_id = ? ORDER BY receipt_key'),
       };
     } catch {
       withSaves = null;
@@ -90,7 +122,10 @@ export function legacyReads(db: Database.Database): RunReads {
       'SELECT 0 AS run_no, scope, status, revision, transcript_digest, receipts_digest, head FROM cairn_runs WHERE run_id = ?'),
     rows(runId: string, _runNo: number, saves: boolean) {
       const rows = (saves ? rowsWithSaves() : null) ?? plain;
-      return { messages: rows.messages.all(runId), receipts: rows.receipts.all(runId) };
+      return {
+        messages: rowsOf(runId, rows.messages.all(runId), saves, messageRow),
+        receipts: rowsOf(runId, rows.receipts.all(runId), saves, receiptRow),
+      };
     },
   };
 }
