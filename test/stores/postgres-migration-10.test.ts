@@ -9,12 +9,12 @@
  * at-rest runs get their rested_at, list pages and prune answer as before,
  * and the runs go on saving.
  */
-import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
 import { runAgent, type AgentRunStore, type AgentTool } from 'cairn/agent';
 import { createPostgresOpsStore, MIGRATIONS, SCHEMA_VERSION, type PostgresOpsStore } from 'cairn/ops/postgres';
 import { createMockModel } from 'cairn/testing';
 import { describePostgres, type PostgresTestEnv } from './pg-env.js';
+import { oldOpsSchema } from './pg-old-schema.js';
 import { json, recording, waitingRun } from './recording-store.js';
 
 const step: AgentTool = { parameters: { type: 'object' }, execute: (args: { n: number }) => ({ n: args.n, ok: true }) };
@@ -66,26 +66,6 @@ describePostgres('cairn/ops/postgres migration 10', (env: PostgresTestEnv) => {
     return byIndex;
   }
 
-  /** A schema of version 9, with the rested_at column this code's saves write (migration 10 adds it where it is missing). */
-  async function schema9(): Promise<string> {
-    const schema = env.newSchema();
-    const client = new pg.Client({ connectionString: env.url });
-    await client.connect();
-    try {
-      await client.query(`CREATE SCHEMA "${schema}"`);
-      await client.query(`SET search_path TO "${schema}"`);
-      await client.query('CREATE TABLE cairn_ops_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-      for (const [i, migration] of MIGRATIONS.slice(0, 9).entries()) {
-        for (const statement of migration) await client.query(statement);
-        await client.query('INSERT INTO cairn_ops_schema (version) VALUES ($1)', [i + 1]);
-      }
-      await client.query('ALTER TABLE cairn_runs ADD COLUMN rested_at double precision');
-    } finally {
-      await client.end();
-    }
-    return schema;
-  }
-
   it('leaves no column a running run\'s save changes in any index of cairn_runs', async () => {
     expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(10);
     const schema = env.newSchema();
@@ -127,7 +107,7 @@ describePostgres('cairn/ops/postgres migration 10', (env: PostgresTestEnv) => {
   });
 
   it('migrates a version 9 schema: rested_at filled for the runs at rest, list and prune as before, runs save on', async () => {
-    const schema = await schema9();
+    const schema = await oldOpsSchema(env, 9);
     const old = open(schema);
     const runs = { done: recording(old.agentRuns), other: recording(old.agentRuns), waiting: recording(old.agentRuns) };
     expect((await loop(runs.done, 'done-1', 2)).status).toBe('completed');

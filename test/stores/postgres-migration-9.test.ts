@@ -5,12 +5,12 @@
  * with runs written into it (heads out of line, as version 8 stored them)
  * migrates, and every run loads exactly as it was saved, then saves on.
  */
-import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
 import { resumeAgent, runAgent, type AgentRunStore, type AgentTool } from 'cairn/agent';
 import { createPostgresOpsStore, MIGRATIONS, SCHEMA_VERSION, type PostgresOpsStore } from 'cairn/ops/postgres';
 import { createMockModel } from 'cairn/testing';
 import { describePostgres, type PostgresTestEnv } from './pg-env.js';
+import { oldOpsSchema } from './pg-old-schema.js';
 import { json, recording, waitingRun as sharedWaitingRun } from './recording-store.js';
 
 
@@ -33,29 +33,6 @@ describePostgres('cairn/ops/postgres migration 9', (env: PostgresTestEnv) => {
     for (const store of opened) await store.close();
   });
 
-  /**
-   * A schema as migrations 1 to 8 left it, plus migration 10's rested_at column: this code's saves write that column
-   * (migration 10 adds it only where it is missing), and nothing else of migration 10 matters here.
-   */
-  async function schema8(): Promise<string> {
-    const schema = env.newSchema();
-    const client = new pg.Client({ connectionString: env.url });
-    await client.connect();
-    try {
-      await client.query(`CREATE SCHEMA "${schema}"`);
-      await client.query(`SET search_path TO "${schema}"`);
-      await client.query('CREATE TABLE cairn_ops_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-      for (const [i, migration] of MIGRATIONS.slice(0, 8).entries()) {
-        for (const statement of migration) await client.query(statement);
-        await client.query('INSERT INTO cairn_ops_schema (version) VALUES ($1)', [i + 1]);
-      }
-      await client.query('ALTER TABLE cairn_runs ADD COLUMN rested_at double precision');
-    } finally {
-      await client.end();
-    }
-    return schema;
-  }
-
   const toastRows = async (schema: string) => {
     const [row] = await env.sql<{ toast: string }>(
       `SELECT reltoastrelid::regclass::text AS toast FROM pg_class WHERE oid = '"${schema}".cairn_runs'::regclass`);
@@ -68,7 +45,7 @@ describePostgres('cairn/ops/postgres migration 9', (env: PostgresTestEnv) => {
 
   it('migrates a version 8 schema: every run loads deep-equal to its last save, and goes on saving', async () => {
     expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(9);
-    const schema = await schema8();
+    const schema = await oldOpsSchema(env, 8);
     // Written by this code into the version 8 tables (the same columns): the heads go out of line, as version 8 kept them.
     const old = open(schema);
     const a = recording(old.agentRuns);
