@@ -23,6 +23,9 @@ export { callPhase, RUN_PROMPTS } from './run-setup.js';
  */
 export const RUN_MACHINE_VERSION = 3;
 
+/** What `admitting` lets through to the next model call; a step's checkpoint that passes it goes there directly. */
+const admitsModelCall = and([not('drainRequested'), 'stepsLeft']);
+
 export const runMachine = runSetup.createMachine({
   id: 'run',
   version: String(RUN_MACHINE_VERSION),
@@ -87,7 +90,7 @@ export const runMachine = runSetup.createMachine({
         admitting: {
           always: [
             { guard: 'drainRequested', target: '#run.draining', actions: assign({ drainedIn: 'loop' as const }) },
-            { guard: 'stepsLeft', target: 'callingModel' },
+            { guard: admitsModelCall, target: 'callingModel' },
             { target: '#run.stopping', actions: { type: 'stopWith', params: { reason: 'max-steps' } } },
           ],
         },
@@ -175,7 +178,7 @@ export const runMachine = runSetup.createMachine({
             id: 'saveStep',
             input: { at: 'step' },
             onDone: [
-              { guard: and([not('drainRequested'), 'stepsLeft']), target: 'callingModel' },
+              { guard: admitsModelCall, target: 'callingModel' },
               { target: 'admitting' },
             ],
             onError: { target: '#run.failed', actions: 'failWith' },

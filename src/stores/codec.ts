@@ -36,6 +36,9 @@ const packr = new Packr({ useRecords: false, moreTypes: false, mapsAsObjects: tr
 // an own property (never the prototype).
 const mapUnpackr = new Packr({ useRecords: false, moreTypes: false, mapsAsObjects: false });
 const PROTO_KEY = Buffer.from('__proto__', 'utf8');
+/** The keys encodeWithTail adds to a map, packed once. */
+const FILL_KEY = Buffer.from(packr.pack('fill'));
+const TAIL_KEY = Buffer.from(packr.pack('tail'));
 
 function plainFromMaps(value: unknown): unknown {
   if (value instanceof Map) {
@@ -146,9 +149,6 @@ export function encodeWithTail(value: Record<string, unknown>, tail: unknown, fi
   tailBytes.copy(out, at);
   return seal(out);
 }
-
-const FILL_KEY = Buffer.from(packr.pack('fill'));
-const TAIL_KEY = Buffer.from(packr.pack('tail'));
 
 /** A framed part's format, read from its header alone; refuses bytes that are no Cairn part, or a format this code cannot read. */
 export function framedFormat(runId: string, bytes: Uint8Array | null | undefined): number {

@@ -19,7 +19,7 @@ import { planSave, readIndex, readRecord, SaveMemory, type PlanIndex, type SaveP
 import {
   headFill, messageKey, receiptKey, receiptStepEnd, receiptStepStart, runEnd, runStart, RUN_NUMBERS,
 } from './run-rows.js';
-import { keyedReads, legacyReads, type HeadRow } from './run-statements.js';
+import { bytesOf, keyedReads, legacyReads, type HeadRow } from './run-statements.js';
 
 export interface SqliteAgentRunStore extends AgentRunStore {
   list(query?: AgentRunListQuery): Promise<AgentRunListPage>;
@@ -358,11 +358,6 @@ function checkEnvelope(envelope: AgentRunEnvelope): void {
 /** The list's order: most recently updated first, then by run id descending, compared as SQLite compares TEXT (by UTF-8 bytes). */
 function newestFirst(a: SummaryRow, b: SummaryRow): number {
   return b.updated_at - a.updated_at || Buffer.compare(Buffer.from(b.run_id, 'utf8'), Buffer.from(a.run_id, 'utf8'));
-}
-
-/** A BLOB column as bytes; anything else (a TEXT or NULL put there by hand) reads as no bytes, which the codec refuses. */
-function bytesOf(value: unknown): Uint8Array {
-  return value instanceof Uint8Array ? value : new Uint8Array(0);
 }
 
 function blobOrNull(value: unknown): Uint8Array | null {

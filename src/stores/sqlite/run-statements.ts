@@ -6,6 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import { StoredRecordError } from '../../errors/index.js';
+import type { StoredRows } from '../write-plan.js';
 import { runEnd, runStart } from './run-rows.js';
 
 /** What a load reads a run with: its head row, then its transcript and receipt rows.
@@ -26,10 +27,9 @@ export interface HeadRow {
   receipts_digest: unknown;
 }
 
-/** @internal A transcript row as a load hands it to readRecord. */
-export type MessageRow = { index: number; bytes: Uint8Array; revision?: number | null };
-/** @internal A receipt row as a load hands it to readRecord. */
-export type ReceiptRow = { key: string; bytes: Uint8Array; revision?: number | null };
+/** The rows as readRecord takes them (see ../write-plan.ts). */
+type MessageRow = StoredRows['messages'][number];
+type ReceiptRow = StoredRows['receipts'][number];
 
 /**
  * A row as the statements below return it (better-sqlite3's raw mode: an array, not an object with named keys,
@@ -38,8 +38,8 @@ export type ReceiptRow = { key: string; bytes: Uint8Array; revision?: number | n
  */
 type RawRow = [id: unknown, body: unknown, foreign: unknown, revision?: unknown];
 
-/** A body that is no blob reads as no bytes, which readRecord refuses as no Cairn part. */
-const bytesOf = (value: unknown): Uint8Array => (value instanceof Uint8Array ? value : new Uint8Array(0));
+/** @internal A BLOB column as bytes; anything else (a TEXT or NULL put there by hand) reads as no bytes, which the codec refuses. */
+export const bytesOf = (value: unknown): Uint8Array => (value instanceof Uint8Array ? value : new Uint8Array(0));
 
 /** The rows of one table as readRecord takes them, in one pass that also refuses another run's rows. */
 function rowsOf<R>(runId: string, raw: RawRow[], saves: boolean, make: (id: unknown, bytes: Uint8Array, revision: number | null | undefined) => R): R[] {
