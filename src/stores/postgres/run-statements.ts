@@ -105,13 +105,17 @@ export function runStatements(t: OpsTables) {
   // parsed on its own. Packing them into one large value made pg gather a
   // message of megabytes from the socket's chunks, copying it again with each
   // chunk (a 1,000-step run read in 32 ms packed, in 9.6 ms as rows).
+  // The bodies come as base64 text, not as bytea: pg reads a bytea as hex text (two characters a byte) and decodes
+  // it into a Buffer, and base64 is a third fewer characters and decodes in half the time (about 1.8 ms instead of
+  // 3.8 ms for the 1 MB of a 1,000-step run's rows). The database's base64 breaks a line every 76 characters, which
+  // Buffer.from skips. Read with rowMode 'array' (see LoadRow in run-store.ts).
   const load = `
     WITH r AS (SELECT * FROM ${t.runs} WHERE run_id = $1), ok AS (SELECT $2::text IS NULL OR r.scope = $2::text AS ok FROM r)
     SELECT 0 AS part, 0 AS idx, NULL::text AS key, NULL::integer AS row_revision,
-      r.scope, r.revision, r.transcript_digest, r.receipts_digest, CASE WHEN ok.ok THEN r.head END AS body
+      r.scope, r.revision, r.transcript_digest, r.receipts_digest, CASE WHEN ok.ok THEN encode(r.head, 'base64') END AS body
     FROM r, ok
-    UNION ALL SELECT 1, idx, NULL, revision, NULL, NULL, NULL, NULL, body FROM ${t.messages} WHERE run_id = $1 AND (SELECT ok FROM ok)
-    UNION ALL SELECT 2, 0, key, revision, NULL, NULL, NULL, NULL, body FROM ${t.receipts} WHERE run_id = $1 AND (SELECT ok FROM ok)
+    UNION ALL SELECT 1, idx, NULL, revision, NULL, NULL, NULL, NULL, encode(body, 'base64') FROM ${t.messages} WHERE run_id = $1 AND (SELECT ok FROM ok)
+    UNION ALL SELECT 2, 0, key, revision, NULL, NULL, NULL, NULL, encode(body, 'base64') FROM ${t.receipts} WHERE run_id = $1 AND (SELECT ok FROM ok)
     ORDER BY part, idx, key`;
 
   const named = (text: string) => ({ text, name: statementName(text) });

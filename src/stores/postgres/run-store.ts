@@ -38,20 +38,20 @@ export interface PostgresAgentRunStore extends AgentRunStore {
 
 const TERMINAL: readonly AgentRunStatus[] = ['completed', 'failed', 'stopped'];
 
-/** One row of the load statement: the head (part 0, with the run's columns), a transcript row (1) or a receipt row (2). */
-interface LoadRow {
-  part: number;
-  idx: number;
-  key: string | null;
-  /** The revision that wrote a transcript or receipt row (null for rows from before migration 6). */
-  row_revision: number | null;
-  scope: string;
-  revision: number;
-  transcript_digest: Buffer;
-  receipts_digest: Buffer;
-  /** The head's bytes (null on the head row when the scope does not match), or the row's. */
-  body: Buffer | null;
-}
+/**
+ * One row of the load statement, as an array (rowMode 'array': no object with a key per column for each of a long
+ * run's thousands of rows): the head (part 0, with the run's columns), a transcript row (1) or a receipt row (2).
+ * The body is base64 text (see run-statements.ts): the head's bytes (null on the head row when the scope does not
+ * match), or the row's. The row revision is the save that wrote a transcript or receipt row (null for rows from
+ * before migration 6).
+ */
+type LoadRow = [
+  part: number, idx: number, key: string | null, rowRevision: number | null,
+  scope: string, revision: number, transcriptDigest: Buffer, receiptsDigest: Buffer, body: string | null,
+];
+
+/** A body the load statement sent as base64 text; a NULL reads as no bytes, which the codec refuses. */
+const fromBase64 = (text: string | null): Buffer => Buffer.from(text ?? '', 'base64');
 
 interface LockedRow {
   scope: string;
@@ -179,28 +179,29 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       if (typeof runId !== 'string' || runId === '') throw new InvalidOptionsError('load needs a run id.');
       const scope = options?.scope ?? null;
       const withSaves = options?.saves === true;
-      const rows = await db.query<LoadRow>(`Loading run ${runId}`, sql.load.text, [runId, scope], false, sql.load.name);
+      const rows = await db.query<LoadRow>(`Loading run ${runId}`, sql.load.text, [runId, scope], false, sql.load.name, true);
       const row = rows[0];
       if (!row) return undefined;
-      if (scope !== null && row.scope !== scope) throw new RunIdentityError('scope_mismatch', runId);
-      if (row.part !== 0 || row.body === null) {
+      const [part, , , , rowScope, rowRevision, transcriptDigest, receiptsDigest, head] = row;
+      if (scope !== null && rowScope !== scope) throw new RunIdentityError('scope_mismatch', runId);
+      if (part !== 0 || head === null) {
         throw new StoredRecordError('record_corrupt', runId, `Stored record of run ${runId} has no head.`);
       }
       const messages: StoredRows['messages'][number][] = [];
       const receipts: StoredRows['receipts'][number][] = [];
       for (let i = 1; i < rows.length; i++) {
         const r = rows[i]!;
-        if (r.part === 1) messages.push({ index: r.idx, bytes: r.body!, revision: r.row_revision });
-        else receipts.push({ key: r.key!, bytes: r.body!, revision: r.row_revision });
+        if (r[0] === 1) messages.push({ index: r[1], bytes: fromBase64(r[8]), revision: r[3] });
+        else receipts.push({ key: r[2]!, bytes: fromBase64(r[8]), revision: r[3] });
       }
       const { envelope, stored } = readRecord(runId, {
-        head: row.body,
+        head: fromBase64(head),
         messages,
         receipts,
-        transcriptDigest: row.transcript_digest,
-        receiptsDigest: row.receipts_digest,
+        transcriptDigest,
+        receiptsDigest,
       }, 'bytes', withSaves);
-      if (envelope.runId !== runId || envelope.scope !== row.scope || envelope.revision !== row.revision) {
+      if (envelope.runId !== runId || envelope.scope !== rowScope || envelope.revision !== rowRevision) {
         throw new StoredRecordError('record_corrupt', runId, `Stored record of run ${runId} does not match its row.`);
       }
       // The resume's first save can then be the one-statement save (its compare-and-swap checks nobody wrote since).

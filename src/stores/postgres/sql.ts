@@ -134,12 +134,16 @@ export class Db {
    * a connection lost while the statement ran leaves its outcome unknown, and
    * the error says so. With a `name` (see {@link statementName}), each
    * connection prepares the statement once and then only binds and runs it.
+   * With `arrays`, each row comes as an array of its values in column order
+   * (pg's rowMode 'array'), not an object pg builds with a key per column.
    */
-  async query<R extends object>(what: string, text: string, values: unknown[] = [], write = false, name?: string): Promise<R[]> {
+  async query<R extends object>(what: string, text: string, values: unknown[] = [], write = false, name?: string, arrays = false): Promise<R[]> {
     const client = await this.connect(what);
     let broken: Error | undefined;
     try {
-      return (await client.query(name ? { name, text, values } : { text, values })).rows as R[];
+      const config = name ? { name, text, values } : { text, values };
+      const result = arrays ? await client.query({ ...config, rowMode: 'array' as const }) : await client.query(config);
+      return result.rows as R[];
     } catch (error) {
       if (!lostConnection(error)) throw this.fail(what, error);
       broken = toError(error);
