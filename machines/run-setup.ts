@@ -103,7 +103,11 @@ export const runSetup = setup({
     drainedInFinalization: ({ context }) => context.drainedIn === 'finalize',
     startsInFinalization: ({ context }) => context.toolNames.length === 0 && context.outputMode !== 'none',
     anyActive: ({ context }) => somePhase(context, 'active'),
-    // A call's snapshot changed where the run is concerned: its phase is not the one the run holds.
+    // A call of the batch says it came to rest in a phase the run does not hold yet.
+    callPhaseSent: ({ context, event }) =>
+      event.type === 'CALL_PHASE' && context.batch.includes(event.id) && context.phases[event.id] !== event.phase,
+    // A call spawned by an earlier engine (which spawned every call with syncSnapshot) sent its snapshot, and its
+    // phase is not the one the run holds. Calls spawned now send none: each says where it rests (CALL_PHASE).
     callPhaseChanged: ({ context, event }) => {
       const id = event.type.slice('xstate.snapshot.'.length);
       return context.batch.includes(id)
@@ -166,9 +170,10 @@ export const runSetup = setup({
         const id = `call-${turn.step}-${index}`;
         batch.push(id);
         phases[id] = 'active';
+        // No syncSnapshot: a call's every snapshot would be an event of the run's (a macrostep, its guards evaluated)
+        // where only its rests matter to the run, and a call says those itself (CALL_PHASE).
         enqueue.spawnChild('toolCall', {
           id,
-          syncSnapshot: true,
           input: {
             runId: context.runId,
             modelStep: turn.step,
@@ -189,6 +194,8 @@ export const runSetup = setup({
       });
       enqueue.assign({ batch, phases, outputs: {} });
     }),
+    noteCallPhase: assign(({ context, event }) =>
+      (event.type === 'CALL_PHASE' ? { phases: { ...context.phases, [event.id]: event.phase } } : {})),
     noteCallSnapshot: assign(({ context, event }) => {
       const id = event.type.slice('xstate.snapshot.'.length);
       if (!context.batch.includes(id)) return {};

@@ -56,6 +56,8 @@ export const runMachine = runSetup.createMachine({
   // whatever state the run is in when it arrives. (The host sends RESUME only
   // once the run is at rest in `suspended` or `reconciling`.)
   on: {
+    // A call tells the run where it comes to rest; a call spawned by an earlier engine sends its every snapshot.
+    CALL_PHASE: { guard: 'callPhaseSent', actions: 'noteCallPhase' },
     'xstate.snapshot.*': { guard: 'callPhaseChanged', actions: 'noteCallSnapshot' },
     'xstate.done.actor.*': { actions: 'noteCallDone' },
     STORE_FAILED: { target: '.failed', actions: assign({ error: ({ event }) => event.error }) },

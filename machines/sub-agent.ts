@@ -59,11 +59,13 @@ export const delegationState = toolCallSetup.createStateConfig({
     // The child waits on approvals; so does the run. A resume's RECHECK drives the child again with the verdicts.
     childSuspended: {
       tags: ['suspended', 'awaiting-child'],
+      entry: 'noteSuspended',
       on: { RECHECK: { target: 'runningChild' } },
     },
     // An effect of the child is unknown: reconciled at the child, never run again by the parent.
     childNeedsReconciliation: {
       tags: ['needs-reconciliation'],
+      entry: 'noteUnknown',
       on: { RECHECK: { target: 'runningChild' } },
     },
   },

@@ -84,6 +84,7 @@ export const effectIdentityState = toolCallSetup.createStateConfig({
     },
     awaitingClientResult: {
       tags: ['suspended', 'awaiting-client'],
+      entry: 'noteSuspended',
       on: {
         RECHECK: {
           target: 'beginning',

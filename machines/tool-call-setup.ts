@@ -4,7 +4,7 @@
  * the stage-entry transitions they share.
  */
 import { notProvided as notProvidedTo } from './not-provided.js';
-import { and, assign, fromPromise, or, setup } from 'xstate';
+import { and, assign, enqueueActions, fromPromise, or, setup } from 'xstate';
 import type {
   AdmitOutput, ArgumentsOutput, BeginEffectOutput, CallReceipt, CheckpointInput, ExecuteOutput, GuardOutput, ApprovalOutput,
   IssueApprovalOutput, PersistReceiptOutput, ProjectOutput, ReceiptWriteInput, RecordResultInput, ToolCallInput, ToolCallOutput,
@@ -53,6 +53,9 @@ export const toApproval = [{ guard: 'approvalHasWork', target: '#toolCall.approv
 export const after = (guard: string, entries: readonly { guard?: unknown; target: string; actions?: unknown }[]) =>
   entries.map((t) => ({ ...t, guard: t.guard ? and([guard, t.guard as never]) : guard })) as unknown as typeof toApproval;
 
+/** A call run under a run (not alone, as the chart's own tests run it) tells it its phase (see noteSuspended). */
+const hasParent = (self: unknown) => (self as { _parent?: unknown })._parent !== undefined;
+
 export const invalidArguments = (message: string) => ({ outcome: 'invalid-arguments' as const, modelOutput: message, isError: true });
 
 export const toolCallSetup = setup({
@@ -97,6 +100,14 @@ export const toolCallSetup = setup({
     projectAsIs: actionNotProvided('projectAsIs'),
     // Provided by the runtime: the answer is the engine's own projection of the result (see CallPlan.projectsInline), and the receipt completes.
     projectInline: actionNotProvided('projectInline'),
+    // The call comes to rest (waiting on an answer, or on an operator): it tells the run, which decides from its calls'
+    // phases. (A call spawned by an earlier engine also sends the run its every snapshot; see the run's noteCallSnapshot.)
+    noteSuspended: enqueueActions(({ self, enqueue }) => {
+      if (hasParent(self)) enqueue.sendParent({ type: 'CALL_PHASE', id: self.id, phase: 'suspended' });
+    }),
+    noteUnknown: enqueueActions(({ self, enqueue }) => {
+      if (hasParent(self)) enqueue.sendParent({ type: 'CALL_PHASE', id: self.id, phase: 'unknown' });
+    }),
     // An invoked actor rejected: keep what it said as plain data.
     noteError: assign(({ event, context }) => {
       const error = (event as { error?: { code?: string; message?: string } }).error;

@@ -174,6 +174,7 @@ export const toolCallMachine = toolCallSetup.createMachine({
         },
         awaitingApproval: {
           tags: ['suspended', 'awaiting-approval'],
+          entry: 'noteSuspended',
           on: {
             RECHECK: {
               target: 'deciding',
@@ -242,7 +243,10 @@ export const toolCallMachine = toolCallSetup.createMachine({
     // happened. Nothing is guessed; an operator reconciles it.
     unknownEffect: {
       tags: ['needs-reconciliation'],
-      entry: assign({ outcome: 'unknown-effect' as const, isError: true, modelOutput: 'The outcome of this tool call is unknown.' }),
+      entry: [
+        assign({ outcome: 'unknown-effect' as const, isError: true, modelOutput: 'The outcome of this tool call is unknown.' }),
+        'noteUnknown',
+      ],
       on: {
         RECHECK: [
           // Run once more: the call takes the path again from the policy, gated like a new call.

@@ -368,7 +368,9 @@ export type RunEvent =
   /** The resume's settle found a call the execution policy forbids, before any call went on. */
   | { type: 'POLICY_VIOLATION'; error: ErrorData }
   /** Stop the run (reason `aborted`); `details` become its stopDetails (a queued cancel's request). */
-  | { type: 'CANCEL'; details?: Json };
+  | { type: 'CANCEL'; details?: Json }
+  /** Sent by a call (the child `id`) as it comes to rest: waiting on an answer, or on an operator. */
+  | { type: 'CALL_PHASE'; id: string; phase: 'suspended' | 'unknown' };
 
 export interface ModelCallInput {
   step: number;

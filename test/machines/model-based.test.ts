@@ -466,6 +466,41 @@ describe('run machine: a turn with calls stored in recordingTurn, as an earlier 
   });
 });
 
+describe('run machine: a call spawned with syncSnapshot, as an earlier engine stored it', () => {
+  // Engines before this one spawned every call with syncSnapshot: each of its snapshots was an event of the run's,
+  // which read the call's phase from it. Calls now say where they rest (CALL_PHASE) and send no snapshots, but a
+  // record an earlier engine stored keeps its calls' flag, and its calls restored still send them. Here the stored
+  // run does not hold the waiting call's phase yet: the snapshot the restored call sends tells it.
+  it('is restored, learns the waiting call\'s phase from its snapshot, runs the tool once and completes', async () => {
+    let sent = 0;
+    const send: AgentTool = { description: 'Send.', parameters: { type: 'object' }, needsApproval: true, execute: () => ++sent };
+    const turn = { toolCalls: [{ toolName: 'send', toolCallId: 'c1', args: {} }] };
+    const run = await driveRun(async (h) => {
+      const first = await h.start({ ...h.base(), prompt: 'Send it.', tools: { send }, model: createMockModel({ responses: [turn] }) });
+      if (first.result.status !== 'suspended') throw new Error(`expected a suspension, got ${first.result.status}`);
+      type Stored = { context: { phases: Record<string, string> }; children: Record<string, { syncSnapshot?: boolean }> };
+      const old = structuredClone(h.store.last()!);
+      const snapshot = old.snapshot as unknown as Stored;
+      expect(snapshot.children['call-0-0']).toMatchObject({ syncSnapshot: false });
+      expect(snapshot.context.phases).toEqual({ 'call-0-0': 'suspended' });
+      snapshot.children['call-0-0']!.syncSnapshot = true;
+      snapshot.context.phases = { 'call-0-0': 'active' };
+      h.store = await seededStore(old);
+      h.controller = new AbortController();
+      const [p] = first.result.pendingApprovals;
+      await h.resume({
+        ...h.base(), tools: { send }, model: createMockModel({ responses: [{ text: 'Done.' }] }),
+        approvalResponses: [{ approvalId: p!.approvalId, token: p!.token, approved: true }],
+      });
+    });
+    absorb(run.allSteps);
+    const keys = run.allSteps.filter((s) => s.machine === 'run').map((s) => s.key);
+    expect(keys).toContain('run|xstate.snapshot.*|0');
+    expect(sent).toBe(1);
+    expect(run.last).toMatchObject({ status: 'completed', text: 'Done.', steps: 2 });
+  });
+});
+
 describe('run machine: main paths, driven through the runtime', () => {
   for (const s of RUN_SCENARIOS) {
     it(s.name, async () => {
