@@ -115,13 +115,13 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
     // The head is laid out on the row's pages (see headFill): kept at the size the run's row has while it runs, and
     // what the run never changes on pages of its own.
     const plan = planSave(envelope, stored, headFill(w.pageSize, columns, write === w.updateRunning ? row : null));
-    const info = write.run({
-      ...columns,
-      transcriptDigest: plan.next.transcriptDigest,
-      receiptsDigest: plan.next.receiptsDigest,
-      head: plan.head,
-      pad: 0,
-    });
+    // Positional parameters: better-sqlite3 binds a named one by looking its name up on the object, for each one.
+    const c = columns;
+    const info = write === w.updateRunning
+      ? w.updateRunning.run(c.revision, c.bindingId, c.createdAt, c.updatedAt, c.pendingApprovals, c.pendingClientCalls,
+        c.transcriptLength, plan.next.transcriptDigest, plan.next.receiptsDigest, plan.head, runId)
+      : w.upsertHead.run(runId, c.scope, c.status, c.revision, c.bindingId, c.createdAt, c.updatedAt, c.pendingApprovals,
+        c.pendingClientCalls, c.transcriptLength, plan.next.transcriptDigest, plan.next.receiptsDigest, plan.head);
     // A new run's number is the head's own key, taken by the insert.
     const runNo = row ? row.run_no : Number(info.lastInsertRowid);
     if (runNo >= RUN_NUMBERS) throw new InvalidOptionsError(`The SQLite ops store holds at most ${RUN_NUMBERS} runs over its life.`);
@@ -152,12 +152,18 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
         continue;
       }
       const to = receiptStepEnd(runNo, receipt.modelStep);
-      const inserted = w.appendReceipt.get({
-        runId, key: receipt.key, modelStep: receipt.modelStep, body: receipt.bytes, revision: envelope.revision, from, to,
-      });
-      // No row: the step already holds as many receipts as it may.
-      if (inserted === undefined) receiptKey(runNo, receipt.modelStep, Number.POSITIVE_INFINITY);
-      places.set(from, Number(inserted!) + 1);
+      let key: bigint;
+      try {
+        key = w.appendReceipt.run(from, from, to, runId, receipt.key, receipt.modelStep, receipt.bytes, envelope.revision).lastInsertRowid as bigint;
+      } catch (error) {
+        // The step's last place is taken, so the key after it is the next step's first, which a row of that step holds.
+        if ((error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') receiptKey(runNo, receipt.modelStep, Number.POSITIVE_INFINITY);
+        throw error;
+      }
+      // Past the step's keys: it already held as many receipts as it may (refused, and the transaction rolled back).
+      const taken = Number(key - from);
+      receiptKey(runNo, receipt.modelStep, taken);
+      places.set(from, taken + 1);
     }
     return plan;
   });
@@ -295,10 +301,10 @@ function keyedWrites(db: Database.Database, pageSize: number) {
     headBytes: db.prepare<[string], unknown>('SELECT head FROM cairn_runs WHERE run_id = ?').pluck(),
     openReceipts: db.prepare<[bigint, bigint, number], { receipt_key: string; body: unknown }>(
       'SELECT receipt_key, body FROM cairn_run_receipts WHERE row_key >= ? AND row_key < ? AND model_step >= ?'),
-    upsertHead: db.prepare(`INSERT INTO cairn_runs (run_id, scope, status, revision, binding_id, created_at, updated_at,
+    upsertHead: db.prepare<[string, string, string, number, string | null, number, number, number, number, number, Uint8Array, Uint8Array, Uint8Array]>(
+      `INSERT INTO cairn_runs (run_id, scope, status, revision, binding_id, created_at, updated_at,
     pending_approvals, pending_client_calls, transcript_length, transcript_digest, receipts_digest, head, pad)
-  VALUES (@runId, @scope, @status, @revision, @bindingId, @createdAt, @updatedAt,
-    @pendingApprovals, @pendingClientCalls, @transcriptLength, @transcriptDigest, @receiptsDigest, @head, zeroblob(@pad))
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, zeroblob(0))
   ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, revision = excluded.revision,
     binding_id = excluded.binding_id, created_at = excluded.created_at, updated_at = excluded.updated_at,
     pending_approvals = excluded.pending_approvals, pending_client_calls = excluded.pending_client_calls,
@@ -306,11 +312,12 @@ function keyedWrites(db: Database.Database, pageSize: number) {
     receipts_digest = excluded.receipts_digest, head = excluded.head, pad = excluded.pad`),
     // A running run saved as running again: its status and scope are not set, so no index of the table is written
     // (the list indexes hold runs at rest only, and the running runs' index is on their scope).
-    updateRunning: db.prepare(`UPDATE cairn_runs SET revision = @revision, binding_id = @bindingId, created_at = @createdAt,
-    updated_at = @updatedAt, pending_approvals = @pendingApprovals, pending_client_calls = @pendingClientCalls,
-    transcript_length = @transcriptLength, transcript_digest = @transcriptDigest, receipts_digest = @receiptsDigest, head = @head,
-    pad = zeroblob(@pad)
-  WHERE run_id = @runId`),
+    updateRunning: db.prepare<[number, string | null, number, number, number, number, number, Uint8Array, Uint8Array, Uint8Array, string]>(
+      `UPDATE cairn_runs SET revision = ?, binding_id = ?, created_at = ?,
+    updated_at = ?, pending_approvals = ?, pending_client_calls = ?,
+    transcript_length = ?, transcript_digest = ?, receipts_digest = ?, head = ?,
+    pad = zeroblob(0)
+  WHERE run_id = ?`),
     trimMessages: db.prepare<[bigint, bigint]>('DELETE FROM cairn_run_messages WHERE row_key >= ? AND row_key < ?'),
     putMessage: db.prepare<[bigint, string, number, Uint8Array, number]>(`INSERT INTO cairn_run_messages (row_key, run_id, idx, body, revision)
   VALUES (?, ?, ?, ?, ?) ON CONFLICT (row_key) DO UPDATE SET run_id = excluded.run_id, idx = excluded.idx, body = excluded.body,
@@ -320,13 +327,14 @@ function keyedWrites(db: Database.Database, pageSize: number) {
     deleteReceipt: db.prepare<[bigint, bigint, string]>('DELETE FROM cairn_run_receipts WHERE row_key >= ? AND row_key < ? AND receipt_key = ?'),
     updateReceipt: db.prepare<[number, Uint8Array, number, bigint, bigint, string]>(`UPDATE cairn_run_receipts
   SET model_step = ?, body = ?, revision = ? WHERE row_key >= ? AND row_key < ? AND receipt_key = ?`),
-    /** The last place taken among one step's receipts (null: none). */
-    /** Inserts a receipt at the next place among its step's keys (from, to); returns that place, or no row when none is left. */
-    appendReceipt: db.prepare<[{ runId: string; key: string; modelStep: number; body: Uint8Array; revision: number; from: bigint; to: bigint }], number>(
+    /**
+     * Inserts a receipt at the next place among its step's keys [from, to): the one after the last taken (its key is
+     * the insert's rowid, read as a BigInt). A plain insert with the key from a subquery costs about half of an
+     * INSERT ... SELECT with RETURNING. A full step's next key is past its keys, and the caller refuses it.
+     */
+    appendReceipt: db.prepare<[bigint, bigint, bigint, string, string, number, Uint8Array, number]>(
       `INSERT INTO cairn_run_receipts (row_key, run_id, receipt_key, model_step, body, revision)
-  SELECT COALESCE(MAX(row_key) + 1, @from), @runId, @key, @modelStep, @body, @revision FROM cairn_run_receipts
-  WHERE row_key >= @from AND row_key < @to HAVING COALESCE(MAX(row_key) + 1, @from) < @to
-  RETURNING row_key - @from AS place`).pluck(),
+  VALUES ((SELECT COALESCE(MAX(row_key) + 1, ?) FROM cairn_run_receipts WHERE row_key >= ? AND row_key < ?), ?, ?, ?, ?, ?)`).safeIntegers(true),
     insertReceipt: db.prepare<[bigint, string, string, number, Uint8Array, number]>(`INSERT INTO cairn_run_receipts
   (row_key, run_id, receipt_key, model_step, body, revision) VALUES (?, ?, ?, ?, ?, ?)`),
     deleteRun: db.prepare<[number]>('DELETE FROM cairn_runs WHERE run_no = ?'),
