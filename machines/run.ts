@@ -26,6 +26,9 @@ export const RUN_MACHINE_VERSION = 3;
 /** What `admitting` lets through to the next model call; a step's checkpoint that passes it goes there directly. */
 const admitsModelCall = and([not('drainRequested'), 'stepsLeft']);
 
+/** A turn without calls that ends the run as it is: `recordingTurn` would take it to `ending`, with nothing run between. */
+const endsWithAnswer = and([not('hasToolCalls'), not('refused'), not('cutOff'), not('structured'), not('verifies')]);
+
 export const runMachine = runSetup.createMachine({
   id: 'run',
   version: String(RUN_MACHINE_VERSION),
@@ -111,10 +114,20 @@ export const runMachine = runSetup.createMachine({
               // model again, and one after it replays the turn (see decision 003).
               { guard: and(['turnHasCalls', 'checksPolicy']), target: 'checkingPolicy', actions: 'recordTurn' },
               { guard: 'turnHasCalls', target: 'awaitingCalls', actions: ['recordTurn', 'spawnCalls'] },
-              { target: 'recordingTurn', actions: 'recordTurn' },
+              { target: 'answering', actions: 'recordTurn' },
             ],
             onError: { target: '#run.failing', actions: 'failWith' },
           },
+        },
+        // A turn without calls that is the run's answer (no structured output, no verifier, not refused or cut off)
+        // goes straight to the run's end, whose commit saves it with the result: nothing runs between the two, so
+        // the run ends with one commit fewer. A crash before that commit asks the model again on resume (a model
+        // call is not an effect), and the result is returned only once it is committed.
+        answering: {
+          always: [
+            { guard: endsWithAnswer, target: '#run.ending', actions: 'takeTextCandidate' },
+            { target: 'recordingTurn' },
+          ],
         },
         // A turn without calls is durable before the run goes on from it. (A
         // snapshot saved here with calls, by an earlier engine, dispatches them.)

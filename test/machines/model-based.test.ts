@@ -466,6 +466,37 @@ describe('run machine: a turn with calls stored in recordingTurn, as an earlier 
   });
 });
 
+describe('run machine: a text answer stored in recordingTurn, as an earlier engine saved it', () => {
+  // Engines before this one saved a run's answer (a turn without calls) on its own, then the completed run; a text
+  // answer now goes from `answering` to the run's end, saved with it. A record an earlier engine left in
+  // `recordingTurn` (its process died before the terminal save) finishes that save and completes from the stored turn.
+  it('is restored, completes with the stored answer, and does not ask the model again', async () => {
+    const again = createMockModel({ responses: [{ text: 'Asked again.' }] });
+    const run = await driveRun(async (h) => {
+      await h.start({ ...h.base(), prompt: 'Hi.', model: createMockModel({ responses: [{ text: 'Hello.' }] }) });
+      type Stored = { value: unknown; context: Record<string, unknown>; children: Record<string, { snapshot: { input?: unknown } }> };
+      const [start, done] = [h.store.saved[0]!, h.store.last()!];
+      const old = structuredClone(start);
+      const snapshot = old.snapshot as unknown as Stored;
+      const answered = (done.snapshot as unknown as Stored).context;
+      snapshot.value = { loop: 'recordingTurn' };
+      for (const key of ['step', 'lastTurn', 'messages', 'usage', 'usageByModel']) snapshot.context[key] = structuredClone(answered[key]);
+      const save = snapshot.children.saveStart!;
+      save.snapshot.input = { at: 'turn' };
+      snapshot.children = { saveTurn: save };
+      h.store = await seededStore(old);
+      h.controller = new AbortController();
+      await h.resume({ ...h.base(), model: again });
+    });
+    absorb(run.allSteps);
+    const keys = run.allSteps.filter((s) => s.machine === 'run').map((s) => s.key);
+    expect(keys).toContain('run.loop.recordingTurn|xstate.done.actor.saveTurn|5');
+    expect(again.calls).toHaveLength(0);
+    expect(run.last).toMatchObject({ status: 'completed', output: 'Hello.', steps: 1 });
+    expect(run.store.last()).toMatchObject({ status: 'completed', result: { status: 'completed', output: 'Hello.' } });
+  });
+});
+
 describe('run machine: a call spawned with syncSnapshot, as an earlier engine stored it', () => {
   // Engines before this one spawned every call with syncSnapshot: each of its snapshots was an event of the run's,
   // which read the call's phase from it. Calls now say where they rest (CALL_PHASE) and send no snapshots, but a

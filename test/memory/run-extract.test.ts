@@ -112,7 +112,8 @@ describe('memory extraction in a run', () => {
     const save = store.save;
     let saves = 0;
     store.save = async (e, o) => {
-      if (++saves === 4) throw new Error('disk full');
+      // The saves: the start, the answer with the run's end, the extraction's plan (fails).
+      if (++saves === 3) throw new Error('disk full');
       return save(e, o);
     };
     const result = await runAgent({ model: createMockModel({ responses: [{ text: 'Noted.' }] }), prompt: 'I prefer tea.', memory, session: { store, runId: 'x4', scope: 't' } });

@@ -13,7 +13,7 @@ import { testMemory, type TestMemory } from './run-helpers.js';
 
 const SCOPE = { userId: 'ada' };
 
-/** A run store whose `failAt`-th save fails (the write does not land). */
+/** A run store whose `failAt`-th save fails (the write does not land). A one-turn run saves its start, its answer with its end, the extraction's plan, then its outcome. */
 function failingAt(failAt: number): AgentRunStore {
   const inner = createInMemoryAgentRunStore();
   let saves = 0;
@@ -37,7 +37,7 @@ const opsOf = async (memory: TestMemory) => (await memory.store.list({ scope: SC
 describe('reconcileAgentRun settles a memory extraction', () => {
   it('nothing planned was saved (the plan\'s save failed): it runs the extraction now', async () => {
     const memory = testMemory();
-    const session = await completedRun(memory, failingAt(4));
+    const session = await completedRun(memory, failingAt(3));
     expect((await session.store.load('r1'))?.memory?.extraction?.status).toBe('pending');
     expect(await opsOf(memory)).toEqual([]);
     expect(await reconcileAgentRun({ session, memory })).toEqual({ runId: 'r1', memory: 'completed' });
@@ -54,7 +54,7 @@ describe('reconcileAgentRun settles a memory extraction', () => {
 
   it('every planned mutation is in the store (the outcome\'s save failed): completed without another memory LLM call', async () => {
     const memory = testMemory();
-    const session = await completedRun(memory, failingAt(5));
+    const session = await completedRun(memory, failingAt(4));
     expect((await session.store.load('r1'))?.memory?.extraction).toMatchObject({ status: 'planned', planned: 1 });
     const asked = memory.asked.length;
     expect(await reconcileAgentRun({ session, memory })).toEqual({ runId: 'r1', memory: 'completed' });
@@ -70,7 +70,7 @@ describe('reconcileAgentRun settles a memory extraction', () => {
     memory.seams.store = { ...memory.store, add: (i) => (++adds === 2 ? Promise.reject(new Error('memory db down')) : add(i)) };
     const warned: string[] = [];
     memory.seams.logger = { warn: (m) => warned.push(m) };
-    const session = await completedRun(memory, failingAt(5));
+    const session = await completedRun(memory, failingAt(4));
     expect((await session.store.load('r1'))?.memory?.extraction).toMatchObject({ status: 'planned', planned: 2 });
     const first = await reconcileAgentRun({ session, memory });
     expect(first).toMatchObject({ runId: 'r1', memory: 'failed', warnings: [{ type: 'warning', setting: 'memory', code: 'memory_extraction_partial' }] });
@@ -100,7 +100,7 @@ describe('reconcileAgentRun settles a memory extraction', () => {
   it('refuses another memory scope, and an executor\'s lease, before anything is written', async () => {
     const memory = testMemory();
     const leases = createInMemoryLeaseProvider();
-    const session = await completedRun(memory, failingAt(4));
+    const session = await completedRun(memory, failingAt(3));
     const revision = (await session.store.load('r1'))!.revision;
     const asked = memory.asked.length;
     await expect(reconcileAgentRun({ session, memory: testMemory({ scope: { userId: 'bob' } }) })).rejects.toMatchObject({ name: 'BindingChangedError' });

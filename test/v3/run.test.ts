@@ -122,7 +122,7 @@ describe('a V3 run with a context and a working memory', () => {
     expect(record.context!.steps.map((s) => [s.step, manifestOf(s.manifest).model.modelId])).toEqual([[0, 'fallback']]);
     expect(events).toEqual([{ step: 0, model: 'primary' }, { step: 0, model: 'fallback' }]);
     // The fallback's package was saved before its call: the save in callingModel, after the primary's failure (the same blocks: no new blob).
-    expect(runs.saves.map((s) => s.state)).toEqual(['starting', { loop: 'callingModel' }, { loop: 'recordingTurn' }, 'completed']);
+    expect(runs.saves.map((s) => s.state)).toEqual(['starting', { loop: 'callingModel' }, 'completed']);
   });
 
   it('compiles a final answer call the same way', async () => {

@@ -51,14 +51,27 @@ async function saveLabels(): Promise<string[]> {
 }
 
 describe('when the store fails', () => {
-  it('the saves of a one-call run are: start, executing (with the turn), step (with the raw result), turn, terminal', async () => {
+  it('the saves of a one-call run are: start, executing (with the turn), step (with the raw result), terminal (with the answer)', async () => {
     const labels = await saveLabels();
-    expect(labels).toHaveLength(5);
+    expect(labels).toHaveLength(4);
     expect(labels[1]).toContain('receipt=executing');
     // The turn is in the executing save: a restore from it replays the turn.
     expect(labels[1]).toContain('awaitingCalls');
     expect(labels[2]).toContain('receipt=completed');
     expect(labels.at(-1)).toContain('status=completed');
+  });
+
+  it('a run\'s answer is committed in the save that completes it, not in one of its own', async () => {
+    const inner = createInMemoryAgentRunStore();
+    const store = failingAt(inner, Number.POSITIVE_INFINITY);
+    const result = await runAgent(scenario(store, { charge: 0 }, [{ text: 'Nothing to charge.' }]));
+    expect(result).toMatchObject({ status: 'completed', output: 'Nothing to charge.' });
+    // Two saves: the start, then the answer with the completed run (three before: the answer had a save of its own).
+    expect(store.attempts.map((e) => e.status)).toEqual(['running', 'completed']);
+    const [start, end] = store.attempts.map((e) => (e.snapshot as { context: { messages: unknown[] } }).context.messages);
+    expect(start!.at(-1)).toMatchObject({ role: 'user' });
+    expect(end!.at(-1)).toMatchObject({ role: 'assistant', content: 'Nothing to charge.' });
+    expect(store.attempts[1]).toMatchObject({ result: { status: 'completed', output: 'Nothing to charge.' } });
   });
 
   it('a tool whose result is validated or projected commits its raw result first, in a save of its own', async () => {
@@ -67,7 +80,7 @@ describe('when the store fails', () => {
     const base = scenario(store, { charge: 0 });
     await runAgent({ ...base, tools: { charge: { ...base.tools.charge, toModelOutput: (r: string) => r.toUpperCase() } } });
     const receipts = store.attempts.map((e) => Object.values(e.receipts)[0]?.status ?? 'none');
-    expect(receipts).toEqual(['none', 'executing', 'executed', 'completed', 'completed', 'completed']);
+    expect(receipts).toEqual(['none', 'executing', 'executed', 'completed', 'completed']);
   });
 
   it('before the effect: the executing receipt is not written, the tool never ran, a resume replays the step', async () => {
@@ -110,18 +123,25 @@ describe('when the store fails', () => {
     expect(Object.values(stored!.receipts)[0]).toMatchObject({ status: 'completed', reconciled: true, rawResult: 'charged' });
   });
 
-  it('after the completed receipt: a resume replays the recorded result, the tool does not run again', async () => {
+  it('after the completed receipt: a failed terminal save leaves the step; a resume asks the model again and answers', async () => {
     const inner = createInMemoryAgentRunStore();
     const runs = { charge: 0 };
-    // Saves: start, executing, step (with the result), turn (fails).
+    // Saves: start, executing, step (with the result), terminal with the answer (fails).
     const first = await runAgent(scenario(failingAt(inner, 4), runs));
     expect(first.status).toBe('failed');
+    if (first.status === 'failed') expect(first.error.code).toBe('persistence_failed');
+    // The answer was not committed: the record is the step's checkpoint, its last message the tool's result.
+    const left = await inner.load('order-7');
+    expect(left!.status).toBe('running');
+    expect((left!.snapshot as { context: { messages: unknown[] } }).context.messages.at(-1)).toMatchObject({ role: 'tool', content: 'charged' });
     const model = createMockModel({ responses: [{ text: 'Charged.' }] });
     const resumed = await resumeAgent({ ...scenario(inner, runs), model });
-    expect(resumed.status).toBe('completed');
+    expect(resumed).toMatchObject({ status: 'completed', output: 'Charged.' });
     expect(runs.charge).toBe(1);
     // The model saw the recorded result.
+    expect(model.calls).toHaveLength(1);
     expect(model.calls[0]!.messages.at(-1)).toMatchObject({ role: 'tool', content: 'charged' });
+    expect(await inner.load('order-7')).toMatchObject({ status: 'completed', result: { status: 'completed', output: 'Charged.' } });
   });
 
   it('after the raw result, before the step checkpoint: a resume projects the recorded result again, the tool does not run again', async () => {

@@ -36,7 +36,7 @@ export const HANDOFF_SCENARIOS: RunScenario[] = [
   {
     name: 'handoff: a transfer completes → handingOff → the step\'s checkpoint → the target answers → completed',
     input: handoffInput,
-    path: [...toBilling, handedOff(true), S('saveStep'), ev.turn(1, { text: 'Billing here.' }), S('saveTurn')],
+    path: [...toBilling, handedOff(true), S('saveStep'), ev.turn(1, { text: 'Billing here.' })],
     drive: async (h) => {
       const billing = createMockModel({ modelId: 'billing', responses: [{ text: 'Billing here.' }] });
       await h.start({ ...h.base(), ...options(billing) });
@@ -50,7 +50,7 @@ export const HANDOFF_SCENARIOS: RunScenario[] = [
   {
     name: 'handoff without a store: handingOff → the next model call at once → completed',
     input: { ...handoffInput, plan: { durable: false, policy: false, calls: {} } },
-    path: [...toBilling, handedOff(false), ev.turn(1, { text: 'Billing here.' }), S('saveTurn')],
+    path: [...toBilling, handedOff(false), ev.turn(1, { text: 'Billing here.' })],
     drive: async (h) => {
       const { session: _session, ...rest } = h.base();
       await h.start({ ...rest, ...options(createMockModel({ modelId: 'billing', responses: [{ text: 'Billing here.' }] })) });
@@ -69,7 +69,7 @@ export const HANDOFF_SCENARIOS: RunScenario[] = [
       ev.toCall('call-1-0', { type: 'xstate.done.actor.issueApproval', output: { approvalId: 'p1@approval', token: 'token-1', client: false } }),
       S('saveSuspension'),
       RESTORE, ev.restored(), S('saveSuspension'), ev.resume({ 'call-1-0': { verdict: { approved: true } } }),
-      ev.callEnded('call-1-0', { toolCallId: 'p1', toolName: 'publish', modelStep: 1 }), S('saveStep'), ev.turn(2, { text: 'Published.' }), S('saveTurn'),
+      ev.callEnded('call-1-0', { toolCallId: 'p1', toolName: 'publish', modelStep: 1 }), S('saveStep'), ev.turn(2, { text: 'Published.' }),
     ],
     drive: async (h) => {
       let published = 0;

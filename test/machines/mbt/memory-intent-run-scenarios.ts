@@ -71,7 +71,7 @@ export const MEMORY_RUN_SCENARIOS: RunScenario[] = [
   {
     name: 'chat: text answer → terminal commit → chat write → completed',
     input: chatInput,
-    path: [S('saveStart'), ev.turn(0, { text: 'Hello.' }), S('saveTurn'), S('saveEnd'), chatDone],
+    path: [S('saveStart'), ev.turn(0, { text: 'Hello.' }), S('saveEnd'), chatDone],
     drive: async (h) => {
       const chats = createInMemoryChatStore();
       await h.start({ ...h.base(), chat: { store: chats, chatId: 'c1', scope: { userId: 'ada' } }, model: createMockModel({ responses: [{ text: 'Hello.' }] }), prompt: 'Hi.' });
@@ -85,7 +85,7 @@ export const MEMORY_RUN_SCENARIOS: RunScenario[] = [
   {
     name: 'chat and memory: terminal commit → chat write → extraction → completed',
     input: { ...chatInput, ...memoryInput },
-    path: [S('saveStart'), ev.turn(0, { text: 'Noted.' }), S('saveTurn'), S('saveEnd'), chatDone, intentDone('completed')],
+    path: [S('saveStart'), ev.turn(0, { text: 'Noted.' }), S('saveEnd'), chatDone, intentDone('completed')],
     drive: async (h) => void (await h.start({
       ...h.base(), chat: { store: createInMemoryChatStore(), chatId: 'c1', scope: { userId: 'ada' } }, memory: memoryOf(h),
       model: createMockModel({ responses: [{ text: 'Noted.' }] }), prompt: 'I like tea.',
@@ -98,7 +98,7 @@ export const MEMORY_RUN_SCENARIOS: RunScenario[] = [
   {
     name: 'chat: the lease is lost during the chat write → the result stands, nothing more is saved',
     input: chatInput,
-    path: [S('saveStart'), ev.turn(0, { text: 'Hello.' }), S('saveTurn'), S('saveEnd'), ev.storeFailed(), chatDone],
+    path: [S('saveStart'), ev.turn(0, { text: 'Hello.' }), S('saveEnd'), ev.storeFailed(), chatDone],
     drive: async (h) => void (await h.start({
       ...h.base(), lease: { provider: losingLease, ttlMs: 30 }, chat: { store: slowChats(), chatId: 'c1', scope: { userId: 'ada' } },
       model: createMockModel({ responses: [{ text: 'Hello.' }] }), prompt: 'Hi.',
@@ -112,7 +112,7 @@ export const MEMORY_RUN_SCENARIOS: RunScenario[] = [
   {
     name: 'memory: text answer → terminal commit → extraction → completed',
     input: memoryInput,
-    path: [S('saveStart'), ev.turn(0, { text: 'Noted.' }), S('saveTurn'), S('saveEnd'), intentDone('completed')],
+    path: [S('saveStart'), ev.turn(0, { text: 'Noted.' }), S('saveEnd'), intentDone('completed')],
     drive: async (h) => void (await h.start({ ...h.base(), memory: memoryOf(h), model: createMockModel({ responses: [{ text: 'Noted.' }] }), prompt: 'I like tea.' })),
     check: (run) => {
       expect(run.last).toMatchObject({ status: 'completed', output: 'Noted.' });
@@ -125,9 +125,9 @@ export const MEMORY_RUN_SCENARIOS: RunScenario[] = [
   {
     name: 'memory: the save of the plan fails → the extraction fails, the run stays completed',
     input: memoryInput,
-    path: [S('saveStart'), ev.turn(0, { text: 'Noted.' }), S('saveTurn'), S('saveEnd'), ev.storeFailed(), intentDone('failed')],
+    path: [S('saveStart'), ev.turn(0, { text: 'Noted.' }), S('saveEnd'), ev.storeFailed(), intentDone('failed')],
     drive: async (h) => {
-      h.store.failWhen = (_e, attempt) => attempt === 4;
+      h.store.failWhen = (_e, attempt) => attempt === 3;
       await h.start({ ...h.base(), memory: memoryOf(h), model: createMockModel({ responses: [{ text: 'Noted.' }] }), prompt: 'I like tea.' });
     },
     check: (run) => {

@@ -107,7 +107,7 @@ export const RUN_SCENARIOS: RunScenario[] = [
   {
     name: 'text answer → completed',
     input: {},
-    path: [S('saveStart'), ev.turn(0, { text: 'Hello.' }), S('saveTurn')],
+    path: [S('saveStart'), ev.turn(0, { text: 'Hello.' })],
     drive: async (h) => void (await h.start({ ...h.base(), model: mock([{ text: 'Hello.' }]), prompt: 'Say hello.' })),
     check: (run) => expect(run.last).toMatchObject({ status: 'completed', output: 'Hello.', steps: 1 }),
   },
@@ -116,7 +116,7 @@ export const RUN_SCENARIOS: RunScenario[] = [
     input: { toolNames: ['lookup'] },
     path: [
       S('saveStart'), ev.turn(0, { toolCalls: [call()] }), ev.callEnded('call-0-0'), S('saveStep'),
-      ev.turn(1, { text: '42.' }), S('saveTurn'),
+      ev.turn(1, { text: '42.' }),
     ],
     drive: async (h) => void (await h.start({
       ...h.base(), tools: { lookup }, model: mock([{ toolCalls: [call()] }, { text: '42.' }]), prompt: 'Look it up.',
@@ -133,7 +133,7 @@ export const RUN_SCENARIOS: RunScenario[] = [
       ...suspendOnPublish,
       // A new process resumes the stored run: restored in `suspending` (the state that saved it), its save runs again.
       RESTORE, ev.restored(), S('saveSuspension'), ev.resume({ 'call-0-0': { verdict: { approved: true } } }),
-      ev.callEnded('call-0-0', { toolName: 'publish' }), S('saveStep'), ev.turn(1, { text: 'Published.' }), S('saveTurn'),
+      ev.callEnded('call-0-0', { toolName: 'publish' }), S('saveStep'), ev.turn(1, { text: 'Published.' }),
     ],
     drive: async (h) => {
       let published = 0;
@@ -375,7 +375,7 @@ export const RUN_SCENARIOS: RunScenario[] = [
     path: [
       S('saveStart'), ev.drain(), ev.turn(0, { toolCalls: [call()] }), ev.callEnded('call-0-0'), S('saveStep'),
       // The boundary: drained, not the next model call. Restored in `draining` (the state that saved it), its save runs again.
-      S('saveDrain'), RESTORE, ev.restored(), S('saveDrain'), ev.resume({}), ev.turn(1, { text: '42.' }), S('saveTurn'),
+      S('saveDrain'), RESTORE, ev.restored(), S('saveDrain'), ev.resume({}), ev.turn(1, { text: '42.' }),
     ],
     drive: async (h) => {
       const lease = drainingLease();
@@ -423,7 +423,7 @@ export const RUN_SCENARIOS: RunScenario[] = [
     // With no store there is nothing to save a step to: the run goes from one model call to the next.
     name: 'tool loop without a session → completed, nothing saved',
     input: { toolNames: ['lookup'], plan: { durable: false, policy: false, calls: {} } },
-    path: [S('saveStart'), ev.turn(0, { toolCalls: [call()] }), ev.callEnded('call-0-0'), ev.turn(1, { text: '42.' }), S('saveTurn')],
+    path: [S('saveStart'), ev.turn(0, { toolCalls: [call()] }), ev.callEnded('call-0-0'), ev.turn(1, { text: '42.' })],
     drive: async (h) => {
       const { session: _session, ...rest } = h.base();
       await h.start({ ...rest, tools: { lookup }, model: mock([{ toolCalls: [call()] }, { text: '42.' }]), prompt: 'Look it up.' });
@@ -447,7 +447,7 @@ export const RUN_SCENARIOS: RunScenario[] = [
     path: [
       S('saveStart'), ev.modelThrew(),
       // The failed record keeps the last committed snapshot (`starting`); the retry counts the failed call as a step.
-      RESTORE, ev.restored(), ev.retryFailed('loop'), S('saveStart'), ev.turn(1, { text: 'Hello.' }), S('saveTurn'),
+      RESTORE, ev.restored(), ev.retryFailed('loop'), S('saveStart'), ev.turn(1, { text: 'Hello.' }),
     ],
     drive: async (h) => {
       const options = { prompt: 'Hi.', maxRetries: 0, model: mock([{ error: { status: 503, message: 'overloaded' } }, { text: 'Hello.' }]) };
