@@ -107,15 +107,52 @@ export function encodePart(value: unknown): Buffer {
 }
 
 /**
- * Frames a map `value` with two entries more at its end: `fill`, zeros, and `tail`, as one part (its value decodes as
- * `{ ...value, fill, tail }`). `fillFor(before, after)` says how many bytes the fill entry's value takes (its header
- * and its zeros, at least 2), given the part's bytes before it and after it: a store that lays the part out on
- * pages puts the tail's bytes where it wants them (see sqlite/run-rows.ts).
+ * A head tail's bytes for {@link encodeWithTail}: its own copy, which a planner keeps while the run's tail stays the
+ * same (see {@link samePacked}), so a save does not pack the same values again.
  * @internal As {@link sha256}: its Buffer type stays out of the published declarations.
  */
-export function encodeWithTail(value: Record<string, unknown>, tail: unknown, fillFor: (before: number, after: number) => number): Buffer {
-  // The tail first: the body's bytes are then the packer's last and are copied before anything else is packed.
-  const tailBytes = Buffer.from(packed(tail));
+export function packTail(tail: unknown): Buffer {
+  return Buffer.from(packed(tail));
+}
+
+/** The value {@link packTail}'s bytes hold, as a load would read it: what {@link samePacked} compares a later tail with. */
+export function unpackTail(bytes: Uint8Array): unknown {
+  return packr.unpack(bytes);
+}
+
+/**
+ * Whether `value` packs to the bytes `unpacked` was read from: the same plain data (objects of Object.prototype with
+ * their keys in the same order, arrays, and primitives that are ===). Anything else (a Buffer, a Date, a class
+ * instance, NaN) is taken to differ, and is packed again; so is a key the packer renames as it reads it
+ * (`__proto__`).
+ */
+export function samePacked(unpacked: unknown, value: unknown): boolean {
+  if (unpacked === value) return typeof value !== 'object' || value === null;
+  if (typeof value !== 'object' || value === null || typeof unpacked !== 'object' || unpacked === null) return false;
+  if (Array.isArray(value)) {
+    if (!Array.isArray(unpacked) || Object.getPrototypeOf(value) !== Array.prototype || value.length !== unpacked.length) return false;
+    for (let i = 0; i < value.length; i++) if (!samePacked(unpacked[i], value[i])) return false;
+    return true;
+  }
+  if (Array.isArray(unpacked) || Object.getPrototypeOf(value) !== Object.prototype) return false;
+  const keys = Object.keys(value);
+  const were = Object.keys(unpacked);
+  if (keys.length !== were.length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (key !== were[i] || !samePacked((unpacked as Record<string, unknown>)[key], (value as Record<string, unknown>)[key])) return false;
+  }
+  return true;
+}
+
+/**
+ * Frames a map `value` with two entries more at its end: `fill`, zeros, and `tail` (bytes from {@link packTail}), as
+ * one part (its value decodes as `{ ...value, fill, tail }`). `fillFor(before, after)` says how many bytes the fill
+ * entry's value takes (its header and its zeros, at least 2), given the part's bytes before it and after it: a store
+ * that lays the part out on pages puts the tail's bytes where it wants them (see sqlite/run-rows.ts).
+ * @internal As {@link sha256}: its Buffer type stays out of the published declarations.
+ */
+export function encodeWithTail(value: Record<string, unknown>, tailBytes: Uint8Array, fillFor: (before: number, after: number) => number): Buffer {
   const body = packed(value);
   // The map's count, two more: a fixmap of up to 13 keys or a map 16 (which msgpackr writes for an object).
   let count: number;
@@ -146,7 +183,7 @@ export function encodeWithTail(value: Record<string, unknown>, tail: unknown, fi
   out.fill(0, at, zerosEnd);
   at = zerosEnd;
   at += TAIL_KEY.copy(out, at);
-  tailBytes.copy(out, at);
+  out.set(tailBytes, at);
   return seal(out);
 }
 

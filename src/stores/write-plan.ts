@@ -29,7 +29,9 @@
  */
 import { StoredRecordError } from '../errors/index.js';
 import type { AgentRunEnvelope, AgentRunStatus } from '../agent/types.js';
-import { decodeFramed, encodePart, encodeWithTail, framedFormat, sha256, sha256Text } from './codec.js';
+import {
+  decodeFramed, encodePart, encodeWithTail, framedFormat, packTail, samePacked, sha256, sha256Text, unpackTail,
+} from './codec.js';
 import { emptyDigest, legacyJsonDigest, MIXED_DIGEST_FORMAT, sameDigest, xorRow, xorRowTextOf } from './digest.js';
 import { joinRecord, toRecord, type RecordLayout } from './record.js';
 
@@ -62,6 +64,13 @@ export interface StoredState {
    * those bytes without encoding them again (a message is never edited in place once made).
    */
   ends?: { first: unknown; tail: unknown };
+  /**
+   * In memory only: the head tail (see record.ts, HeadTail) the last save wrote, as bytes and as the value those
+   * bytes hold. A save whose tail is the same plain data (see codec.ts, samePacked) writes these bytes again
+   * instead of packing it: a run's tail does not change while it runs, and packing it took about a third of a
+   * head's encoding.
+   */
+  tail?: { value: unknown; bytes: Uint8Array };
 }
 
 export interface MessageRow {
@@ -169,8 +178,16 @@ export function planSave(
   const plan: PlanIndex = {
     length: messages.length, first, tail, settledStep: record.currentStep, receiptCount: record.receipts.length, lineage: record.lineage,
   };
-  const head = fillFor && record.tail
-    ? encodeWithTail({ plan, layout: record.layout, envelope: record.head } satisfies Head, record.tail, fillFor)
+  let headTail: StoredState['tail'];
+  if (fillFor && record.tail) {
+    headTail = stored?.tail && samePacked(stored.tail.value, record.tail) ? stored.tail : undefined;
+    if (!headTail) {
+      const bytes = packTail(record.tail);
+      headTail = { value: unpackTail(bytes), bytes };
+    }
+  }
+  const head = fillFor && headTail
+    ? encodeWithTail({ plan, layout: record.layout, envelope: record.head } satisfies Head, headTail.bytes, fillFor)
     : encodePart({ plan, layout: record.layout, envelope: record.head } satisfies Head);
   let bytes = head.length;
   for (const row of messageRows) bytes += row.bytes.length;
@@ -186,6 +203,7 @@ export function planSave(
     next: {
       revision: envelope.revision, index: plan, transcriptDigest, receiptsDigest, unsettled,
       ...(messages.length > 0 ? { ends: { first: messages[0], tail: messages[messages.length - 1] } } : {}),
+      ...(headTail ? { tail: headTail } : {}),
     },
     bytes,
   };
