@@ -10,7 +10,8 @@
  * of state of the process: see {@link Permits}.
  */
 import type { LegTracer } from '../tracing/leg-tracer.js';
-import { fromPromise, type ActorSystem } from 'xstate';
+import type { ActorSystem } from 'xstate';
+import { fromLazyPromise } from './lazy-promise.js';
 
 type AnyActorSystem = ActorSystem<any>;
 import { CairnError } from '../errors/index.js';
@@ -86,5 +87,6 @@ export interface ActorArgs<I> {
 
 /** A promise actor of a run: its body gets the leg it works for, and its input. */
 export function legActor<O, I>(body: (leg: Leg, args: ActorArgs<I>) => Promise<O>) {
-  return fromPromise<O, I>((args) => body(legOf(args.system), args));
+  // fromPromise's logic with the actor's signal made only when the body reads it (see lazy-promise.ts).
+  return fromLazyPromise<O, I>((args) => body(legOf(args.system), args));
 }

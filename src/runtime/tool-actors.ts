@@ -30,12 +30,19 @@ import { runChild } from '../delegation/agent-tool-run.js';
 const keyOf = (c: ReceiptWriteInput) => receiptKey(c.modelStep, c.toolCallId);
 const receiptOf = (c: ToolCallContext) => (c.receipt ?? undefined) as AgentToolReceipt | undefined;
 
-function toolContext(leg: Leg, c: ToolCallContext, signal: AbortSignal): ToolExecuteContext {
+/**
+ * What a tool's execute is handed. Its `signal` is made when the tool first reads it: an AbortSignal costs about
+ * 4 µs to make (see lazy-promise.ts), and most tools never read one.
+ */
+function toolContext(leg: Leg, c: ToolCallContext, signalOf: () => AbortSignal): ToolExecuteContext {
+  let signal: AbortSignal | undefined;
   return {
     toolCallId: c.toolCallId,
     modelStep: c.modelStep,
     messages: leg.transcript() as Message[],
-    signal,
+    get signal() {
+      return (signal ??= signalOf());
+    },
     context: leg.opts.toolContexts[c.toolName],
   };
 }
@@ -117,7 +124,8 @@ export const toolCallLogic = toolCallMachine.provide({
 
     // Stage 3: a recorded outcome skips the gate. A verdict the run asked for decides, even when a
     // predicate would now answer otherwise: a denial is final, an approval stands. Otherwise needsApproval.
-    decideApproval: legActor<ApprovalOutput, ToolCallContext>(redacting(async (leg, { input: c, signal }) => {
+    decideApproval: legActor<ApprovalOutput, ToolCallContext>(redacting(async (leg, args) => {
+      const c = args.input;
       if (receiptHasOutcome(receiptOf(c))) return { kind: 'receipt' };
       if (c.verdict !== null) {
         return c.verdict.approved ? { kind: 'approved' } : { kind: 'denied', reason: c.verdict.reason ?? 'Not approved.' };
@@ -125,7 +133,7 @@ export const toolCallLogic = toolCallMachine.provide({
       // The execution context's requireApproval holds the call whatever the tool's own gate says.
       if (leg.opts.execution?.requiresApproval(c.toolName)) return { kind: 'wait' };
       const gate = leg.opts.tools[c.toolName]!.needsApproval;
-      const needed = typeof gate === 'function' ? await gate(c.args, toolContext(leg, c, signal)) : Boolean(gate);
+      const needed = typeof gate === 'function' ? await gate(c.args, toolContext(leg, c, () => args.signal)) : Boolean(gate);
       return needed ? { kind: 'wait' } : { kind: 'not-needed' };
     })),
 
@@ -171,7 +179,8 @@ export const toolCallLogic = toolCallMachine.provide({
     }),
 
     // Stage 6: the effect. Without a permit this is a restart after a restore: never run, re-decide.
-    executeTool: legActor<ExecuteOutput, ToolCallContext>(async (leg, { input: c, signal }) => {
+    executeTool: legActor<ExecuteOutput, ToolCallContext>(async (leg, args) => {
+      const c = args.input;
       const tool = leg.opts.tools[c.toolName]!;
       if (!leg.permits.take(keyOf(c)) && !leg.bugs.ignoreEffectPermit) {
         if (receiptHasOutcome(receiptOf(c))) return { kind: 'replay' };
@@ -180,7 +189,7 @@ export const toolCallLogic = toolCallMachine.provide({
       }
       let value: unknown;
       try {
-        value = await tool.execute!(c.args, toolContext(leg, c, effectSignal(leg, signal, c.deadlineAt)));
+        value = await tool.execute!(c.args, toolContext(leg, c, () => effectSignal(leg, args.signal, c.deadlineAt)));
       } catch (error) {
         // A call cut off while its server had it (an MCP server that died or timed out): nobody knows whether it landed.
         if (outcomeUnknown(error)) return { kind: 'unknown' };
