@@ -23,15 +23,31 @@ import { withInstructions } from '../delegation/handoff.js';
 
 const deadlineError = () => serializeError(new ExecutionPolicyError('deadline_exceeded', 'The execution deadline elapsed.'));
 
+/** A tool's spec as last built, with what it was built from: built again only when one of them changed. */
+interface BuiltSpec { name: string; description: string | undefined; source: unknown; spec: ModelToolSpec }
+const builtSpecs = new WeakMap<object, BuiltSpec>();
+
+/**
+ * The tools on the wire, in the run's order. Each tool's spec is built once (its schema copied to plain JSON) and
+ * reused for every step while the tool, its name, its description and its schema are the ones it was built from (a
+ * handoff or an MCP catalog refresh brings other tools, and with them other specs).
+ */
 function toolSpecs(host: Leg, names?: string[]): ModelToolSpec[] {
-  return Object.entries(host.opts.tools)
-    .filter(([name]) => !names || names.includes(name))
-    .map(([name, tool]) => ({
-      name,
-      ...(tool.description !== undefined ? { description: tool.description } : {}),
-      // The checked JSON Schema: a Standard Schema value goes out as the JSON Schema it converts to, never as itself.
-      parameters: toJson<JsonValue>(host.opts.parameters[name]?.wire ?? tool.parameters),
-    }));
+  const out: ModelToolSpec[] = [];
+  const { tools, parameters } = host.opts;
+  for (const name in tools) {
+    if (!Object.hasOwn(tools, name) || (names && !names.includes(name))) continue;
+    const tool = tools[name]!;
+    // The checked JSON Schema: a Standard Schema value goes out as the JSON Schema it converts to, never as itself.
+    const source = parameters[name]?.wire ?? tool.parameters;
+    let built = builtSpecs.get(tool);
+    if (!built || built.name !== name || built.description !== tool.description || built.source !== source) {
+      const spec = { name, ...(tool.description !== undefined ? { description: tool.description } : {}), parameters: toJson<JsonValue>(source) };
+      builtSpecs.set(tool, (built = { name, description: tool.description, source, spec }));
+    }
+    out.push(built.spec);
+  }
+  return out;
 }
 
 /** The request for one step: the loop's, or finalization's (one more turn of the same conversation). */
