@@ -12,8 +12,10 @@ function sortKeys(value: unknown): unknown {
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(value).sort()) {
       const v = (value as Record<string, unknown>)[key];
-      // defineProperty: a `__proto__` key stays a key instead of setting the prototype.
-      if (v !== undefined) Object.defineProperty(out, key, { value: sortKeys(v), enumerable: true, writable: true, configurable: true });
+      if (v === undefined) continue;
+      // defineProperty: a `__proto__` key stays a key instead of setting the prototype (any other key is a plain set).
+      if (key === '__proto__') Object.defineProperty(out, key, { value: sortKeys(v), enumerable: true, writable: true, configurable: true });
+      else out[key] = sortKeys(v);
     }
     return out;
   }

@@ -9,7 +9,7 @@ import { DEFAULT_MAX_RETRIES } from '../models/retry.js';
 import { modelKey, toCairnModel } from '../models/resolve.js';
 import type { LanguageModel, ModelSettings, ProviderOptions, ToolChoice } from '../models/types.js';
 import { toolParameters, type ToolParameters } from './arguments.js';
-import { digestOf } from './digest.js';
+import { configDigestOf } from './digest.js';
 import { check, isStandardSchema, wireSchema } from './schema.js';
 import { checkTracing } from '../tracing/leg-tracer.js';
 import { isExecutionContext, type ExecutionContext } from '../policy/index.js';
@@ -318,19 +318,19 @@ export function bindingOf(
       approval: typeof tool.needsApproval === 'function' ? 'predicate' : Boolean(tool.needsApproval),
     }));
   const output = options.output
-    ? digestOf({ mode: options.output.mode ?? 'json', name: options.output.name ?? null, schema: wireSchema(options.output.schema) })
+    ? configDigestOf({ mode: options.output.mode ?? 'json', name: options.output.name ?? null, schema: wireSchema(options.output.schema) })
     : null;
   const allLimits = { ...limits, verify: typeof options.verify === 'function' };
   return {
     bindingId: options.bindingId ?? null,
     model: modelKey(models[0]!),
-    tools: digestOf(tools),
+    tools: configDigestOf(tools),
     output,
-    limits: digestOf(allLimits),
+    limits: configDigestOf(allLimits),
     ...(models.length > 1 ? { fallback: models.slice(1).map(modelKey).join(',') } : {}),
     parts: {
-      tools: Object.fromEntries(tools.map(({ name, parameters: schema, ...rest }) => [name, { schema: digestOf(schema), rest: digestOf(rest) }])),
-      limits: Object.fromEntries(Object.entries(allLimits).map(([name, value]) => [name, digestOf(value)])),
+      tools: Object.fromEntries(tools.map(({ name, parameters: schema, ...rest }) => [name, { schema: configDigestOf(schema), rest: configDigestOf(rest) }])),
+      limits: Object.fromEntries(Object.entries(allLimits).map(([name, value]) => [name, configDigestOf(value)])),
     },
   };
 }
