@@ -24,10 +24,33 @@ export function recordPrint(envelope: AgentRunEnvelope): string {
   }));
 }
 
-/** Whether `envelope` holds the restored record: the same lists (never edited in place, so identity settles them) and print. */
-export function sameRecord(envelope: AgentRunEnvelope, restored: { print: string; messages: unknown; receipts: unknown }): boolean {
-  const context = (envelope.snapshot as unknown as PersistedRun).context;
-  return context.messages === restored.messages && context.receipts === restored.receipts && recordPrint(envelope) === restored.print;
+/** What a leg keeps of the record it was restored from, to tell it from the record its first write would make. */
+export interface RestoredRecord {
+  print: string;
+  messages: unknown;
+  receipts: unknown;
+  status: AgentRunEnvelope['status'];
+  /** The snapshot's state value as JSON: part of the print, and far cheaper to compare first. */
+  value: string;
+}
+
+export function restoredRecordOf(envelope: AgentRunEnvelope): RestoredRecord {
+  const snapshot = envelope.snapshot as unknown as PersistedRun;
+  const { messages, receipts } = snapshot.context;
+  return { print: recordPrint(envelope), messages, receipts, status: envelope.status, value: JSON.stringify(snapshot.value) };
+}
+
+/**
+ * Whether `envelope` holds the restored record: the same lists (never edited in place, so identity settles them)
+ * and print. The status and the state value are in the print: where either differs, so does the print, and it
+ * is not made.
+ */
+export function sameRecord(envelope: AgentRunEnvelope, restored: RestoredRecord): boolean {
+  const snapshot = envelope.snapshot as unknown as PersistedRun;
+  const context = snapshot.context;
+  if (context.messages !== restored.messages || context.receipts !== restored.receipts) return false;
+  if (envelope.status !== restored.status || JSON.stringify(snapshot.value) !== restored.value) return false;
+  return recordPrint(envelope) === restored.print;
 }
 
 /**

@@ -22,7 +22,7 @@ import { envelopeOf, type PersistedRun } from './record.js';
 import { callFacts, watchCalls } from './call-events.js';
 import { LegTracer } from '../tracing/leg-tracer.js';
 import { accountingOf, afterFinalSave, detachResult, endingExtras, resultOfSnapshot, retryFromOf } from './host-result.js';
-import { ledgerCheckpointOf, persistedOf, recordPrint, sameRecord } from './host-record.js';
+import { ledgerCheckpointOf, persistedOf, restoredRecordOf, sameRecord, type RestoredRecord } from './host-record.js';
 import { runActors } from './run-actors.js';
 import { SaveQueue } from './save-queue.js';
 import { keepLease } from './lease-keeper.js';
@@ -73,7 +73,7 @@ export class RunHost<T> implements Leg<T> {
    * save was in flight (the suspension's, a drain's) asks for that save again, and when the record it would write is
    * the stored one but for its revision and time, it is not written twice.
    */
-  private restored: { print: string; messages: unknown; receipts: unknown } | null;
+  private restored: RestoredRecord | null;
 
   constructor(
     readonly opts: NormalizedOptions<T>,
@@ -95,9 +95,7 @@ export class RunHost<T> implements Leg<T> {
       : null;
     for (const id of (stored?.snapshot as unknown as PersistedRun | undefined)?.context?.batch ?? []) this.announcedCalls.add(id);
     const context = (stored?.snapshot as unknown as PersistedRun | undefined)?.context;
-    this.restored = stored && context && !opts.execution
-      ? { print: recordPrint(stored), messages: context.messages, receipts: context.receipts }
-      : null;
+    this.restored = stored && context && !opts.execution ? restoredRecordOf(stored) : null;
   }
 
   emit(event: AgentEvent<T>): void {
