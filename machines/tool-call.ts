@@ -1,11 +1,12 @@
 /**
  * The tool-call actor: one per call the model makes, the eight stages of the
  * tool path as states, in order (with the check of the call's arguments between
- * the policy and the approval). Pure: every effect is a named actor that the
+ * the policy and the approval; the first stage, the finish-reason gate, is the
+ * policy stage's first transition). Pure: every effect is a named actor that the
  * runtime provides (`machine.provide`). Every way a call ends is its own final
  * state; `unknownEffect` is a stable state that only a reconciliation leaves.
  */
-import { and, assign, emit, enqueueActions } from 'xstate';
+import { and, assign, emit, enqueueActions, not } from 'xstate';
 import { after, callFacts, invalidArguments, toAdmission, toApproval, toEffectIdentity, toolCallSetup, withVerdict } from './tool-call-setup.js';
 import type { ToolCallOutput } from './types.js';
 import { effectIdentityState, executionState, resultReceiptState } from './tool-call-effect.js';
@@ -31,20 +32,14 @@ export const toolCallMachine = toolCallSetup.createMachine({
     isError: false,
     reason: null,
   }),
-  initial: 'finishReasonGate',
+  // 1. A refused or cut-off turn dispatches none of its calls (the allowlist's first transition). A dispatchable
+  // call whose arguments a JSON Schema checks is checked here, on entry, so that the policy stage's first
+  // microstep already decides from the verdict (a gate of its own before the policy was one microstep a call more).
+  entry: enqueueActions(({ check, enqueue }) => {
+    if (check('dispatchable') && check('checksArgumentsInline')) enqueue('checkArgumentsInline');
+  }),
+  initial: 'policy',
   states: {
-    // 1. A refused or cut-off turn dispatches none of its calls.
-    finishReasonGate: {
-      always: [
-        { guard: and(['dispatchable', 'checksArgumentsInline']), target: 'policy', actions: 'checkArgumentsInline' },
-        { guard: 'dispatchable', target: 'policy' },
-        { target: 'notDispatched', actions: assign({
-          outcome: 'not-dispatched' as const,
-          modelOutput: 'Tool call not dispatched: the turn was cut off or refused.',
-          isError: true,
-        }) },
-      ],
-    },
     // 2. Policy. The run already checked the batch against the execution policy;
     // here an unknown tool is refused and the onToolCall guardrails block or rewrite.
     policy: {
@@ -52,6 +47,11 @@ export const toolCallMachine = toolCallSetup.createMachine({
       states: {
         allowlist: {
           always: [
+            {
+              guard: not('dispatchable'),
+              target: '#toolCall.notDispatched',
+              actions: assign({ outcome: 'not-dispatched' as const, modelOutput: 'Tool call not dispatched: the turn was cut off or refused.', isError: true }),
+            },
             { guard: and(['toolKnown', 'runsGuardrails']), target: 'guardrails' },
             // The arguments were checked on the way in: the argument-check stage has nothing left to do.
             { guard: 'argumentsRefused', target: '#toolCall.invalidArguments', actions: 'refuseArguments' },

@@ -269,7 +269,7 @@ describe('tool-call machine: stages with no work are passed, as the call\'s plan
         });
         absorb(run.allSteps);
         const keys = keysOf(run.allSteps);
-        expect(keys).toContain(schema === 'json' ? inline(store ? 4 : 5) : edge('argumentCheck', 'checkArguments', store ? 3 : 4));
+        expect(keys).toContain(schema === 'json' ? inline(store ? 5 : 6) : edge('argumentCheck', 'checkArguments', store ? 3 : 4));
         expect(keys).toContain(edge('execution', 'executeTool', 2));
         const actors = schema === 'json' ? /checkArguments|guardCall|decideApproval|admit|beginEffect|recordResult|projectResult/ : /guardCall|decideApproval|admit|beginEffect|recordResult|projectResult/;
         expect(keys.some((k) => actors.test(k))).toBe(false);
@@ -289,7 +289,7 @@ describe('tool-call machine: stages with no work are passed, as the call\'s plan
       ...plain(h, true), prompt: 'Send it.', tools: { send }, model: createMockModel({ responses: [turn('send', { to: 7 }), { text: 'Done.' }] }),
     })));
     absorb(run.allSteps);
-    expect(keysOf(run.allSteps)).toContain(inline(1));
+    expect(keysOf(run.allSteps)).toContain(inline(2));
     expect(sent).toBe(0);
     const tool = run.last.messages.find((m) => m.role === 'tool');
     expect(tool).toMatchObject({ toolCallId: 'c1', isError: true, content: expect.stringMatching(/^Invalid arguments for tool "send": \/to must be string/) });
@@ -304,7 +304,7 @@ describe('tool-call machine: stages with no work are passed, as the call\'s plan
     })));
     absorb(run.allSteps);
     const keys = keysOf(run.allSteps);
-    expect(keys).toContain(inline(3));
+    expect(keys).toContain(inline(4));
     expect(keys).toContain(edge('admission', 'admit', 1));
     expect(sent).toBe(1);
   });
@@ -373,7 +373,7 @@ describe('tool-call machine: stages with no work are passed, as the call\'s plan
     })));
     absorb(run.allSteps);
     const keys = keysOf(run.allSteps);
-    expect(keys).toContain(inline(2));
+    expect(keys).toContain(inline(3));
     expect(keys).toContain(edge('approval.deciding', 'decideApproval', 6));
     expect(sent).toBe(1);
     expect(run.last).toMatchObject({ status: 'completed', text: 'Done.' });
@@ -415,7 +415,7 @@ describe('tool-call machine: stages with no work are passed, as the call\'s plan
       });
       absorb(run.allSteps);
       const keys = keysOf(run.allSteps);
-      expect(keys).toContain(gated ? edge('approval.deciding', 'decideApproval', 7) : schema === 'json' ? inline(6) : edge('argumentCheck', 'checkArguments', 5));
+      expect(keys).toContain(gated ? edge('approval.deciding', 'decideApproval', 7) : schema === 'json' ? inline(7) : edge('argumentCheck', 'checkArguments', 5));
       expect(keys).toContain('toolCall.effectIdentity.beginning|xstate.done.actor.beginEffect|3');
       expect(run.last).toMatchObject({ status: 'completed', text: 'Done.' });
       expect(run.last.messages).toContainEqual({ role: 'tool', toolCallId: 'c1', toolName: 'ask', content: 'yes' });
