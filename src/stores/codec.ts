@@ -22,11 +22,13 @@ const MAGIC = Buffer.from('CRN', 'ascii');
  * way (see digest.ts). 4: the same, except that an open call's receipt the
  * head already holds (in the call's snapshot) is not also a part of its own
  * (see record.ts); a reader of format 3 would miss it, so it is refused there.
- * Message and receipt parts are the same in all four.
+ * 5: the same, except that a receipt part whose `modelOutput` is the same
+ * plain data as its `rawResult` holds it once (see receipt-part.ts).
+ * Message parts are the same in all five.
  */
-export const RECORD_FORMAT = 4;
+export const RECORD_FORMAT = 5;
 /** Formats a reader of this code accepts. A part of any other format is refused. */
-export const READABLE_FORMATS: readonly number[] = [1, 2, 3, 4];
+export const READABLE_FORMATS: readonly number[] = [1, 2, 3, 4, 5];
 const HEADER = MAGIC.length + 1 + 32;
 
 // Plain data only: no records/structures extension, so every part decodes on its own.

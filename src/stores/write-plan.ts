@@ -34,6 +34,7 @@ import {
 } from './codec.js';
 import { emptyDigest, legacyJsonDigest, MIXED_DIGEST_FORMAT, sameDigest, xorRow, xorRowTextOf } from './digest.js';
 import { joinRecord, toRecord, type RecordLayout } from './record.js';
+import { receiptFromPart, receiptPartValue } from './receipt-part.js';
 
 /** What a stored head says about its run's other rows. */
 export interface PlanIndex {
@@ -162,7 +163,7 @@ export function planSave(
   const unsettled = new Map<string, Uint8Array>();
   for (const receipt of record.receipts) {
     if (!replaceReceipts && receipt.modelStep < settledStep) continue;
-    const bytes = encodePart(receipt);
+    const bytes = encodePart(receiptPartValue(receipt));
     const sha = sha256(bytes);
     if (receipt.modelStep >= record.currentStep) unsettled.set(receipt.key, sha);
     const old = before.get(receipt.key);
@@ -297,7 +298,10 @@ export function readRecord(runId: string, rows: StoredRows, legacy: 'bytes' | 'j
   }
   if (!json && (!sameDigest(rows.transcriptDigest, transcriptDigest) || !sameDigest(rows.receiptsDigest, receiptsDigest))) throw corrupt();
   const messages = rows.messages.map((m) => decodeFramed<unknown>(runId, m.bytes, json));
-  const receipts = rows.receipts.map((r) => decodeFramed<unknown>(runId, r.bytes, json));
+  const receipts = rows.receipts.map((r) => {
+    const part = decodeFramed<unknown>(runId, r.bytes, json);
+    return { format: part.format, value: receiptFromPart(part.format, part.value) };
+  });
   const envelope = joinRecord(runId, format, head, messages.map((m) => m.value), receipts.map((r) => r.value));
   // Each row holds the receipt of its own key, and no key is on two rows (which a table keyed by it cannot hold, but
   // a store of yours might hand over). Checked on the rows: the envelope's receipts record may not be built yet.
@@ -395,6 +399,6 @@ export function splitEnvelope(envelope: AgentRunEnvelope, storedLength: number, 
     messages: record.messages.slice(storedLength).map((message, i) => ({ index: storedLength + i, bytes: encodePart(message) })),
     transcriptLength: record.messages.length,
     receipts: record.receipts.filter((r) => firstSave || r.modelStep >= record.currentStep)
-      .map((r) => ({ key: r.key, modelStep: r.modelStep, bytes: encodePart(r) })),
+      .map((r) => ({ key: r.key, modelStep: r.modelStep, bytes: encodePart(receiptPartValue(r)) })),
   };
 }

@@ -17,6 +17,7 @@ import { resumeAgent, runAgent, type AgentOptions, type AgentRunStore, type Resu
 import { createSqliteOpsStore } from 'cairn/ops/sqlite';
 import { createMockModel, type MockResponse } from 'cairn/testing';
 import { decodePart, encodePart, RECORD_FORMAT } from '../../src/stores/codec.js';
+import { receiptOf } from './old-parts.js';
 
 let dir: string;
 beforeEach(() => {
@@ -62,7 +63,7 @@ describe('record format 4: open receipts in the head', () => {
     expect(during).toEqual({ rows: [], status: 'executing', format: RECORD_FORMAT });
     const rows = receiptRows(reader);
     expect(rows.map((r) => r.key)).toEqual(['0:c1']);
-    expect(decodePart<{ status: string }>('pay-1', rows[0]!.body).status).toBe('completed');
+    expect(receiptOf<{ status: string }>(rows[0]!.body).status).toBe('completed');
     reader.close();
     ops.close();
   });

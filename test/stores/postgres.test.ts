@@ -21,6 +21,7 @@ import { createMockModel, type MockResponse } from 'cairn/testing';
 import { describePostgres, type PostgresTestEnv } from './pg-env.js';
 import { copyRunRows } from '../support/old-schemas.js';
 import { RECORD_FORMAT, sha256 } from '../../src/stores/codec.js';
+import { receiptPartAs } from './old-parts.js';
 import { digestOf } from '../../src/stores/digest.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -231,7 +232,10 @@ describePostgres('cairn/ops/postgres', (env: PostgresTestEnv) => {
     const t = `"${schema}"`;
     await env.sql(`UPDATE ${t}.cairn_runs SET head = set_byte(head, 3, 2) WHERE run_id = 'format2-1'`);
     await env.sql(`UPDATE ${t}.cairn_run_messages SET body = set_byte(body, 3, 2) WHERE run_id = 'format2-1'`);
-    await env.sql(`UPDATE ${t}.cairn_run_receipts SET body = set_byte(body, 3, 2) WHERE run_id = 'format2-1'`);
+    // A receipt part as format 2 wrote it: the receipt whole (see old-parts.ts).
+    for (const r of await env.sql<{ key: string; body: Buffer }>(`SELECT key, body FROM ${t}.cairn_run_receipts WHERE run_id = 'format2-1'`)) {
+      await env.sql(`UPDATE ${t}.cairn_run_receipts SET body = $1 WHERE run_id = 'format2-1' AND key = $2`, [receiptPartAs(r.body, 2), r.key]);
+    }
     const messages = await env.sql<{ idx: number; body: Buffer }>(`SELECT idx, body FROM ${t}.cairn_run_messages WHERE run_id = 'format2-1'`);
     const receipts = await env.sql<{ key: string; body: Buffer }>(`SELECT key, body FROM ${t}.cairn_run_receipts WHERE run_id = 'format2-1'`);
     await env.sql(`UPDATE ${t}.cairn_runs SET transcript_digest = $1, receipts_digest = $2 WHERE run_id = 'format2-1'`, [

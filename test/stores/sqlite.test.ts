@@ -23,6 +23,7 @@ import {
   type SqliteOpsStore, type SqliteOpsStoreOptions,
 } from 'cairn/ops/sqlite';
 import { encodePart, RECORD_FORMAT, sha256 } from '../../src/stores/codec.js';
+import { receiptPartAs } from './old-parts.js';
 import { digestOf } from '../../src/stores/digest.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -214,7 +215,7 @@ describe('round trips of real runs', () => {
         db.prepare('UPDATE cairn_run_messages SET body = ? WHERE run_id = ? AND idx = ?').run(downgrade(r.body), r.run_id, r.idx);
       }
       for (const r of db.prepare('SELECT run_id, receipt_key, body FROM cairn_run_receipts').all() as { run_id: string; receipt_key: string; body: Buffer }[]) {
-        db.prepare('UPDATE cairn_run_receipts SET body = ? WHERE run_id = ? AND receipt_key = ?').run(downgrade(r.body), r.run_id, r.receipt_key);
+        db.prepare('UPDATE cairn_run_receipts SET body = ? WHERE run_id = ? AND receipt_key = ?').run(receiptPartAs(r.body, 2), r.run_id, r.receipt_key);
       }
       const messages = db.prepare('SELECT idx, body FROM cairn_run_messages WHERE run_id = ?').all('publish-1') as { idx: number; body: Buffer }[];
       const receipts = db.prepare('SELECT receipt_key, body FROM cairn_run_receipts WHERE run_id = ?').all('publish-1') as { receipt_key: string; body: Buffer }[];
