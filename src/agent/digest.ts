@@ -3,7 +3,11 @@ import { canonicalJson } from './json.js';
 
 /** sha256 of a value's canonical JSON, as `sha256:<hex>`. */
 export function digestOf(value: unknown): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(value)).digest('hex')}`;
+  return digestOfText(canonicalJson(value));
+}
+
+function digestOfText(text: string): string {
+  return `sha256:${createHash('sha256').update(text).digest('hex')}`;
 }
 
 const MAX_MEMO = 256;
@@ -19,7 +23,7 @@ export function configDigestOf(value: unknown): string {
   const text = canonicalJson(value);
   const known = memo.get(text);
   if (known !== undefined) return known;
-  const digest = `sha256:${createHash('sha256').update(text).digest('hex')}`;
+  const digest = digestOfText(text);
   if (text.length <= MAX_MEMO_TEXT) {
     if (memo.size >= MAX_MEMO) memo.clear();
     memo.set(text, digest);

@@ -123,26 +123,28 @@ export function unpackTail(bytes: Uint8Array): unknown {
 }
 
 /**
- * Whether `value` packs to the bytes `unpacked` was read from: the same plain data (objects of Object.prototype with
- * their keys in the same order, arrays, and primitives that are ===). Anything else (a Buffer, a Date, a class
- * instance, NaN) is taken to differ, and is packed again; so is a key the packer renames as it reads it
- * (`__proto__`).
+ * Whether two values are the same plain data, so that they pack to the same bytes: objects of Object.prototype with
+ * the same keys in the same order, arrays, and primitives that are === (NaN is not). Anything else (a Buffer, a
+ * Date, a class instance) is taken to differ, and so is a `__proto__` key, which the packer renames as it reads it.
+ * A planner compares a later head tail with the value {@link packTail}'s bytes decode to; a receipt part compares a
+ * receipt's `modelOutput` with its `rawResult` (see receipt-part.ts).
  */
-export function samePacked(unpacked: unknown, value: unknown): boolean {
-  if (unpacked === value) return typeof value !== 'object' || value === null;
-  if (typeof value !== 'object' || value === null || typeof unpacked !== 'object' || unpacked === null) return false;
-  if (Array.isArray(value)) {
-    if (!Array.isArray(unpacked) || Object.getPrototypeOf(value) !== Array.prototype || value.length !== unpacked.length) return false;
-    for (let i = 0; i < value.length; i++) if (!samePacked(unpacked[i], value[i])) return false;
+export function samePacked(a: unknown, b: unknown): boolean {
+  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return a === b;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || Object.getPrototypeOf(a) !== Array.prototype || Object.getPrototypeOf(b) !== Array.prototype
+      || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!samePacked(a[i], b[i])) return false;
     return true;
   }
-  if (Array.isArray(unpacked) || Object.getPrototypeOf(value) !== Object.prototype) return false;
-  const keys = Object.keys(value);
-  const were = Object.keys(unpacked);
-  if (keys.length !== were.length) return false;
+  if (Array.isArray(b) || Object.getPrototypeOf(a) !== Object.prototype || Object.getPrototypeOf(b) !== Object.prototype) return false;
+  const keys = Object.keys(a);
+  const others = Object.keys(b);
+  if (keys.length !== others.length) return false;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
-    if (key !== were[i] || !samePacked((unpacked as Record<string, unknown>)[key], (value as Record<string, unknown>)[key])) return false;
+    if (key !== others[i] || key === '__proto__'
+      || !samePacked((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false;
   }
   return true;
 }

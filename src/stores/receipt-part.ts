@@ -9,34 +9,12 @@
  * is written as it is; a receipt is a map, so the pair is never mistaken for
  * one. Parts of format 4 and before hold the receipt as it is.
  */
+import { samePacked } from './codec.js';
+
 /** The first record format whose receipt parts may leave out a `modelOutput` equal to their `rawResult`. */
 export const SHARED_OUTPUT_FORMAT = 5;
 
 type Json = Record<string, unknown>;
-
-/**
- * Whether two values are the same plain data, so that they pack to the same bytes: objects of Object.prototype with
- * the same keys in the same order, arrays, and primitives that are === (NaN is not). The same object is walked too:
- * it must be plain data as well. Anything else (a Buffer, a Date, a class instance) is taken to differ.
- */
-function samePlain(a: unknown, b: unknown): boolean {
-  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return a === b;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || Object.getPrototypeOf(a) !== Array.prototype || Object.getPrototypeOf(b) !== Array.prototype
-      || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!samePlain(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b) || Object.getPrototypeOf(a) !== Object.prototype || Object.getPrototypeOf(b) !== Object.prototype) return false;
-  const keys = Object.keys(a);
-  const others = Object.keys(b);
-  if (keys.length !== others.length) return false;
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
-    if (key !== others[i] || key === '__proto__' || !samePlain((a as Json)[key], (b as Json)[key])) return false;
-  }
-  return true;
-}
 
 /** The value a receipt's part holds (see the module's comment). */
 export function receiptPartValue(receipt: unknown): unknown {
@@ -45,8 +23,8 @@ export function receiptPartValue(receipt: unknown): unknown {
   if (!Object.hasOwn(r, 'modelOutput') || !Object.hasOwn(r, 'rawResult')) return receipt;
   const output = r.modelOutput;
   const raw = r.rawResult;
-  // Plain data on both sides, the same keys in the same order: the one packs to the other's bytes.
-  if (typeof output !== 'object' || output === null || !samePlain(raw, output)) return receipt;
+  // Plain data on both sides, the same keys in the same order: the one packs to the other's bytes (codec.ts).
+  if (typeof output !== 'object' || output === null || !samePacked(raw, output)) return receipt;
   const rest: Json = {};
   let at = -1;
   let i = 0;

@@ -182,7 +182,7 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
       const rows = await db.query<LoadRow>(`Loading run ${runId}`, sql.load.text, [runId, scope], false, sql.load.name, true);
       const row = rows[0];
       if (!row) return undefined;
-      const [part, , , , rowScope, rowRevision, transcriptDigest, receiptsDigest, head] = row;
+      const [part, , , , rowScope, headRevision, transcriptDigest, receiptsDigest, head] = row;
       if (scope !== null && rowScope !== scope) throw new RunIdentityError('scope_mismatch', runId);
       if (part !== 0 || head === null) {
         throw new StoredRecordError('record_corrupt', runId, `Stored record of run ${runId} has no head.`);
@@ -201,7 +201,7 @@ export function createPostgresAgentRunStore(db: Db, t: OpsTables): PostgresAgent
         transcriptDigest,
         receiptsDigest,
       }, 'bytes', withSaves);
-      if (envelope.runId !== runId || envelope.scope !== rowScope || envelope.revision !== rowRevision) {
+      if (envelope.runId !== runId || envelope.scope !== rowScope || envelope.revision !== headRevision) {
         throw new StoredRecordError('record_corrupt', runId, `Stored record of run ${runId} does not match its row.`);
       }
       // The resume's first save can then be the one-statement save (its compare-and-swap checks nobody wrote since).
