@@ -17,6 +17,10 @@ export interface MemoryReport {
   runs: number;
   steps: number;
   baselineRss: number;
+  /** The V8 heap in use at the baseline (after the warm-up, collected). */
+  baselineHeap: number;
+  /** The old-space cap the process ran under (`--max-old-space-size`, MB), or null for V8's own sizing. */
+  oldSpaceCapMb: number | null;
   peakRss: number;
   peakMethod: PeakMethod;
   sampledPeakRss: number;
@@ -88,4 +92,10 @@ export function sampler(every: number, baselineRss: number) {
       seen.heap = Math.max(seen.heap, usage.heapUsed);
     },
   };
+}
+
+/** The old-space cap this process was started with, from its execArgv, or null. */
+export function oldSpaceCap(): number | null {
+  const flag = process.execArgv.find((a) => a.startsWith('--max-old-space-size='));
+  return flag ? Number(flag.split('=')[1]) : null;
 }

@@ -10,7 +10,7 @@
  * (bench/memory-probe.ts holds what both measure with).
  */
 import { createInMemoryAgentRunStore, type AgentRunStore } from 'cairn/agent';
-import { peakRss, resetPeak, rss, sampler, settle, type MemoryReport } from './memory-probe.js';
+import { oldSpaceCap, peakRss, resetPeak, rss, sampler, settle, type MemoryReport } from './memory-probe.js';
 import { toolLoop } from './tool-loop.js';
 
 export type { MemoryReport } from './memory-probe.js';
@@ -29,6 +29,7 @@ const SAMPLE_EVERY = 20;
 }
 await settle();
 const baselineRss = rss();
+const baselineHeap = process.memoryUsage().heapUsed;
 const peakMethod = resetPeak();
 const sample = sampler(SAMPLE_EVERY, baselineRss);
 const inner = createInMemoryAgentRunStore();
@@ -64,7 +65,7 @@ for (let i = 0; i < RUNS; i++) {
 
 await settle();
 const report: MemoryReport = {
-  runs: RUNS, steps: STEPS, baselineRss, peakRss: peak, peakMethod, sampledPeakRss: sample.seen.rss, sampledPeakHeap: sample.seen.heap,
+  runs: RUNS, steps: STEPS, baselineRss, baselineHeap, oldSpaceCapMb: oldSpaceCap(), peakRss: peak, peakMethod, sampledPeakRss: sample.seen.rss, sampledPeakHeap: sample.seen.heap,
   liveHistoryBytes, transcriptBytes, heapUsedAtEnd, heapUsedAfterGc: process.memoryUsage().heapUsed, storeJsonBytes, seconds,
 };
 // Held to here, so the collection above measures what a caller keeping the results keeps.

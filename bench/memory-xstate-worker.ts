@@ -16,7 +16,7 @@
  */
 import { createActor, fromPromise, type AnyActorRef } from 'xstate';
 import { baselineMachine, type BaselineContext } from './xstate-baseline.js';
-import { peakRss, resetPeak, rss, sampler, settle, type MemoryReport } from './memory-probe.js';
+import { oldSpaceCap, peakRss, resetPeak, rss, sampler, settle, type MemoryReport } from './memory-probe.js';
 
 const RUNS = Number(process.env.CAIRN_BENCH_MEMORY_RUNS ?? 100);
 const STEPS = Number(process.env.CAIRN_BENCH_MEMORY_STEPS ?? 100);
@@ -50,6 +50,7 @@ function loop(store: Map<string, string>, runId: string, onCheckpoint: () => voi
 }
 await settle();
 const baselineRss = rss();
+const baselineHeap = process.memoryUsage().heapUsed;
 const peakMethod = resetPeak();
 const sample = sampler(SAMPLE_EVERY, baselineRss);
 const store = new Map<string, string>();
@@ -71,7 +72,7 @@ for (const json of store.values()) storeJsonBytes += Buffer.byteLength(json);
 
 await settle();
 const report: MemoryReport = {
-  runs: RUNS, steps: STEPS, baselineRss, peakRss: peak, peakMethod, sampledPeakRss: sample.seen.rss, sampledPeakHeap: sample.seen.heap,
+  runs: RUNS, steps: STEPS, baselineRss, baselineHeap, oldSpaceCapMb: oldSpaceCap(), peakRss: peak, peakMethod, sampledPeakRss: sample.seen.rss, sampledPeakHeap: sample.seen.heap,
   liveHistoryBytes, transcriptBytes: liveHistoryBytes, heapUsedAtEnd, heapUsedAfterGc: process.memoryUsage().heapUsed, storeJsonBytes, seconds,
 };
 if (results.length !== RUNS || store.size !== RUNS) throw new Error('memory baseline: results lost');
