@@ -80,19 +80,76 @@ export function keyedReads(db: Database.Database): RunReads {
     }
     return withSaves;
   };
+  const joined = joinedReads(db);
   return {
     head: db.prepare<[string], HeadRow & { head: unknown }>(
       'SELECT run_no, scope, status, revision, transcript_digest, receipts_digest, head FROM cairn_runs WHERE run_id = ?'),
     rows(runId: string, runNo: number, saves: boolean) {
-      const rows = (saves ? rowsWithSaves() : null) ?? plain;
       const from = runStart(runNo);
       const to = runEnd(runNo);
+      if (!saves && joined) {
+        // A transcript's rows are its indexes in order: any other ids are read row by row, whose read tells which.
+        const messages = joinedRows(runId, joined.messages.get(runId, from, to), messageRow, (ids) => ids.every((id, i) => id === i));
+        const receipts = messages && joinedRows(runId, joined.receipts.get(runId, from, to), receiptRow);
+        if (messages && receipts) return { messages, receipts };
+      }
+      const rows = (saves ? rowsWithSaves() : null) ?? plain;
       return {
         messages: rowsOf(runId, rows.messages.all(runId, from, to), saves, messageRow),
         receipts: rowsOf(runId, rows.receipts.all(runId, from, to), saves, receiptRow),
       };
     },
   };
+}
+
+/**
+ * A table's rows of a run as one row: how many, whether one is filed under another run id, whether a body is no
+ * BLOB, the rows' indexes or keys and their bodies' lengths (as JSON arrays), and the bodies one after the other,
+ * in key order. The driver then makes one Buffer for the run's bodies instead of one for each row (each with a
+ * backing store of its own) and an array for each row: a 1,000-step run's 3,000 rows read in about a third of
+ * the time.
+ */
+type JoinedRow = [count: number, foreign: number | null, notBlob: number | null, ids: string, lengths: string, bodies: unknown];
+
+/** The joined reads, or null where this SQLite cannot prepare them. */
+function joinedReads(db: Database.Database) {
+  // The rows come from a subquery in key order (a walk of the table's b-tree along the range: nothing is sorted), which
+  // SQLite does not flatten into an aggregate, and every aggregate takes each row as it comes: each id beside its
+  // own length and bytes. (ORDER BY inside each aggregate would sort the rows once for each of them.)
+  const joined = (id: string, table: string) => db.prepare(`SELECT count(*), max(foreign_row), max(typeof(body) <> 'blob'),
+  json_group_array(id), json_group_array(length(body)), CAST(group_concat(body, x'') AS BLOB)
+FROM (SELECT ${id} AS id, body, run_id IS NOT ? AS foreign_row FROM ${table} WHERE row_key >= ? AND row_key < ? ORDER BY row_key)`)
+    .raw(true) as Database.Statement<[string, bigint, bigint], JoinedRow>;
+  try {
+    return { messages: joined('idx', 'cairn_run_messages'), receipts: joined('receipt_key', 'cairn_run_receipts') };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The rows of one {@link JoinedRow}, each body a view of the joined bytes; null (the rows are read one by one then)
+ * when a body is no BLOB (which reads as no bytes there), the lengths do not add up or `idsFit` refuses the ids.
+ * Refuses another run's rows, as {@link rowsOf}.
+ */
+function joinedRows<R>(
+  runId: string, row: JoinedRow | undefined, make: (id: unknown, bytes: Uint8Array, revision: undefined) => R, idsFit?: (ids: unknown[]) => boolean,
+): R[] | null {
+  if (!row || row[0] === 0) return [];
+  if (row[1] === 1) throw new StoredRecordError('record_corrupt', runId, `Stored rows of run ${runId} do not match its head.`);
+  const ids = JSON.parse(row[3]) as unknown[];
+  const lengths = JSON.parse(row[4]) as unknown[];
+  const bodies = row[5];
+  if (row[2] !== 0 || !(bodies instanceof Uint8Array) || ids.length !== row[0] || lengths.length !== row[0]) return null;
+  if (idsFit && !idsFit(ids)) return null;
+  const out = new Array<R>(row[0]);
+  let at = 0;
+  for (let i = 0; i < out.length; i++) {
+    const length = lengths[i] as number;
+    out[i] = make(ids[i], bodies.subarray(at, at + length), undefined);
+    at += length;
+  }
+  return at === bodies.length ? out : null;
 }
 
 /** The statements a load reads a run with on a file an older Cairn left (opened read-only, so not migrated): by run id.
