@@ -32,12 +32,73 @@ export interface RestoredRecord {
   status: AgentRunEnvelope['status'];
   /** The snapshot's state value as JSON: part of the print, and far cheaper to compare first. */
   value: string;
+  /** The envelope itself, and the parts of it a restore may change before the actor is made (see {@link restoreChanges}). */
+  envelope: AgentRunEnvelope;
+  parts: string;
 }
 
 export function restoredRecordOf(envelope: AgentRunEnvelope): RestoredRecord {
   const snapshot = envelope.snapshot as unknown as PersistedRun;
   const { messages, receipts } = snapshot.context;
-  return { print: recordPrint(envelope), messages, receipts, status: envelope.status, value: JSON.stringify(snapshot.value) };
+  return {
+    print: recordPrint(envelope), messages, receipts, status: envelope.status, value: JSON.stringify(snapshot.value),
+    envelope, parts: restoreParts(envelope, envelope.binding),
+  };
+}
+
+/**
+ * What a restore may change in a stored record before its actor is made, as JSON: the binding the leg writes, the
+ * tools the run offers (an MCP catalog taken anew), and what replan puts in (the run's plan, each open call's plan
+ * and the inputs of its invocations in flight). Small: no history.
+ */
+function restoreParts(envelope: AgentRunEnvelope, binding: unknown): string {
+  const snapshot = envelope.snapshot as unknown as PersistedRun;
+  const calls: unknown[] = [];
+  for (const [id, child] of Object.entries(snapshot.children ?? {})) {
+    const call = (child as { snapshot?: { context?: { plan?: unknown }; children?: Record<string, { snapshot?: { input?: unknown } } | undefined> } })?.snapshot;
+    if (!call?.context) continue;
+    const inputs: unknown[] = [];
+    for (const invoked of Object.values(call.children ?? {})) inputs.push(invoked?.snapshot?.input);
+    calls.push(id, call.context.plan, inputs);
+  }
+  return JSON.stringify([binding, snapshot.context.toolNames, snapshot.context.plan, calls]);
+}
+
+/**
+ * Whether the record an actor is restored from differs from the stored one in what a restore may change: it is
+ * another envelope (a copy with answers put in), or its binding, tools or plans are other than stored.
+ */
+export function restoreChanges(restored: RestoredRecord, envelope: AgentRunEnvelope, binding: unknown): boolean {
+  return envelope !== restored.envelope || restoreParts(envelope, binding) !== restored.parts;
+}
+
+/** The run actor's snapshot and its children's, as restored (see {@link untouchedSince}). */
+export interface RestoredActor {
+  run: unknown;
+  children: Map<string, unknown>;
+}
+
+export function restoredActorOf(actor: Actor<typeof runMachine>): RestoredActor {
+  const snapshot = actor.getSnapshot();
+  const children = new Map<string, unknown>();
+  for (const [id, child] of Object.entries(snapshot.children as Record<string, { getSnapshot(): unknown } | undefined>)) {
+    if (child) children.set(id, child.getSnapshot());
+  }
+  return { run: snapshot, children };
+}
+
+/**
+ * Whether the actor and each of its children still hold the very snapshots they were restored with. XState makes a
+ * new snapshot object for every change, so they then persist to the record they were restored from: a write of it
+ * can be told from the stored record without being made.
+ */
+export function untouchedSince(actor: Actor<typeof runMachine>, restored: RestoredActor): boolean {
+  const snapshot = actor.getSnapshot();
+  if (snapshot !== restored.run) return false;
+  for (const [id, child] of Object.entries(snapshot.children as Record<string, { getSnapshot(): unknown } | undefined>)) {
+    if (!child || child.getSnapshot() !== restored.children.get(id)) return false;
+  }
+  return true;
 }
 
 /**

@@ -22,7 +22,10 @@ import { envelopeOf, type PersistedRun } from './record.js';
 import { callFacts, watchCalls } from './call-events.js';
 import { LegTracer } from '../tracing/leg-tracer.js';
 import { accountingOf, afterFinalSave, detachResult, endingExtras, resultOfSnapshot, retryFromOf } from './host-result.js';
-import { ledgerCheckpointOf, persistedOf, restoredRecordOf, sameRecord, type RestoredRecord } from './host-record.js';
+import {
+  ledgerCheckpointOf, persistedOf, restoreChanges, restoredActorOf, restoredRecordOf, sameRecord, untouchedSince, type RestoredActor,
+  type RestoredRecord,
+} from './host-record.js';
 import { runActors } from './run-actors.js';
 import { SaveQueue } from './save-queue.js';
 import { keepLease } from './lease-keeper.js';
@@ -74,6 +77,11 @@ export class RunHost<T> implements Leg<T> {
    * the stored one but for its revision and time, it is not written twice.
    */
   private restored: RestoredRecord | null;
+  /**
+   * The actor's snapshots as restored, when the record it was restored from is the stored one: while the actor still
+   * holds them, its first write would be the stored record again, and it is neither made nor compared.
+   */
+  private untouched: RestoredActor | null = null;
 
   constructor(
     readonly opts: NormalizedOptions<T>,
@@ -148,6 +156,7 @@ export class RunHost<T> implements Leg<T> {
   ): Promise<AgentResult<T>> {
     const snapshot = stored.snapshot as unknown as PersistedRun;
     replan(snapshot, this.plan);
+    const asStored = this.restored !== null && !restoreChanges(this.restored, stored, this.opts.binding);
     // XState walks every value of a restored context looking for actor references. The transcript and the ended
     // receipts hold none and are most of a long run's context, so the actor is restored without them and they go
     // back into its (not yet started) context before anything reads it.
@@ -159,6 +168,8 @@ export class RunHost<T> implements Leg<T> {
     });
     context.messages = messages;
     context.receipts = receipts;
+    // Before the actor starts: anything that moves it from here on makes a new snapshot.
+    if (asStored) this.untouched = restoredActorOf(this.actor);
     bindLeg(this.actor.system, this as unknown as Leg);
     watchCalls(this.actor, this.announcedCalls, this.reportedCalls, (event) => this.emit(event as AgentEvent<T>), this.tracer);
     return this.drive(() => {
@@ -341,9 +352,13 @@ export class RunHost<T> implements Leg<T> {
     if (this.storeFailure) throw new PersistenceError(this.storeFailure.message);
     // Without an execution context there is no ledger, and the save takes no more turns of the event loop than before.
     if (!this.opts.execution) {
-      const envelope = this.envelope();
       const restored = this.restored;
+      const untouched = this.untouched;
       this.restored = null;
+      this.untouched = null;
+      // The actor holds what it was restored from, the stored record: nothing to write, nothing to build.
+      if (restored && untouched && untouchedSince(this.actor, untouched)) return;
+      const envelope = this.envelope();
       // The stored record already says all this one would: nothing changed since it was saved but the clock.
       if (restored && sameRecord(envelope, restored)) return;
       return this.commit(envelope);
