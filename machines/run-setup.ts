@@ -49,6 +49,27 @@ function allPhases(context: RunContext, phase: CallPhase): boolean {
   return true;
 }
 
+/**
+ * Whether `event` is the done event of the batch's last open call, after which awaitingCalls would fold the step:
+ * every other call ended, and with this call's output in place no call was not dispatched or not admitted and none
+ * hands the run over (see awaitingCalls in run.ts). Read as awaitingCalls reads the context after noteCallDone,
+ * without making that context. Allocates nothing.
+ */
+function endsStepPlainly(context: RunContext, event: RunEvent): boolean {
+  const id = event.type.slice('xstate.done.actor.'.length);
+  const { batch, phases, outputs, handoffs } = context;
+  let found = false;
+  for (let i = 0; i < batch.length; i++) {
+    const callId = batch[i]!;
+    if (callId === id) found = true;
+    else if ((phases[callId] ?? 'active') !== 'ended') return false;
+    const output = callId === id ? (event as unknown as { output?: ToolCallOutput }).output : outputs[callId];
+    if (!output || output.outcome === 'not-dispatched' || output.outcome === 'not-admitted') return false;
+    if (handoffs && output.outcome === null && typeof handoffs[output.toolName] === 'string') return false;
+  }
+  return found;
+}
+
 function assistantMessage(turn: Turn): Json {
   return {
     role: 'assistant',
@@ -116,6 +137,7 @@ export const runSetup = setup({
     anySuspended: ({ context }) => somePhase(context, 'suspended'),
     anyUnknown: ({ context }) => somePhase(context, 'unknown'),
     allEnded: ({ context }) => allPhases(context, 'ended'),
+    endsStepPlainly: ({ context, event }) => endsStepPlainly(context, event),
     hasToolCalls: ({ context }) => (context.lastTurn?.toolCalls.length ?? 0) > 0,
     // The model call that just finished returned a turn with tool calls.
     turnHasCalls: ({ event }) => {

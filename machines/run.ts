@@ -29,6 +29,22 @@ const admitsModelCall = and([not('drainRequested'), 'stepsLeft']);
 /** A turn without calls that ends the run as it is: `recordingTurn` would take it to `ending`, with nothing run between. */
 const endsWithAnswer = and([not('hasToolCalls'), not('refused'), not('cutOff'), not('structured'), not('verifies')]);
 
+/**
+ * awaitingCalls' own handling of a call's done event. The done event of the batch's last open call, where the state
+ * would go on to fold the step (no call refused, cut off or not admitted, no handoff), goes there itself: one
+ * microstep, not the root's note of the call and then the state's decision (XState's microsteps are most of a step's
+ * CPU). Any other done event is noted as the root notes it. (Typed loosely: XState's types take an actor's done
+ * event by wildcard only at the root.)
+ */
+const lastCallDone = {
+  'xstate.done.actor.*': [
+    { guard: and(['endsStepPlainly', 'durable']), target: 'checkpointing', actions: ['noteCallDone', 'foldAnswers'] },
+    { guard: and(['endsStepPlainly', admitsModelCall]), target: 'callingModel', actions: ['noteCallDone', 'foldAnswers'] },
+    { guard: 'endsStepPlainly', target: 'admitting', actions: ['noteCallDone', 'foldAnswers'] },
+    { actions: 'noteCallDone' },
+  ],
+} as {};
+
 export const runMachine = runSetup.createMachine({
   id: 'run',
   version: String(RUN_MACHINE_VERSION),
@@ -165,8 +181,11 @@ export const runMachine = runSetup.createMachine({
           always: 'awaitingCalls',
         },
         // Decided level-triggered from the calls' phases, only once none moves. Once every call has ended,
-        // the step's answers are folded into the history unless a call says the run must stop.
+        // the step's answers are folded into the history unless a call says the run must stop. (The plain fold is
+        // taken by the last call's done event itself, lastCallDone above; its branches here are the level-triggered
+        // fallback.)
         awaitingCalls: {
+          on: lastCallDone,
           always: [
             { guard: and(['allEnded', 'anyNotDispatched', 'refused']), target: '#run.stopping', actions: { type: 'stopWith', params: { reason: 'refusal' } } },
             { guard: and(['allEnded', 'anyNotDispatched']), target: '#run.stopping', actions: { type: 'stopWith', params: { reason: 'length' } } },

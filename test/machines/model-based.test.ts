@@ -581,7 +581,16 @@ const TOOL_CALL_UNREACHABLE: Record<string, string> = {
 };
 
 const STORE_FAILS_FIRST = 'a failed save rejects after the host sent STORE_FAILED, which takes the run to `failed` first (src/runtime/host.ts commit)';
+const LAST_DONE_FOLDS =
+  'a phase is marked ended only by a call\'s done event (with its output), and the done event of the batch\'s last open call ' +
+  'is taken to the fold by awaitingCalls\' own handler under the same conditions (endsStepPlainly); the state is entered only ' +
+  'with a call open (dispatching spawns the batch, a settle comes here only with a call active) and saved only with one open';
 const RUN_UNREACHABLE: Record<string, string> = {
+  'run|xstate.done.actor.*|0':
+    'a call ends only while the run awaits its batch, and awaitingCalls notes its done event itself: no other state holds an ' +
+    'active call (a resume\'s settle goes on to awaitingCalls in the macrostep that answers the calls, before any of them moves)',
+  'run.loop.awaitingCalls|always|5': LAST_DONE_FOLDS,
+  'run.loop.awaitingCalls|always|6': LAST_DONE_FOLDS,
   'run.starting|xstate.error.actor.saveStart|0': STORE_FAILS_FIRST,
   'run.loop.recordingTurn|xstate.error.actor.saveTurn|0': STORE_FAILS_FIRST,
   'run.loop.checkpointing|xstate.error.actor.saveStep|0': STORE_FAILS_FIRST,
