@@ -17,9 +17,10 @@ import { sha256 } from '../codec.js';
 import { decodeCursor, listLimit, listPage, listStatuses, toSummary, type SummaryRow } from '../list-query.js';
 import { planSave, readIndex, readRecord, SaveMemory, type PlanIndex, type SavePlan, type StoredState } from '../write-plan.js';
 import {
-  headFill, messageKey, receiptKey, receiptStepEnd, receiptStepStart, runEnd, runStart, RUN_NUMBERS,
+  headFill, messageKey, receiptKey, receiptStepEnd, receiptStepStart, runEnd, runStart, RUN_NUMBERS, type HeadColumns,
 } from './run-rows.js';
 import { bytesOf, keyedReads, legacyReads, type HeadRow } from './run-statements.js';
+import { keyedWrites, type RunWrites } from './run-writes.js';
 
 export interface SqliteAgentRunStore extends AgentRunStore {
   list(query?: AgentRunListQuery): Promise<AgentRunListPage>;
@@ -54,7 +55,7 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
    * with the load's, and a resume's first save does not pay for preparing them; a file opened read-only may be of an
    * older schema, and its store prepares them only if a save is ever asked of it (which the read-only file refuses).
    */
-  let rowWrites: ReturnType<typeof keyedWrites> | undefined = keyed && !db.readonly ? keyedWrites(db, pageSize) : undefined;
+  let rowWrites: RunWrites | undefined = keyed && !db.readonly ? keyedWrites(db, pageSize) : undefined;
   const writes = () => rowWrites ??= keyedWrites(db, pageSize);
 
   let lastSaveBytes = 0;
@@ -82,9 +83,52 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
     };
   }
 
-  const saveTx = db.transaction((envelope: AgentRunEnvelope, options: AgentRunSaveOptions | undefined): SavePlan => {
+  /**
+   * Of each running run this object last saved running: its number and its head's length in the row (pad left
+   * empty), so that its next save can be planned from {@link memory} before the transaction and written by one
+   * guarded update (see {@link planAhead}).
+   */
+  const rowsSaved = new Map<string, { runNo: number; padded: number }>();
+
+  /**
+   * A running save of a run this object saved running last, one revision before: planned here, before the write lock
+   * is taken (the head's encoding and the rows' hashing do not hold it), from what that save left, and laid out on
+   * the row's pages as that save's row is. The transaction writes it only if the row is still what that save left
+   * (the head update's guard: its revision, digests, scope, status and length); otherwise it reads the row and
+   * plans again, as any other save does.
+   */
+  function planAhead(envelope: AgentRunEnvelope): Ahead | undefined {
+    if (envelope.status !== 'running') return undefined;
+    const saved = rowsSaved.get(envelope.runId);
+    const stored = saved && memory.last(envelope.runId);
+    if (!saved || !stored || stored.revision !== envelope.revision - 1) return undefined;
+    const columns = headColumns(envelope);
+    try {
+      return { saved, stored, columns, plan: planSave(envelope, stored, headFill(writes().pageSize, columns, saved)) };
+    } catch {
+      // Refused in the transaction, after the checks a save makes first (its scope, its revision).
+      return undefined;
+    }
+  }
+
+  const saveTx = db.transaction((envelope: AgentRunEnvelope, options: AgentRunSaveOptions | undefined, ahead: Ahead | undefined): Saved => {
     const w = writes();
     const runId = envelope.runId;
+    if (ahead) {
+      const { saved, stored, columns: c, plan } = ahead;
+      // One statement for the head's read and its write: by the run's number (its rowid), only if nobody else wrote.
+      if (w.updateGuarded.run(c.revision, c.bindingId, c.createdAt, c.updatedAt, c.pendingApprovals, c.pendingClientCalls,
+        c.transcriptLength, plan.next.transcriptDigest, plan.next.receiptsDigest, plan.head,
+        saved.runNo, runId, envelope.scope, stored.revision, stored.transcriptDigest, stored.receiptsDigest, saved.padded).changes === 1) {
+        // After the revision, as below: a lost lease is told only to a save that would otherwise have been written.
+        const lease = options?.lease;
+        if (lease && !statements.lease.get(lease.key, lease.owner, lease.token, clock.now())) {
+          throw new AgentRunLeaseError('lease_lost', lease.key);
+        }
+        writeRows(w, saved.runNo, envelope, plan, stored);
+        return { plan, runNo: saved.runNo };
+      }
+    }
     const row = w.head.get(runId);
     // Checked before the revision, so a caller of another scope learns nothing about the run.
     if (row && row.scope !== envelope.scope) throw new RunIdentityError('scope_mismatch', runId);
@@ -100,18 +144,7 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
       revision: row.revision, transcriptDigest: blobOrNull(row.transcript_digest), receiptsDigest: blobOrNull(row.receipts_digest),
     }) ?? readState(runId, row));
     const write = row?.status === 'running' && envelope.status === 'running' ? w.updateRunning : w.upsertHead;
-    const columns = {
-      runId,
-      scope: envelope.scope,
-      status: envelope.status,
-      revision: envelope.revision,
-      bindingId: envelope.bindingId ?? null,
-      createdAt: envelope.createdAt,
-      updatedAt: envelope.updatedAt,
-      pendingApprovals: envelope.pendingApprovals?.length ?? 0,
-      pendingClientCalls: envelope.pendingClientCalls?.length ?? 0,
-      transcriptLength: transcriptLength(envelope),
-    };
+    const columns = headColumns(envelope);
     // The head is laid out on the row's pages (see headFill): kept at the size the run's row has while it runs, and
     // what the run never changes on pages of its own.
     const plan = planSave(envelope, stored, headFill(w.pageSize, columns, write === w.updateRunning ? row : null));
@@ -125,6 +158,13 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
     // A new run's number is the head's own key, taken by the insert.
     const runNo = row ? row.run_no : Number(info.lastInsertRowid);
     if (runNo >= RUN_NUMBERS) throw new InvalidOptionsError(`The SQLite ops store holds at most ${RUN_NUMBERS} runs over its life.`);
+    writeRows(w, runNo, envelope, plan, stored);
+    return { plan, runNo };
+  });
+
+  /** A save's transcript and receipt rows, after its head (in its transaction). */
+  function writeRows(w: RunWrites, runNo: number, envelope: AgentRunEnvelope, plan: SavePlan, stored: StoredState | undefined): void {
+    const runId = envelope.runId;
     const end = runEnd(runNo);
     if (plan.trimMessagesFrom !== null) w.trimMessages.run(messageKey(runNo, plan.trimMessagesFrom), end);
     for (const message of plan.messages) {
@@ -165,8 +205,7 @@ export function createAgentRunStore(db: Database.Database, clock: { now(): numbe
       receiptKey(runNo, receipt.modelStep, taken);
       places.set(from, taken + 1);
     }
-    return plan;
-  });
+  }
 
   // One read transaction: the head, its transcript and its receipts are from the same commit.
   const loadTx = db.transaction((runId: string, scope: string | undefined, saves: boolean) => {
@@ -234,14 +273,16 @@ ORDER BY updated_at DESC, run_id DESC LIMIT ?`;
       checkEnvelope(envelope);
       // IMMEDIATE: the write lock is taken before the revision is read, so no
       // other connection can commit between the check and the write.
-      let plan: SavePlan | undefined;
+      let saved: Saved | undefined;
       try {
-        plan = saveTx.immediate(envelope, options);
+        saved = saveTx.immediate(envelope, options, planAhead(envelope));
       } finally {
         // Remembered only once committed.
-        memory.keep(envelope.runId, envelope.status, plan?.next);
+        memory.keep(envelope.runId, envelope.status, saved?.plan.next);
+        if (saved && envelope.status === 'running') rowsSaved.set(envelope.runId, { runNo: saved.runNo, padded: saved.plan.head.length });
+        else rowsSaved.delete(envelope.runId);
       }
-      lastSaveBytes = plan.bytes;
+      lastSaveBytes = saved.plan.bytes;
     },
 
     async list(query: AgentRunListQuery = {}) {
@@ -292,52 +333,33 @@ ORDER BY updated_at DESC, run_id DESC LIMIT ?`;
   };
 }
 
-/** The statements of a save and of a prune (schema 8 on). */
-function keyedWrites(db: Database.Database, pageSize: number) {
+/** A save planned before its transaction (see planAhead in createAgentRunStore). */
+interface Ahead {
+  saved: { runNo: number; padded: number };
+  stored: StoredState;
+  columns: HeadColumns;
+  plan: SavePlan;
+}
+
+/** What a committed save wrote: its plan, and the run's number. */
+interface Saved {
+  plan: SavePlan;
+  runNo: number;
+}
+
+/** The head row's columns beside its head. */
+function headColumns(envelope: AgentRunEnvelope): HeadColumns {
   return {
-    pageSize,
-    head: db.prepare<[string], HeadRow & { padded: number | null; pad: number | null }>(`SELECT run_no, scope, status, revision,
-  transcript_digest, receipts_digest, length(head) + length(pad) AS padded, length(pad) AS pad FROM cairn_runs WHERE run_id = ?`),
-    headBytes: db.prepare<[string], unknown>('SELECT head FROM cairn_runs WHERE run_id = ?').pluck(),
-    openReceipts: db.prepare<[bigint, bigint, number], { receipt_key: string; body: unknown }>(
-      'SELECT receipt_key, body FROM cairn_run_receipts WHERE row_key >= ? AND row_key < ? AND model_step >= ?'),
-    upsertHead: db.prepare<[string, string, string, number, string | null, number, number, number, number, number, Uint8Array, Uint8Array, Uint8Array]>(
-      `INSERT INTO cairn_runs (run_id, scope, status, revision, binding_id, created_at, updated_at,
-    pending_approvals, pending_client_calls, transcript_length, transcript_digest, receipts_digest, head, pad)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, zeroblob(0))
-  ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, revision = excluded.revision,
-    binding_id = excluded.binding_id, created_at = excluded.created_at, updated_at = excluded.updated_at,
-    pending_approvals = excluded.pending_approvals, pending_client_calls = excluded.pending_client_calls,
-    transcript_length = excluded.transcript_length, transcript_digest = excluded.transcript_digest,
-    receipts_digest = excluded.receipts_digest, head = excluded.head, pad = excluded.pad`),
-    // A running run saved as running again: its status and scope are not set, so no index of the table is written
-    // (the list indexes hold runs at rest only, and the running runs' index is on their scope).
-    updateRunning: db.prepare<[number, string | null, number, number, number, number, number, Uint8Array, Uint8Array, Uint8Array, string]>(
-      `UPDATE cairn_runs SET revision = ?, binding_id = ?, created_at = ?,
-    updated_at = ?, pending_approvals = ?, pending_client_calls = ?,
-    transcript_length = ?, transcript_digest = ?, receipts_digest = ?, head = ?,
-    pad = zeroblob(0)
-  WHERE run_id = ?`),
-    trimMessages: db.prepare<[bigint, bigint]>('DELETE FROM cairn_run_messages WHERE row_key >= ? AND row_key < ?'),
-    putMessage: db.prepare<[bigint, string, number, Uint8Array, number]>(`INSERT INTO cairn_run_messages (row_key, run_id, idx, body, revision)
-  VALUES (?, ?, ?, ?, ?) ON CONFLICT (row_key) DO UPDATE SET run_id = excluded.run_id, idx = excluded.idx, body = excluded.body,
-    revision = excluded.revision`),
-    deleteRunMessages: db.prepare<[bigint, bigint]>('DELETE FROM cairn_run_messages WHERE row_key >= ? AND row_key < ?'),
-    deleteRunReceipts: db.prepare<[bigint, bigint]>('DELETE FROM cairn_run_receipts WHERE row_key >= ? AND row_key < ?'),
-    deleteReceipt: db.prepare<[bigint, bigint, string]>('DELETE FROM cairn_run_receipts WHERE row_key >= ? AND row_key < ? AND receipt_key = ?'),
-    updateReceipt: db.prepare<[number, Uint8Array, number, bigint, bigint, string]>(`UPDATE cairn_run_receipts
-  SET model_step = ?, body = ?, revision = ? WHERE row_key >= ? AND row_key < ? AND receipt_key = ?`),
-    /**
-     * Inserts a receipt at the next place among its step's keys [from, to): the one after the last taken (its key is
-     * the insert's rowid, read as a BigInt). A plain insert with the key from a subquery costs about half of an
-     * INSERT ... SELECT with RETURNING. A full step's next key is past its keys, and the caller refuses it.
-     */
-    appendReceipt: db.prepare<[bigint, bigint, bigint, string, string, number, Uint8Array, number]>(
-      `INSERT INTO cairn_run_receipts (row_key, run_id, receipt_key, model_step, body, revision)
-  VALUES ((SELECT COALESCE(MAX(row_key) + 1, ?) FROM cairn_run_receipts WHERE row_key >= ? AND row_key < ?), ?, ?, ?, ?, ?)`).safeIntegers(true),
-    insertReceipt: db.prepare<[bigint, string, string, number, Uint8Array, number]>(`INSERT INTO cairn_run_receipts
-  (row_key, run_id, receipt_key, model_step, body, revision) VALUES (?, ?, ?, ?, ?, ?)`),
-    deleteRun: db.prepare<[number]>('DELETE FROM cairn_runs WHERE run_no = ?'),
+    runId: envelope.runId,
+    scope: envelope.scope,
+    status: envelope.status,
+    revision: envelope.revision,
+    bindingId: envelope.bindingId ?? null,
+    createdAt: envelope.createdAt,
+    updatedAt: envelope.updatedAt,
+    pendingApprovals: envelope.pendingApprovals?.length ?? 0,
+    pendingClientCalls: envelope.pendingClientCalls?.length ?? 0,
+    transcriptLength: transcriptLength(envelope),
   };
 }
 
