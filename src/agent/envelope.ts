@@ -78,47 +78,40 @@ export interface ReceiptLists {
 }
 
 /**
- * Where an envelope keeps the lists its unbuilt `receipts` record is built from (see {@link lazyReceipts}): a
- * property under this symbol, not enumerable, so a copy made with the envelope's property descriptors has the lists
- * too, and a spread, JSON or a structured clone do not see it.
+ * The getters {@link lazyReceipts} defines, to the lists each builds from. Keyed by the getter, not the envelope:
+ * a copy made with the envelope's property descriptors shares the getter, and so the lists.
  */
-const RECEIPT_LISTS: unique symbol = Symbol('cairn.receiptLists');
-
-function settleReceipts(target: object, value: Record<string, AgentToolReceipt>): Record<string, AgentToolReceipt> {
-  Object.defineProperty(target, 'receipts', { value, writable: true, enumerable: true, configurable: true });
-  delete (target as { [RECEIPT_LISTS]?: ReceiptLists })[RECEIPT_LISTS];
-  return value;
-}
-
-/*
- * One getter and one setter for every envelope, reading the lists from the envelope itself. (A getter of its own for
- * each envelope, a closure over its lists, put every envelope in V8's slow dictionary form: an accessor whose
- * functions differ from object to object gives each object a map of its own.)
- */
-const receiptsGetter = function receipts(this: { [RECEIPT_LISTS]: ReceiptLists }) {
-  const { ended, open } = this[RECEIPT_LISTS];
-  const out: Record<string, AgentToolReceipt> = {};
-  for (const receipt of ended) out[receipt.key] = receipt;
-  for (const receipt of open) out[receipt.key] = receipt;
-  return settleReceipts(this, out);
-};
-const receiptsSetter = function (this: object, value: Record<string, AgentToolReceipt>) {
-  settleReceipts(this, value);
-};
+const unbuiltReceipts = new WeakMap<object, ReceiptLists>();
 
 /**
  * Gives `envelope` a `receipts` record built from `ended` then `open` (by key, a later one replacing an earlier) the
  * first time it is read, instead of now. It reads, enumerates, spreads, copies and serializes as a plain property
- * would, in its place among the keys (define it where the key goes); assigning it replaces it. A store splitting the
- * envelope takes the lists instead (see {@link unbuiltReceiptsOf}) and never builds the record, which holds every
- * receipt of the run: a save then costs what the step added, not the run's history.
+ * would, in its place among the keys; assigning it replaces it. A store splitting the envelope takes the lists
+ * instead (see {@link unbuiltReceiptsOf}) and never builds the record, which holds every receipt of the run: a save
+ * then costs what the step added, not the run's history.
  */
 export function lazyReceipts<T extends { receipts: Record<string, AgentToolReceipt> }>(
   envelope: T, ended: readonly AgentToolReceipt[], open: readonly AgentToolReceipt[],
 ): T {
-  const lists: ReceiptLists = { ended, open };
-  Object.defineProperty(envelope, RECEIPT_LISTS, { value: lists, writable: false, enumerable: false, configurable: true });
-  Object.defineProperty(envelope, 'receipts', { enumerable: true, configurable: true, get: receiptsGetter, set: receiptsSetter });
+  const settle = (target: object, value: Record<string, AgentToolReceipt>) => {
+    Object.defineProperty(target, 'receipts', { value, writable: true, enumerable: true, configurable: true });
+    return value;
+  };
+  const get = function receipts(this: object) {
+    const out: Record<string, AgentToolReceipt> = {};
+    for (const receipt of ended) out[receipt.key] = receipt;
+    for (const receipt of open) out[receipt.key] = receipt;
+    return settle(this, out);
+  };
+  unbuiltReceipts.set(get, { ended, open });
+  Object.defineProperty(envelope, 'receipts', {
+    enumerable: true,
+    configurable: true,
+    get,
+    set(this: object, value: Record<string, AgentToolReceipt>) {
+      settle(this, value);
+    },
+  });
   return envelope;
 }
 
@@ -128,7 +121,7 @@ export function lazyReceipts<T extends { receipts: Record<string, AgentToolRecei
  */
 export function unbuiltReceiptsOf(envelope: object): ReceiptLists | undefined {
   const get = Object.getOwnPropertyDescriptor(envelope, 'receipts')?.get;
-  return get === receiptsGetter ? (envelope as { [RECEIPT_LISTS]?: ReceiptLists })[RECEIPT_LISTS] : undefined;
+  return get ? unbuiltReceipts.get(get) : undefined;
 }
 
 /**

@@ -172,10 +172,7 @@ export function envelopeOf(snapshot: PersistedRun, identity: RunIdentity, extras
   const models = (snapshot.context.models ?? null) as AgentRunModels | null;
   const memory = memoryOfSnapshot(snapshot);
   const chat = chatOfSnapshot(identity.runId, snapshot.context);
-  // Built key by key in the stored order, the receipts record's getter added in its place (lazyReceipts), not as an
-  // object literal with conditional spreads and a placeholder the getter then replaced: V8 kept that object in its
-  // slow dictionary form (each spread allocates, and a data property made an accessor normalizes the object).
-  const envelope = {
+  const envelope: AgentRunEnvelope = {
     kind: ENVELOPE_KIND,
     // Memory (and chat) are state an older reader would ignore: such a record is version 2.
     version: memory || chat ? 2 : envelopeVersion(pending.approvals, openReceipts, open.some((c) => c.context.approval !== null)),
@@ -186,23 +183,22 @@ export function envelopeOf(snapshot: PersistedRun, identity: RunIdentity, extras
     binding: identity.binding,
     machine: { id: RUN_MACHINE_ID, version: RUN_MACHINE_VERSION },
     snapshot: stored as unknown as JsonValue,
-  } as Record<string, unknown>;
-  // Built when first read: a save through a row store never reads it.
-  lazyReceipts(envelope as { receipts: Record<string, AgentToolReceipt> },
-    stored.context.receipts as unknown as AgentToolReceipt[], batchReceipts(stored) as unknown as AgentToolReceipt[]);
-  envelope.approvalRequestCounts = counts;
-  envelope.approvals = approvals;
-  envelope.status = status;
-  envelope.pendingApprovals = pending.approvals;
-  envelope.pendingClientCalls = pending.clientCalls;
-  if (extras.result) envelope.result = extras.result;
-  if (extras.retryFrom) envelope.retry = extras.retryFrom.retry;
-  if (models) envelope.models = models;
-  if (memory) envelope.memory = memory;
-  if (chat) envelope.chat = chat;
-  if (extras.ledger) envelope.ledger = extras.ledger;
-  if (typeof snapshot.context.activeAgent === 'string') envelope.activeAgent = snapshot.context.activeAgent;
-  envelope.createdAt = identity.createdAt;
-  envelope.updatedAt = identity.updatedAt;
-  return envelope as unknown as AgentRunEnvelope;
+    // Replaced below by the record built when first read: a save through a row store never reads it.
+    receipts: {},
+    approvalRequestCounts: counts,
+    approvals,
+    status,
+    pendingApprovals: pending.approvals,
+    pendingClientCalls: pending.clientCalls,
+    ...(extras.result ? { result: extras.result } : {}),
+    ...(extras.retryFrom ? { retry: extras.retryFrom.retry } : {}),
+    ...(models ? { models } : {}),
+    ...(memory ? { memory } : {}),
+    ...(chat ? { chat } : {}),
+    ...(extras.ledger ? { ledger: extras.ledger } : {}),
+    ...(typeof snapshot.context.activeAgent === 'string' ? { activeAgent: snapshot.context.activeAgent } : {}),
+    createdAt: identity.createdAt,
+    updatedAt: identity.updatedAt,
+  };
+  return lazyReceipts(envelope, stored.context.receipts as unknown as AgentToolReceipt[], batchReceipts(stored) as unknown as AgentToolReceipt[]);
 }
