@@ -22,10 +22,8 @@ import { envelopeOf, type PersistedRun } from './record.js';
 import { callFacts, watchCalls } from './call-events.js';
 import { LegTracer } from '../tracing/leg-tracer.js';
 import { accountingOf, afterFinalSave, detachResult, endingExtras, resultOfSnapshot, retryFromOf } from './host-result.js';
-import {
-  ledgerCheckpointOf, persistedOf, restoreChanges, restoredActorOf, restoredRecordOf, sameRecord, untouchedSince, type RestoredActor,
-  type RestoredRecord,
-} from './host-record.js';
+import { ledgerCheckpointOf, persistedOf, restoreChanges, restoredActorOf, restoredRecordOf, sameRecord, untouchedSince } from './host-record.js';
+import type { RestoredActor, RestoredRecord } from './host-record.js';
 import { runActors } from './run-actors.js';
 import { SaveQueue } from './save-queue.js';
 import { keepLease } from './lease-keeper.js';
@@ -77,10 +75,7 @@ export class RunHost<T> implements Leg<T> {
    * the stored one but for its revision and time, it is not written twice.
    */
   private restored: RestoredRecord | null;
-  /**
-   * The actor's snapshots as restored, when the record it was restored from is the stored one: while the actor still
-   * holds them, its first write would be the stored record again, and it is neither made nor compared.
-   */
+  /** The actor's snapshots as restored from the stored record: while it holds them, its first write is not made. */
   private untouched: RestoredActor | null = null;
 
   constructor(
