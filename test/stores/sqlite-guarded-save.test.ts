@@ -7,32 +7,12 @@
  * written by another object is a conflict, a scope changed under it is
  * refused, and a digest edited by hand is what the save extends.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runAgent, type AgentRunEnvelope, type AgentRunStore, type AgentTool } from 'cairn/agent';
 import { createMockModel } from 'cairn/testing';
-import { createSqliteOpsStore, type SqliteOpsStore } from 'cairn/ops/sqlite';
+import { sqliteScratch } from './sqlite-scratch.js';
 
-let dir = '';
-const cleanups: (() => void)[] = [];
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'cairn-sqlite-guarded-'));
-});
-
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0).reverse()) cleanup();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function open(path: string): SqliteOpsStore {
-  const ops = createSqliteOpsStore({ path });
-  cleanups.push(() => ops.close());
-  return ops;
-}
+const { file, open, raw } = sqliteScratch('cairn-sqlite-guarded-');
 
 const json = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 const step: AgentTool = { parameters: { type: 'object' }, execute: (args: { n: number }) => ({ ok: true, n: args.n }) };
@@ -52,7 +32,7 @@ async function recorded(runId: string): Promise<AgentRunEnvelope[]> {
 
 describe('a SQLite save planned from the last one', () => {
   it('writes each envelope exactly while nobody else writes: another object loads every save as saved', async () => {
-    const path = join(dir, 'ops.sqlite');
+    const path = file('ops.sqlite');
     const writer = open(path);
     const reader = open(path);
     const envelopes = await recorded('guarded');
@@ -64,7 +44,7 @@ describe('a SQLite save planned from the last one', () => {
   });
 
   it('a revision another object wrote in between is a conflict, and the save after it goes on from the row', async () => {
-    const path = join(dir, 'ops.sqlite');
+    const path = file('ops.sqlite');
     const a = open(path);
     const b = open(path);
     const envelopes = await recorded('shared');
@@ -79,26 +59,24 @@ describe('a SQLite save planned from the last one', () => {
   });
 
   it('a scope changed under the row is refused, not written', async () => {
-    const path = join(dir, 'ops.sqlite');
+    const path = file('ops.sqlite');
     const ops = open(path);
     const envelopes = await recorded('moved');
     await ops.agentRuns.save(envelopes[0]!);
     await ops.agentRuns.save(envelopes[1]!);
-    const db = new Database(path);
-    cleanups.push(() => db.close());
+    const db = raw(path);
     db.prepare("UPDATE cairn_runs SET scope = 'tenant-b' WHERE run_id = 'moved'").run();
     await expect(ops.agentRuns.save(envelopes[2]!)).rejects.toMatchObject({ name: 'RunIdentityError', code: 'scope_mismatch' });
     expect(db.prepare<[], { revision: number }>("SELECT revision FROM cairn_runs WHERE run_id = 'moved'").get()!.revision).toBe(2);
   });
 
   it('extends the digest the row holds, not the one it remembers: a digest edited by hand stays wrong and the load refuses the run', async () => {
-    const path = join(dir, 'ops.sqlite');
+    const path = file('ops.sqlite');
     const ops = open(path);
     const envelopes = await recorded('edited');
     await ops.agentRuns.save(envelopes[0]!);
     await ops.agentRuns.save(envelopes[1]!);
-    const db = new Database(path);
-    cleanups.push(() => db.close());
+    const db = raw(path);
     db.prepare("UPDATE cairn_runs SET transcript_digest = zeroblob(length(transcript_digest)) WHERE run_id = 'edited'").run();
     await ops.agentRuns.save(envelopes[2]!);
     // Planned from memory and written without the guard, the save would have made the digest right again.

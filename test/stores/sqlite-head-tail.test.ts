@@ -6,40 +6,15 @@
  * order; a file of schema 8 (heads with their binding inline) is migrated and
  * its runs load and save on exactly.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { resumeAgent, runAgent, type AgentRunEnvelope, type AgentRunStore, type AgentTool } from 'cairn/agent';
 import { createMockModel } from 'cairn/testing';
-import { SCHEMA_VERSION, createSqliteOpsStore, type SqliteOpsStore } from 'cairn/ops/sqlite';
+import { SCHEMA_VERSION } from 'cairn/ops/sqlite';
 import { decodePart, encodePart } from '../../src/stores/codec.js';
 import { planSave } from '../../src/stores/write-plan.js';
+import { sqliteScratch } from './sqlite-scratch.js';
 
-let dir = '';
-const cleanups: (() => void)[] = [];
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'cairn-sqlite-tail-'));
-});
-
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0).reverse()) cleanup();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function open(path: string): SqliteOpsStore {
-  const ops = createSqliteOpsStore({ path });
-  cleanups.push(() => ops.close());
-  return ops;
-}
-
-function raw(path: string): Database.Database {
-  const db = new Database(path);
-  cleanups.push(() => db.close());
-  return db;
-}
+const { file, open, raw } = sqliteScratch('cairn-sqlite-tail-');
 
 const json = (value: unknown) => JSON.parse(JSON.stringify(value));
 
@@ -76,7 +51,7 @@ type StoredHead = { envelope: Record<string, unknown>; fill?: Uint8Array; tail?:
 
 describe('a head row of schema 9', () => {
   it('keeps the binding and the context\'s settings in its tail, and every load is the envelope saved, keys in their order', async () => {
-    const path = join(dir, 'ops.sqlite');
+    const path = file('ops.sqlite');
     const ops = open(path);
     const db = raw(path);
     const store = checking(ops.agentRuns);
@@ -106,7 +81,7 @@ describe('a head row of schema 9', () => {
   });
 
   it('refuses a tail that does not fit its head (an order that is no list of keys) as corrupt', async () => {
-    const path = join(dir, 'ops.sqlite');
+    const path = file('ops.sqlite');
     const ops = open(path);
     const store = checking(ops.agentRuns);
     expect((await runAgent(loop(store, 'broken', 1))).status).toBe('completed');
@@ -119,7 +94,7 @@ describe('a head row of schema 9', () => {
 
 describe('a file of schema 8', () => {
   it('is migrated: its heads, binding inline and padded, load exactly, and its runs save on with tails', async () => {
-    const path = join(dir, 'ops.sqlite');
+    const path = file('ops.sqlite');
     const writer = open(path);
     const store = checking(writer.agentRuns);
     const options = loop(store, 'old-1', 3, 'publish');

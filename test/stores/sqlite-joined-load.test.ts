@@ -4,39 +4,13 @@
  * used for `load(runId, { saves: true })` and whenever the joined row does not fit) reads, and refuse what it
  * refuses.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runAgent, type AgentTool } from 'cairn/agent';
 import { createMockModel } from 'cairn/testing';
-import { createSqliteOpsStore, type SqliteOpsStore } from 'cairn/ops/sqlite';
 import { json, recording, waitingRun } from './recording-store.js';
+import { sqliteScratch } from './sqlite-scratch.js';
 
-let dir = '';
-const cleanups: (() => void)[] = [];
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'cairn-sqlite-joined-'));
-});
-
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0).reverse()) cleanup();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function open(path: string): SqliteOpsStore {
-  const ops = createSqliteOpsStore({ path });
-  cleanups.push(() => ops.close());
-  return ops;
-}
-
-function raw(path: string): Database.Database {
-  const db = new Database(path);
-  cleanups.push(() => db.close());
-  return db;
-}
+const { file, open, raw } = sqliteScratch('cairn-sqlite-joined-');
 
 // Results of different sizes, a string with a multi-byte character and an empty object: the cut must fall on each row's own bytes.
 const step: AgentTool = {
@@ -45,7 +19,7 @@ const step: AgentTool = {
 };
 
 async function seeded(steps = 6) {
-  const path = join(dir, 'ops.sqlite');
+  const path = file('ops.sqlite');
   const store = recording(open(path).agentRuns);
   const first = await runAgent(waitingRun(store, 'run-a', steps, step));
   expect(first.status).toBe('suspended');
@@ -102,7 +76,7 @@ describe('the joined load', () => {
   });
 
   it('reads a run with no receipt rows and one with a long history', async () => {
-    const path = join(dir, 'ops.sqlite');
+    const path = file('ops.sqlite');
     const store = recording(open(path).agentRuns);
     const text = await runAgent({ ...waitingRun(store, 'run-t', 0, step), tools: {}, model: createMockModel({ responses: [{ text: 'hi' }] }) });
     expect(text.status).toBe('completed');
