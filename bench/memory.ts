@@ -15,6 +15,10 @@
  * in a Map. Its growth against its own live history says how near the target
  * any XState design of this shape gets on this machine.
  *
+ * Third, Cairn again with V8's old space capped at its baseline heap plus 3x
+ * its live history: whether what the runs hold at once fits the target when
+ * V8 may not keep garbage beyond it, and what the cap costs in time.
+ *
  *   npm run bench -- --memory      this section alone (or CAIRN_BENCH=memory)
  */
 import { fork } from 'node:child_process';
