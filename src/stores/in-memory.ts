@@ -8,7 +8,7 @@ import type {
 import { envelopeFields, unbuiltReceiptsOf, type ReceiptLists } from '../agent/envelope.js';
 import { defineKey, jsonCopy } from '../agent/json.js';
 import { peekInMemoryLease } from './in-memory-leases.js';
-import { decodeCursor, encodeCursor, listLimit, listStatuses, type ListPosition } from './list-query.js';
+import { decodeCursor, encodeCursor, listLimit, listStatuses, summaryOf, type ListPosition } from './list-query.js';
 
 export interface InMemoryAgentRunStore extends AgentRunStore {
   /** Every stored run id, in insertion order. */
@@ -82,7 +82,7 @@ export function createInMemoryAgentRunStore(
   const clock = options.clock ?? { now: () => Date.now() };
   const leases = options.leases;
   const records = new Map<string, StoredRun>();
-  const put = (stored: Omit<StoredRun, 'summary'>) => records.set(stored.envelope.runId, { ...stored, summary: summarize(stored.envelope) });
+  const put = (stored: Omit<StoredRun, 'summary'>) => records.set(stored.envelope.runId, { ...stored, summary: summaryOf(stored.envelope) });
   for (const envelope of seed) put(storedCopy(envelope, records.get(envelope.runId)));
 
   return {
@@ -152,20 +152,6 @@ export function createInMemoryAgentRunStore(
 
 function stillHeld(current: Lease | null, lease: Lease, now: number): boolean {
   return current !== null && current.owner === lease.owner && current.token === lease.token && now < current.expiresAt;
-}
-
-function summarize(envelope: AgentRunEnvelope): AgentRunSummary {
-  return {
-    runId: envelope.runId,
-    scope: envelope.scope,
-    status: envelope.status,
-    revision: envelope.revision,
-    bindingId: envelope.bindingId ?? null,
-    createdAt: envelope.createdAt,
-    updatedAt: envelope.updatedAt,
-    pendingApprovals: Array.isArray(envelope.pendingApprovals) ? envelope.pendingApprovals.length : 0,
-    pendingClientCalls: Array.isArray(envelope.pendingClientCalls) ? envelope.pendingClientCalls.length : 0,
-  };
 }
 
 /** List order: newest `updatedAt` first, then runId descending (so a cursor is one `(updatedAt, runId) <` comparison). */

@@ -131,3 +131,18 @@ export function checkSaveEnvelope(envelope: AgentRunEnvelope): void {
                     : null;
   if (problem) throw new InvalidOptionsError(`save: the envelope ${problem}.`, 'invalid_envelope');
 }
+
+/** The summary a list shows of a run, from its envelope (as a store files it when it saves). */
+export function summaryOf(envelope: AgentRunEnvelope): AgentRunSummary {
+  return {
+    runId: envelope.runId,
+    scope: envelope.scope,
+    status: envelope.status,
+    revision: envelope.revision,
+    bindingId: envelope.bindingId ?? null,
+    createdAt: envelope.createdAt,
+    updatedAt: envelope.updatedAt,
+    pendingApprovals: Array.isArray(envelope.pendingApprovals) ? envelope.pendingApprovals.length : 0,
+    pendingClientCalls: Array.isArray(envelope.pendingClientCalls) ? envelope.pendingClientCalls.length : 0,
+  };
+}

@@ -14,7 +14,7 @@ import {
   AgentRunLeaseError, InvalidOptionsError, RevisionConflictError, RunIdentityError, StoredRecordError,
 } from '../../errors/index.js';
 import { sha256 } from '../codec.js';
-import { decodeCursor, listLimit, listPage, listStatuses, toSummary, type SummaryRow } from '../list-query.js';
+import { decodeCursor, listLimit, listPage, listStatuses, summaryOf, toSummary, type SummaryRow } from '../list-query.js';
 import { planSave, readIndex, readRecord, SaveMemory, type PlanIndex, type SavePlan, type StoredState } from '../write-plan.js';
 import {
   headFill, messageKey, receiptKey, receiptStepEnd, receiptStepStart, runEnd, runStart, RUN_NUMBERS, type HeadColumns,
@@ -349,18 +349,7 @@ interface Saved {
 
 /** The head row's columns beside its head. */
 function headColumns(envelope: AgentRunEnvelope): HeadColumns {
-  return {
-    runId: envelope.runId,
-    scope: envelope.scope,
-    status: envelope.status,
-    revision: envelope.revision,
-    bindingId: envelope.bindingId ?? null,
-    createdAt: envelope.createdAt,
-    updatedAt: envelope.updatedAt,
-    pendingApprovals: envelope.pendingApprovals?.length ?? 0,
-    pendingClientCalls: envelope.pendingClientCalls?.length ?? 0,
-    transcriptLength: transcriptLength(envelope),
-  };
+  return { ...summaryOf(envelope), transcriptLength: transcriptLength(envelope) };
 }
 
 /** The transcript's length as the record counts it (see record.ts): the snapshot context's messages. */
