@@ -132,16 +132,23 @@ export function checkSaveEnvelope(envelope: AgentRunEnvelope): void {
   if (problem) throw new InvalidOptionsError(`save: the envelope ${problem}.`, 'invalid_envelope');
 }
 
-/** The summary a list shows of a run, from its envelope (as a store files it when it saves). */
-export function summaryOf(envelope: AgentRunEnvelope): AgentRunSummary {
+/** The fields of a run's envelope its list summary is made of (an engine envelope and a V3 one both have them). */
+type SummarySource = Pick<AgentRunEnvelope, 'runId' | 'scope' | 'status' | 'revision' | 'bindingId' | 'createdAt' | 'updatedAt'>
+  & { pendingApprovals?: unknown; pendingClientCalls?: unknown };
+
+/**
+ * The summary a list shows of a run, from its envelope (as a store files it when it saves). A store that keeps the
+ * run's times itself passes them instead of the envelope's.
+ */
+export function summaryOf(envelope: SummarySource, createdAt = envelope.createdAt, updatedAt = envelope.updatedAt): AgentRunSummary {
   return {
     runId: envelope.runId,
     scope: envelope.scope,
     status: envelope.status,
     revision: envelope.revision,
     bindingId: envelope.bindingId ?? null,
-    createdAt: envelope.createdAt,
-    updatedAt: envelope.updatedAt,
+    createdAt,
+    updatedAt,
     pendingApprovals: Array.isArray(envelope.pendingApprovals) ? envelope.pendingApprovals.length : 0,
     pendingClientCalls: Array.isArray(envelope.pendingClientCalls) ? envelope.pendingClientCalls.length : 0,
   };

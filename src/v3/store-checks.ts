@@ -7,7 +7,7 @@
 import {
   CheckpointVersionError, InvalidOptionsError, RunIdentityError, UnsupportedStoreError,
 } from '../errors/index.js';
-import { isAgentRunStatus } from '../stores/list-query.js';
+import { isAgentRunStatus, summaryOf } from '../stores/list-query.js';
 import type { AgentRunSummary } from '../stores/types.js';
 import { ENVELOPE_VERSION_V3, type AgentRunEnvelopeV3 } from './envelope.js';
 import { checkDigest } from './store-blob.js';
@@ -91,17 +91,7 @@ export function checkLoadedV3(value: unknown, runId: string, scope: string | und
 
 /** The summary a list answers, from an envelope and the store's times. */
 export function summarizeV3(envelope: AgentRunEnvelopeV3, createdAt: number, updatedAt: number): AgentRunSummary {
-  return {
-    runId: envelope.runId,
-    scope: envelope.scope,
-    status: envelope.status,
-    revision: envelope.revision,
-    bindingId: envelope.bindingId ?? null,
-    createdAt,
-    updatedAt,
-    pendingApprovals: Array.isArray(envelope.pendingApprovals) ? envelope.pendingApprovals.length : 0,
-    pendingClientCalls: Array.isArray(envelope.pendingClientCalls) ? envelope.pendingClientCalls.length : 0,
-  };
+  return summaryOf(envelope, createdAt, updatedAt);
 }
 
 /** Statuses prune may delete. */
