@@ -15,6 +15,7 @@ import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInMemoryAgentRunStore } from 'cairn/agent';
 import { toolLoop, type LoopModel } from './tool-loop.js';
 import { baselineLoop } from './xstate-baseline.js';
 
@@ -32,8 +33,9 @@ const WARMUP = { engine: 60, baseline: 60 };
 
 type Loop = (steps: number) => Promise<void>;
 
-const engine = (model: LoopModel): Loop => async (steps) => {
-  const result = await toolLoop(null, `bench-engine-${steps}`, steps, model);
+const engine = (model: LoopModel, stored = false): Loop => async (steps) => {
+  // stored: on an in-memory store (a new one a loop), so every save is copied and kept as a test or a demo runs it.
+  const result = await toolLoop(stored ? createInMemoryAgentRunStore() : null, `bench-engine-${steps}`, steps, model);
   if (result.status !== 'completed' || result.steps !== steps + 1) {
     throw new Error(`engine: the ${steps}-step loop ended ${result.status} after ${result.steps} steps`);
   }
@@ -63,6 +65,8 @@ export interface EngineFigures {
   engine: Record<number, number>;
   /** The same loop answered by createMockModel, which records every request for the tests. */
   engineWithMock: Record<number, number>;
+  /** The bare-model loop with a session on the in-memory store (every save copied and kept). */
+  engineInMemory: Record<number, number>;
   baseline: Record<number, number>;
   baselineWithTranscript: Record<number, number>;
   repetitions: Record<number, number>;
@@ -74,20 +78,25 @@ export interface EngineFigures {
  * alike; the transcript loop runs after them.
  */
 export async function measureEngine(): Promise<EngineFigures> {
-  const loops = { engine: engine('bare'), engineWithMock: engine('mock'), baseline: baseline(false), baselineWithTranscript: baseline(true) };
+  const loops = {
+    engine: engine('bare'), engineWithMock: engine('mock'), engineInMemory: engine('bare', true), baseline: baseline(false), baselineWithTranscript: baseline(true),
+  };
   for (let i = 0; i < WARMUP.engine; i++) await loops.engine(100);
   for (let i = 0; i < WARMUP.engine; i++) await loops.engineWithMock(100);
+  for (let i = 0; i < WARMUP.engine; i++) await loops.engineInMemory(100);
   for (let i = 0; i < WARMUP.baseline; i++) await loops.baseline(100);
-  const figures: EngineFigures = { engine: {}, engineWithMock: {}, baseline: {}, baselineWithTranscript: {}, repetitions: REPETITIONS };
+  const figures: EngineFigures = { engine: {}, engineWithMock: {}, engineInMemory: {}, baseline: {}, baselineWithTranscript: {}, repetitions: REPETITIONS };
   for (const steps of SIZES) {
-    const samples = { engine: [] as number[], engineWithMock: [] as number[], baseline: [] as number[] };
+    const samples = { engine: [] as number[], engineWithMock: [] as number[], engineInMemory: [] as number[], baseline: [] as number[] };
     for (let i = 0; i < REPETITIONS[steps]!; i++) {
       samples.engine.push(await cpuPerStep(loops.engine, steps));
       samples.baseline.push(await cpuPerStep(loops.baseline, steps));
       samples.engineWithMock.push(await cpuPerStep(loops.engineWithMock, steps));
+      samples.engineInMemory.push(await cpuPerStep(loops.engineInMemory, steps));
     }
     figures.engine[steps] = median(samples.engine);
     figures.engineWithMock[steps] = median(samples.engineWithMock);
+    figures.engineInMemory[steps] = median(samples.engineInMemory);
     figures.baseline[steps] = median(samples.baseline);
   }
   // Last and apart: a transcript loop leaves a heap of garbage (seconds of it at N = 1,000), which the
@@ -115,6 +124,7 @@ export function printEngine(f: EngineFigures): void {
     console.log(`| ${label} | ${us(r[small]!)} | ${us(r[large]!)} | ${x(r[large]! / r[small]!)} | ${x(r[small]! / f.baseline[small]!)} | ${x(r[large]! / f.baseline[large]!)} |`);
   row('Cairn engine (runAgent, no session, a bare scripted model)', f.engine);
   row('the same, answered by createMockModel (records each request)', f.engineWithMock);
+  row('the same, with a session on the in-memory store (every save copied and kept)', f.engineInMemory);
   row('baseline: bare XState, 2 checkpoints a step', f.baseline);
   row(`baseline with its transcript in context (${TRANSCRIPT_REPETITIONS[small]} and ${TRANSCRIPT_REPETITIONS[large]} loops)`, f.baselineWithTranscript);
   const perStep = f.engine[small]!;

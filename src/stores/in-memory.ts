@@ -2,11 +2,10 @@ import {
   AgentRunLeaseError, InvalidOptionsError, RevisionConflictError, RunIdentityError,
 } from '../errors/index.js';
 import type {
-  AgentRunEnvelope, AgentRunListPage, AgentToolReceipt, AgentRunListQuery, AgentRunStatus, AgentRunStore, AgentRunSummary,
+  AgentRunEnvelope, AgentRunListPage, AgentRunListQuery, AgentRunStatus, AgentRunStore, AgentRunSummary,
   Lease, LeaseProvider,
 } from '../agent/types.js';
-import { envelopeFields, unbuiltReceiptsOf, type ReceiptLists } from '../agent/envelope.js';
-import { defineKey, jsonCopy } from '../agent/json.js';
+import { storedCopy, thawRun, type StoredCopy } from './in-memory-copy.js';
 import { peekInMemoryLease } from './in-memory-leases.js';
 import { decodeCursor, encodeCursor, listLimit, listStatuses, summaryOf, type ListPosition } from './list-query.js';
 
@@ -29,21 +28,8 @@ export interface InMemoryAgentRunStoreOptions {
   leases?: LeaseProvider;
 }
 
-interface StoredRun {
-  /**
-   * The envelope as JSON would carry it: a copy no caller can reach (a
-   * load hands out a copy of it). Its parts that a save left as they were (each transcript message,
-   * each receipt) are the previous revision's objects, so a save copies only
-   * what changed (see jsonCopy in ../agent/json.ts).
-   *
-   * When the engine's envelope left its `receipts` record unbuilt (see
-   * lazyReceipts in ../agent/envelope.ts), `envelope.receipts` is null and
-   * `receipts` holds the copies of the two lists it is built from, the ended
-   * one being the copy's own `snapshot.context.receipts`: the run's receipts
-   * are held once, and a save neither builds nor copies a record of all of them.
-   */
-  envelope: AgentRunEnvelope;
-  receipts?: ReceiptLists;
+/** A run's copy (see ./in-memory-copy.ts) and its summary, which list and the scope check read. */
+interface StoredRun extends StoredCopy {
   summary: AgentRunSummary;
 }
 
@@ -60,9 +46,10 @@ const IS_TERMINAL: Record<AgentRunStatus, boolean> = {
  *
  * A save compares the envelope with the run's stored copy and copies only
  * what differs; the rest of the new copy is the old copy's objects
- * (strings, being immutable, are kept as the caller's). So a run's saves
- * cost the walk of its record but allocate only what each save added, not
- * its whole history again. A load hands out a fresh copy of everything.
+ * (strings, being immutable, are kept as the caller's). An envelope the
+ * engine made is not even compared where the engine only appends (its
+ * transcript and ended receipts): a save then costs what the step added,
+ * not its whole history again. A load hands out a fresh copy of everything.
  *
  * Listing and pruning go by each envelope's `updatedAt` (the engine's clock);
  * `options.clock` only decides whether a lease has expired.
@@ -173,56 +160,4 @@ function normalizeQuery(query: AgentRunListQuery): { statuses: Set<AgentRunStatu
     limit: listLimit(query.limit),
     after: query.cursor === undefined ? null : decodeCursor(query.cursor),
   };
-}
-
-/**
- * The copy a save keeps, sharing what did not change with `previous`. An engine envelope whose receipts record is
- * unbuilt is copied without it (null in its place, so the keys keep their order) and with its lists instead; a
- * result whose `messages` is the snapshot's transcript holds the copy's transcript, not a second copy of it.
- */
-function storedCopy(envelope: AgentRunEnvelope, previous: StoredRun | undefined): Omit<StoredRun, 'summary'> {
-  const lists = unbuiltReceiptsOf(envelope);
-  const context = (envelope.snapshot as { context?: { receipts?: unknown; messages?: unknown } } | null)?.context;
-  // A terminal result whose transcript is the snapshot's own (as the engine saves it) shares the copy's transcript.
-  const result = envelope.result as { messages?: unknown } | undefined;
-  const sharesTranscript = result !== undefined && result !== null && Array.isArray(context?.messages) && result.messages === context.messages;
-  if (lists === undefined && !sharesTranscript) return { envelope: jsonCopy(envelope, previous?.envelope) };
-  const replace: Record<string, unknown> = lists === undefined ? {} : { receipts: null };
-  if (sharesTranscript) replace.result = { ...result, messages: [] };
-  const copy = jsonCopy(envelopeFields(envelope, replace), previous?.envelope) as unknown as AgentRunEnvelope;
-  const copiedContext = (copy.snapshot as { context?: { receipts?: unknown; messages?: unknown } } | null)?.context;
-  if (sharesTranscript && copy.result !== previous?.envelope.result && Array.isArray(copiedContext?.messages)) {
-    (copy.result as { messages: unknown }).messages = copiedContext.messages;
-  }
-  if (lists === undefined) return { envelope: copy };
-  const ended = context?.receipts === lists.ended && Array.isArray(copiedContext?.receipts)
-    ? copiedContext.receipts as AgentToolReceipt[]
-    : jsonCopy(lists.ended, previous?.receipts?.ended);
-  return { envelope: copy, receipts: { ended, open: jsonCopy(lists.open, previous?.receipts?.open) } };
-}
-
-/** What a load hands out: a deep copy, the receipts record built from the lists as the engine's envelope would build it. */
-function thawRun(stored: StoredRun): AgentRunEnvelope {
-  if (stored.receipts === undefined) return thaw(stored.envelope) as AgentRunEnvelope;
-  const out: Record<string, unknown> = {};
-  const envelope = stored.envelope as unknown as Record<string, unknown>;
-  for (const key of Object.keys(envelope)) {
-    if (key !== 'receipts') defineKey(out, key, thaw(envelope[key]));
-    else {
-      const record: Record<string, unknown> = {};
-      for (const receipt of stored.receipts.ended) defineKey(record, receipt.key, thaw(receipt));
-      for (const receipt of stored.receipts.open) defineKey(record, receipt.key, thaw(receipt));
-      out.receipts = record;
-    }
-  }
-  return out as unknown as AgentRunEnvelope;
-}
-
-/** A deep copy of a stored (plain) copy: what a load hands out, shared with nothing. */
-function thaw(value: unknown): unknown {
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map(thaw);
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) defineKey(out, key, thaw((value as Record<string, unknown>)[key]));
-  return out;
 }
