@@ -16,7 +16,8 @@
  *           upserts the persisted snapshot, `append` also inserts the step's
  *           message and receipt rows in the same commit
  *
- * Each worker warms up (4 runs of 30 steps) before it says it is ready; all
+ * Each worker warms up (on an in-memory store, then 8 rounds of its runs of
+ * 100 steps on the real store) before it says it is ready; all
  * start on one signal. Steps/s is the 16 runs' steps over the time from the
  * first worker's start to the last one's end; Cairn's commits/s is that times
  * the commits (saves) a step made. The runs are the tool loop of the other
