@@ -18,15 +18,12 @@
 import type { AgentRunEnvelope, AgentToolReceipt } from '../agent/types.js';
 import { envelopeFields, unbuiltReceiptsOf, type ReceiptLists } from '../agent/envelope.js';
 import { defineKey, jsonCopy } from '../agent/json.js';
+import { lineageOf } from './record.js';
 
-/** What a save left of an append-only list of the caller's: where its copy can be extended from. */
+/** What a save left of an append-only list of the caller's (its length is the stored copy's): its first and last part, the caller's own objects, compared by identity. */
 export interface ListEnds {
-  length: number;
-  /** The caller's first and last part at that save (its own objects, compared by identity). */
   first: unknown;
   last: unknown;
-  /** The machine the envelope was made by: a migrated machine may have rewritten the list. */
-  lineage: string;
 }
 
 /** The two lists of a run's snapshot context the engine only ever appends to. */
@@ -42,8 +39,8 @@ export interface StoredCopy {
    */
   envelope: AgentRunEnvelope;
   receipts?: ReceiptLists;
-  /** For an engine envelope: where each append-only list of its context stood. */
-  ends?: Partial<Record<AppendOnly, ListEnds>>;
+  /** For an engine envelope: where each append-only list of its context stood, and the machine that made it (see lineageOf). */
+  ends?: { lineage: string; lists: Partial<Record<AppendOnly, ListEnds>> };
 }
 
 type Context = Record<string, unknown>;
@@ -76,15 +73,16 @@ export function storedCopy(envelope: AgentRunEnvelope, previous: StoredCopy | un
   const snapshot = envelope.snapshot as unknown;
   const appended: Partial<Record<AppendOnly, unknown[]>> = {};
   const ends: Partial<Record<AppendOnly, ListEnds>> = {};
+  const lineage = lineageOf(envelope);
   if (lists !== undefined && isPlain(snapshot) && isPlain(context)) {
-    const lineage = `${envelope.machine?.id}@${envelope.machine?.version}`;
     const before = contextOf(previous?.envelope);
+    const from = previous?.ends?.lineage === lineage ? previous.ends.lists : {};
     const holes: Context = {};
     for (const key of APPEND_ONLY) {
       const list = context[key];
       if (!isPlainArray(list)) continue;
-      appended[key] = extendCopy(list, before?.[key], previous?.ends?.[key], lineage);
-      ends[key] = { length: list.length, first: list[0], last: list[list.length - 1], lineage };
+      appended[key] = extendCopy(list, before?.[key], from[key]);
+      ends[key] = { first: list[0], last: list[list.length - 1] };
       holes[key] = 0;
     }
     replace.snapshot = { ...snapshot, context: { ...context, ...holes } };
@@ -106,7 +104,7 @@ export function storedCopy(envelope: AgentRunEnvelope, previous: StoredCopy | un
         : Object.assign(copiedResult, { messages: copiedContext.messages });
     }
   }
-  const endsOut = Object.keys(ends).length > 0 ? { ends } : {};
+  const endsOut = Object.keys(ends).length > 0 ? { ends: { lineage, lists: ends } } : {};
   if (lists === undefined) return { envelope: copy, ...endsOut };
   const ended = context?.receipts === lists.ended && Array.isArray(copiedContext?.receipts)
     ? copiedContext.receipts as AgentToolReceipt[]
@@ -118,10 +116,9 @@ export function storedCopy(envelope: AgentRunEnvelope, previous: StoredCopy | un
  * The previous copy of `list` with copies of the parts after where it ended, when `list` still lines up with it
  * (see the module comment); otherwise `list` compared and copied part by part against it.
  */
-function extendCopy(list: unknown[], before: unknown, ends: ListEnds | undefined, lineage: string): unknown[] {
-  if (ends !== undefined && ends.lineage === lineage && ends.length > 0 && list.length >= ends.length
-    && isPlainArray(before) && before.length === ends.length
-    && list[0] === ends.first && list[ends.length - 1] === ends.last) {
+function extendCopy(list: unknown[], before: unknown, ends: ListEnds | undefined): unknown[] {
+  if (ends !== undefined && isPlainArray(before) && before.length > 0 && list.length >= before.length
+    && list[0] === ends.first && list[before.length - 1] === ends.last) {
     if (list.length === before.length) return before;
     const out = before.slice();
     for (let i = before.length; i < list.length; i++) {

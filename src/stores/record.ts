@@ -119,6 +119,11 @@ function contextOf(snapshot: unknown): Json | undefined {
   return isObject(snapshot) && isObject(snapshot.context) ? snapshot.context : undefined;
 }
 
+/** The machine a record was made by (`<id>@<version>`): a migrated machine may rewrite what the engine only appends to. */
+export function lineageOf(envelope: Pick<AgentRunEnvelope, 'machine'>): string {
+  return `${envelope.machine?.id}@${envelope.machine?.version}`;
+}
+
 /** Splits an envelope into its record. Reads the envelope, changes nothing in it. */
 export function toRecord(envelope: AgentRunEnvelope, options?: { tail?: boolean }): RunRecord {
   const snapshot = envelope.snapshot as unknown;
@@ -179,7 +184,7 @@ export function toRecord(envelope: AgentRunEnvelope, options?: { tail?: boolean 
   if (envelope.result && sameMessages(envelope.result.messages, messages)) {
     head.result = { ...envelope.result, messages: { $transcript: messages.length } satisfies TranscriptRef };
   }
-  return { head, layout, messages, receipts, currentStep, lineage: `${envelope.machine?.id}@${envelope.machine?.version}`, ...(tail ? { tail } : {}) };
+  return { head, layout, messages, receipts, currentStep, lineage: lineageOf(envelope), ...(tail ? { tail } : {}) };
 }
 
 /**
