@@ -118,16 +118,18 @@ export function describePostgres(
           await client.end().catch(() => undefined);
         }
       };
+      // CREATE DATABASE and DROP DATABASE each wait for a checkpoint, which on a loaded machine with fsync on can take
+      // longer than vitest's 10 s hook timeout (a CI run timed out in the drop), so both hooks get the schemas' 120 s.
       beforeAll(async () => {
         await admin(`CREATE DATABASE "${database}"`);
         const own = new URL(url);
         own.pathname = `/${database}`;
         env.url = own.toString();
-      });
+      }, 120_000);
       afterAll(async () => {
         env.url = url;
         await admin(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-      });
+      }, 120_000);
     }
     // A suite of many cases drops dozens of schemas one by one: on a loaded machine that outlasts vitest's 10 s hook timeout.
     afterAll(async () => {
