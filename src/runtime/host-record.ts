@@ -9,6 +9,7 @@ import { envelopeFields, receiptCountOf } from '../agent/envelope.js';
 import { toJson } from '../agent/json.js';
 import type { AgentRunEnvelope } from '../agent/types.js';
 import type { ExecutionContext } from '../policy/index.js';
+import { machineJson } from './persisted-json.js';
 import type { PersistedRun } from './record.js';
 
 /**
@@ -124,10 +125,8 @@ export function sameRecord(envelope: AgentRunEnvelope, restored: RestoredRecord)
 export function persistedOf(actor: Actor<typeof runMachine>): PersistedRun {
   const snapshot = actor.getSnapshot();
   const { messages, receipts } = snapshot.context;
-  const rest = actor.logic.getPersistedSnapshot(
-    { ...snapshot, context: { ...snapshot.context, messages: [], receipts: [] } } as typeof snapshot,
-  );
-  const copy = toJson<PersistedRun>(rest);
+  // XState's persisted form and its JSON copy in one walk (persisted-json.ts), the lists left out of the copy.
+  const copy = machineJson(snapshot as never, { ...snapshot.context, messages: [], receipts: [] }) as unknown as PersistedRun;
   copy.context.messages = messages;
   copy.context.receipts = receipts;
   return copy;
