@@ -37,10 +37,13 @@
  *
  * With CAIRN_BENCH_RESUME_PROFILE=1 the timed resumes (not the others) are
  * also sampled by the CPU profiler, and the functions with the most self time
- * per resume are printed for each store and size. The profiler slows what it
+ * per resume are printed for each store and size; with
+ * CAIRN_BENCH_RESUME_PROFILE_DIR=<dir> as well, each profiled resume's CPU
+ * profile is also written there (resume-<store>-<steps>-steps-<n>.cpuprofile,
+ * for a profile viewer or for inclusive times). The profiler slows what it
  * samples: read those figures for where the time goes, not for the targets.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -386,6 +389,8 @@ async function seed(backend: Backend, steps: number): Promise<{ runId: string; a
 
 /** Self time per function over the profiled resumes, by store and size (CAIRN_BENCH_RESUME_PROFILE=1). */
 const PROFILE = process.env.CAIRN_BENCH_RESUME_PROFILE === '1';
+/** With CAIRN_BENCH_RESUME_PROFILE_DIR set too, each profiled resume's profile is written there (for a profile viewer). */
+const PROFILE_DIR = process.env.CAIRN_BENCH_RESUME_PROFILE_DIR;
 const profiles = new Map<string, { resumes: number; self: Map<string, number> }>();
 let profiler: Session | null = null;
 
@@ -404,6 +409,7 @@ async function profiled<T>(key: string, body: () => Promise<T>): Promise<T> {
     const { profile } = (await profiler.post('Profiler.stop')) as unknown as { profile: CpuProfile };
     const into = profiles.get(key) ?? { resumes: 0, self: new Map<string, number>() };
     into.resumes++;
+    if (PROFILE_DIR) writeFileSync(join(PROFILE_DIR, `resume-${key.replace(/[^a-z0-9]+/gi, '-')}-${into.resumes}.cpuprofile`), JSON.stringify(profile));
     for (const [fn, us] of selfTimes(profile)) into.self.set(fn, (into.self.get(fn) ?? 0) + us);
     profiles.set(key, into);
   }
