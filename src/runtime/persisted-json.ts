@@ -12,8 +12,8 @@
  * and `children`, with the history value reduced to state node ids. An
  * actor reference inside a context is written as JSON writes it, through
  * the actor's `toJSON`, which gives what XState's walk puts in its place.
- * A logic this module does not know (one whose getPersistedSnapshot is not
- * the machine's own) is persisted by XState and copied. A child whose logic
+ * A child of a logic other than XState's own StateMachine class (a promise,
+ * a subclass) is persisted by XState and copied. A child whose logic
  * was given inline (no string `src` to restore it from) is refused with the
  * error XState's development build throws for it.
  * test/runtime/persisted-json.test.ts holds the two ways equal on real runs.
@@ -23,8 +23,6 @@ import { toJson } from '../agent/json.js';
 
 /** The snapshot fields XState's persisted form leaves out (getters and references, not state). */
 const LEFT_OUT = new Set(['_nodes', 'tags', 'machine', 'children', 'context', 'can', 'hasTag', 'matches', 'getMeta', 'toJSON']);
-
-const machinePersist = StateMachine.prototype.getPersistedSnapshot;
 
 interface MachineSnapshotLike {
   context: unknown;
@@ -57,8 +55,10 @@ function put(target: Record<string, unknown>, key: string, value: unknown): void
 
 /** One child's persisted snapshot as JSON. */
 function childJson(child: AnyActorRef): unknown {
-  const logic = (child as { logic?: { getPersistedSnapshot?: unknown } }).logic;
-  if (logic instanceof StateMachine && logic.getPersistedSnapshot === machinePersist) {
+  const logic = (child as { logic?: unknown }).logic;
+  // A StateMachine itself, not a subclass that may persist otherwise (its methods are bound per instance, so the
+  // method itself cannot be compared with the prototype's).
+  if (logic !== null && typeof logic === 'object' && Object.getPrototypeOf(logic) === StateMachine.prototype) {
     return machineJson(child.getSnapshot() as MachineSnapshotLike);
   }
   return toJson(child.getPersistedSnapshot());

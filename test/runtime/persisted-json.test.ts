@@ -60,7 +60,7 @@ describe('the one-walk persisted snapshot', () => {
       turn([{ id: 'a', name: 'lookup' }, { id: 'b', name: 'broken' }]),
       turn([{ id: 'p', name: 'pay' }, { id: 'q', name: 'ask' }]),
     ]));
-    expect(first.status).toBe('suspended');
+    if (first.status !== 'suspended') throw new Error(`the run ended ${first.status}`);
     const [approval] = first.pendingApprovals;
     const second = await resumeAgent({
       ...options(store, [answer]),
