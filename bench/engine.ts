@@ -15,7 +15,7 @@ import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInMemoryAgentRunStore } from 'cairn/agent';
+import { createInMemoryAgentRunStore, type AgentRunStore } from 'cairn/agent';
 import { toolLoop, type LoopModel } from './tool-loop.js';
 import { baselineLoop } from './xstate-baseline.js';
 
@@ -33,9 +33,17 @@ const WARMUP = { engine: 60, baseline: 60 };
 
 type Loop = (steps: number) => Promise<void>;
 
-const engine = (model: LoopModel, stored = false): Loop => async (steps) => {
-  // stored: on an in-memory store (a new one a loop), so every save is copied and kept as a test or a demo runs it.
-  const result = await toolLoop(stored ? createInMemoryAgentRunStore() : null, `bench-engine-${steps}`, steps, model);
+/** A store that keeps nothing: every envelope a session saves is built, and none is copied or written. */
+const discard: AgentRunStore = { load: async () => undefined, save: async () => undefined };
+
+/**
+ * The tool loop. `session`: none (no store, no saves); 'in-memory', a new in-memory store a loop, so every save is
+ * copied and kept as a test or a demo runs it; 'discard', a store that keeps nothing, so what the figure adds to the
+ * loop without a session is the session's own work (the checkpoints and their envelopes), no store's.
+ */
+const engine = (model: LoopModel, session?: 'in-memory' | 'discard'): Loop => async (steps) => {
+  const store = session === 'in-memory' ? createInMemoryAgentRunStore() : session === 'discard' ? discard : null;
+  const result = await toolLoop(store, `bench-engine-${steps}`, steps, model);
   if (result.status !== 'completed' || result.steps !== steps + 1) {
     throw new Error(`engine: the ${steps}-step loop ended ${result.status} after ${result.steps} steps`);
   }
@@ -67,6 +75,8 @@ export interface EngineFigures {
   engineWithMock: Record<number, number>;
   /** The bare-model loop with a session on the in-memory store (every save copied and kept). */
   engineInMemory: Record<number, number>;
+  /** The bare-model loop with a session whose store keeps nothing (every envelope built): the session's own cost. */
+  engineSession: Record<number, number>;
   baseline: Record<number, number>;
   baselineWithTranscript: Record<number, number>;
   repetitions: Record<number, number>;
@@ -79,24 +89,30 @@ export interface EngineFigures {
  */
 export async function measureEngine(): Promise<EngineFigures> {
   const loops = {
-    engine: engine('bare'), engineWithMock: engine('mock'), engineInMemory: engine('bare', true), baseline: baseline(false), baselineWithTranscript: baseline(true),
+    engine: engine('bare'), engineWithMock: engine('mock'), engineInMemory: engine('bare', 'in-memory'), engineSession: engine('bare', 'discard'),
+    baseline: baseline(false), baselineWithTranscript: baseline(true),
   };
   for (let i = 0; i < WARMUP.engine; i++) await loops.engine(100);
   for (let i = 0; i < WARMUP.engine; i++) await loops.engineWithMock(100);
   for (let i = 0; i < WARMUP.engine; i++) await loops.engineInMemory(100);
+  for (let i = 0; i < WARMUP.engine; i++) await loops.engineSession(100);
   for (let i = 0; i < WARMUP.baseline; i++) await loops.baseline(100);
-  const figures: EngineFigures = { engine: {}, engineWithMock: {}, engineInMemory: {}, baseline: {}, baselineWithTranscript: {}, repetitions: REPETITIONS };
+  const figures: EngineFigures = {
+    engine: {}, engineWithMock: {}, engineInMemory: {}, engineSession: {}, baseline: {}, baselineWithTranscript: {}, repetitions: REPETITIONS,
+  };
   for (const steps of SIZES) {
-    const samples = { engine: [] as number[], engineWithMock: [] as number[], engineInMemory: [] as number[], baseline: [] as number[] };
+    const samples = { engine: [] as number[], engineWithMock: [] as number[], engineInMemory: [] as number[], engineSession: [] as number[], baseline: [] as number[] };
     for (let i = 0; i < REPETITIONS[steps]!; i++) {
       samples.engine.push(await cpuPerStep(loops.engine, steps));
       samples.baseline.push(await cpuPerStep(loops.baseline, steps));
       samples.engineWithMock.push(await cpuPerStep(loops.engineWithMock, steps));
       samples.engineInMemory.push(await cpuPerStep(loops.engineInMemory, steps));
+      samples.engineSession.push(await cpuPerStep(loops.engineSession, steps));
     }
     figures.engine[steps] = median(samples.engine);
     figures.engineWithMock[steps] = median(samples.engineWithMock);
     figures.engineInMemory[steps] = median(samples.engineInMemory);
+    figures.engineSession[steps] = median(samples.engineSession);
     figures.baseline[steps] = median(samples.baseline);
   }
   // Last and apart: a transcript loop leaves a heap of garbage (seconds of it at N = 1,000), which the
@@ -125,8 +141,14 @@ export function printEngine(f: EngineFigures): void {
   row('Cairn engine (runAgent, no session, a bare scripted model)', f.engine);
   row('the same, answered by createMockModel (records each request)', f.engineWithMock);
   row('the same, with a session on the in-memory store (every save copied and kept)', f.engineInMemory);
+  row('the same, with a session whose store keeps nothing (every envelope built, none copied)', f.engineSession);
   row('baseline: bare XState, 2 checkpoints a step', f.baseline);
   row(`baseline with its transcript in context (${TRANSCRIPT_REPETITIONS[small]} and ${TRANSCRIPT_REPETITIONS[large]} loops)`, f.baselineWithTranscript);
+  console.log(
+    `\nWhat a session adds to a step (its checkpoints and their envelopes, no store's work: the row whose store keeps nothing, less ` +
+    `the row without a session): ${us(f.engineSession[small]! - f.engine[small]!)} µs at N = ${small}, ` +
+    `${us(f.engineSession[large]! - f.engine[large]!)} µs at N = ${large.toLocaleString('en')}.`,
+  );
   const perStep = f.engine[small]!;
   const growth = f.engine[large]! / perStep;
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
