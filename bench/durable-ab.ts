@@ -19,7 +19,6 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AgentRunEnvelope, AgentRunStore } from 'cairn/agent';
-import { toolLoop } from './tool-loop.js';
 
 interface OpsModule {
   createSqliteOpsStore(options: { path: string }): { agentRuns: AgentRunStore; close(): void };
@@ -28,8 +27,16 @@ interface OpsModule {
 
 const STEPS = 100;
 
-/** The envelopes one loop saves, as the engine handed them (see bench/index.ts recordEnvelopes). */
-async function record(steps: number, suspend: boolean): Promise<AgentRunEnvelope[]> {
+type ToolLoop = (store: AgentRunStore, runId: string, steps: number, model: 'bare', extra: object) => Promise<unknown>;
+
+/**
+ * The envelopes one loop saves, as the engine of the checkout at `root` handed them (see bench/index.ts
+ * recordEnvelopes). Each side records its own: an engine envelope leaves its receipts record unbuilt, and only the
+ * code that built it knows the lists it comes from (see lazyReceipts in src/agent/envelope.ts). Another checkout's
+ * store would take it for a caller's envelope, build the record and lay the receipts out as parts.
+ */
+async function record(root: string, steps: number, suspend: boolean): Promise<AgentRunEnvelope[]> {
+  const { toolLoop } = await import(pathToFileURL(join(root, 'bench', 'tool-loop.ts')).href) as { toolLoop: ToolLoop };
   const envelopes: AgentRunEnvelope[] = [];
   const store: AgentRunStore = { load: async () => undefined, save: async (envelope) => void envelopes.push(envelope) };
   const extra = suspend ? { maxSteps: steps } : {};
@@ -45,7 +52,9 @@ function withRunId(envelope: AgentRunEnvelope, runId: string): AgentRunEnvelope 
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function side(label: string, root: string, rounds: number, loop: AgentRunEnvelope[], long: AgentRunEnvelope[][]) {
+async function side(label: string, root: string) {
+  const loop = await record(root, STEPS, false);
+  const long = [await record(root, 100, true), await record(root, 1000, true)];
   const ops = await import(pathToFileURL(join(root, 'src/stores/sqlite/index.ts')).href) as OpsModule;
   const dir = mkdtempSync(join(tmpdir(), `cairn-ab-${label}-`));
   const path = join(dir, 'runs.sqlite');
@@ -92,10 +101,8 @@ async function side(label: string, root: string, rounds: number, loop: AgentRunE
 
 const rounds = Number(process.argv[2] ?? 9);
 const other = process.env.CAIRN_AB_OTHER;
-const loop = await record(STEPS, false);
-const long = [await record(100, true), await record(1000, true)];
-const sides = [await side('this', resolve('.'), rounds, loop, long)];
-if (other) sides.push(await side('other', resolve(other), rounds, loop, long));
+const sides = [await side('this', resolve('.'))];
+if (other) sides.push(await side('other', resolve(other)));
 for (let r = 0; r < rounds; r++) for (const s of (r % 2 ? [...sides].reverse() : sides)) await s.round();
 console.log(`| checkout | saves alone, ms a step (wall) | CPU ms a step | WAL frames a commit | load of a 100-step run, CPU ms | of a 1,000-step run, CPU ms |`);
 console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
