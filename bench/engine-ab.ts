@@ -20,6 +20,7 @@
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AgentRunStore } from 'cairn/agent';
+import { cpuPerStep, discard, median } from './engine.js';
 
 type ToolLoop = (store: AgentRunStore | null, runId: string, steps: number, model: 'bare') => Promise<{ status: string }>;
 
@@ -32,8 +33,6 @@ if (!other) {
   process.exit(2);
 }
 
-const discard: AgentRunStore = { load: async () => undefined, save: async () => undefined };
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 async function side(label: string, root: string) {
   const { toolLoop } = await import(pathToFileURL(join(root, 'bench', 'tool-loop.ts')).href) as { toolLoop: ToolLoop };
@@ -42,12 +41,7 @@ async function side(label: string, root: string) {
     const result = await toolLoop(store, `ab-${label}-${n++}`, STEPS, 'bare');
     if (result.status !== 'completed') throw new Error(`${label}: the loop ended ${result.status}`);
   };
-  const cpu = async (store: AgentRunStore | null) => {
-    const before = process.cpuUsage();
-    await loop(store);
-    const used = process.cpuUsage(before);
-    return (used.user + used.system) / STEPS;
-  };
+  const cpu = (store: AgentRunStore | null) => cpuPerStep(() => loop(store), STEPS);
   return { label, loop, cpu, none: [] as number[], session: [] as number[] };
 }
 

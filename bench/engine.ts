@@ -34,7 +34,7 @@ const WARMUP = { engine: 60, baseline: 60 };
 type Loop = (steps: number) => Promise<void>;
 
 /** A store that keeps nothing: every envelope a session saves is built, and none is copied or written. */
-const discard: AgentRunStore = { load: async () => undefined, save: async () => undefined };
+export const discard: AgentRunStore = { load: async () => undefined, save: async () => undefined };
 
 /**
  * The tool loop. `session`: none (no store, no saves); 'in-memory', a new in-memory store a loop, so every save is
@@ -55,14 +55,14 @@ const baseline = (keepTranscript: boolean): Loop => async (steps) => {
 };
 
 /** µs of process CPU time per step of one loop. */
-async function cpuPerStep(loop: Loop, steps: number): Promise<number> {
+export async function cpuPerStep(loop: Loop, steps: number): Promise<number> {
   const before = process.cpuUsage();
   await loop(steps);
   const used = process.cpuUsage(before);
   return (used.user + used.system) / steps;
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
@@ -83,7 +83,7 @@ export interface EngineFigures {
 }
 
 /**
- * Measures the three loops at each size. The engine's and the bare loop's
+ * Measures the loops at each size. The engine's and the bare loop's
  * repetitions alternate, so a slower minute of the machine weighs on both
  * alike; the transcript loop runs after them.
  */
@@ -92,28 +92,18 @@ export async function measureEngine(): Promise<EngineFigures> {
     engine: engine('bare'), engineWithMock: engine('mock'), engineInMemory: engine('bare', 'in-memory'), engineSession: engine('bare', 'discard'),
     baseline: baseline(false), baselineWithTranscript: baseline(true),
   };
-  for (let i = 0; i < WARMUP.engine; i++) await loops.engine(100);
-  for (let i = 0; i < WARMUP.engine; i++) await loops.engineWithMock(100);
-  for (let i = 0; i < WARMUP.engine; i++) await loops.engineInMemory(100);
-  for (let i = 0; i < WARMUP.engine; i++) await loops.engineSession(100);
-  for (let i = 0; i < WARMUP.baseline; i++) await loops.baseline(100);
+  // The loops measured together, in the order each repetition runs them (the engine's next to the bare loop's).
+  const together = ['engine', 'baseline', 'engineWithMock', 'engineInMemory', 'engineSession'] as const;
+  for (const name of together) for (let i = 0; i < (name === 'baseline' ? WARMUP.baseline : WARMUP.engine); i++) await loops[name](100);
   const figures: EngineFigures = {
     engine: {}, engineWithMock: {}, engineInMemory: {}, engineSession: {}, baseline: {}, baselineWithTranscript: {}, repetitions: REPETITIONS,
   };
   for (const steps of SIZES) {
-    const samples = { engine: [] as number[], engineWithMock: [] as number[], engineInMemory: [] as number[], engineSession: [] as number[], baseline: [] as number[] };
+    const samples = new Map(together.map((name) => [name, [] as number[]]));
     for (let i = 0; i < REPETITIONS[steps]!; i++) {
-      samples.engine.push(await cpuPerStep(loops.engine, steps));
-      samples.baseline.push(await cpuPerStep(loops.baseline, steps));
-      samples.engineWithMock.push(await cpuPerStep(loops.engineWithMock, steps));
-      samples.engineInMemory.push(await cpuPerStep(loops.engineInMemory, steps));
-      samples.engineSession.push(await cpuPerStep(loops.engineSession, steps));
+      for (const name of together) samples.get(name)!.push(await cpuPerStep(loops[name], steps));
     }
-    figures.engine[steps] = median(samples.engine);
-    figures.engineWithMock[steps] = median(samples.engineWithMock);
-    figures.engineInMemory[steps] = median(samples.engineInMemory);
-    figures.engineSession[steps] = median(samples.engineSession);
-    figures.baseline[steps] = median(samples.baseline);
+    for (const name of together) figures[name][steps] = median(samples.get(name)!);
   }
   // Last and apart: a transcript loop leaves a heap of garbage (seconds of it at N = 1,000), which the
   // collector would otherwise charge to whichever loop ran next.

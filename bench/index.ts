@@ -40,7 +40,7 @@ import { createPostgresOpsStore } from 'cairn/ops/postgres';
 import { toolLoop, type LoopModel } from './tool-loop.js';
 import { measureTracing, printTracing } from './tracing.js';
 import { measureAgent, printAgent } from './agent.js';
-import { measureEngine, printEngine, profileEngine } from './engine.js';
+import { discard, measureEngine, printEngine, profileEngine } from './engine.js';
 import { measureResume, printResume } from './resume.js';
 import { measureWal, printWal } from './wal.js';
 import { measureConcurrent, printConcurrent } from './concurrent.js';
@@ -172,7 +172,6 @@ const longLoop = async (store: AgentRunStore, label: string) => (await measureLo
 
 /** The engine alone (no session), and the engine with an in-memory store that keeps nothing (every envelope built, none stored). */
 async function splitStep(): Promise<Split> {
-  const discard: AgentRunStore = { load: async () => undefined, save: async () => undefined };
   const ms = (loop: { seconds: number }) => (loop.seconds * 1000) / STEPS;
   return { engineMs: ms(await measureLoop(null, 'engine')), envelopesMs: ms(await measureLoop(discard, 'envelopes')) };
 }

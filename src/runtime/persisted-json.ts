@@ -44,7 +44,7 @@ function historyJson(historyValue: unknown): Record<string, { id: string }[]> {
     const nodes = (historyValue as Record<string, unknown>)[key];
     if (Array.isArray(nodes)) out[key] = nodes.map((node: { id: string }) => ({ id: node.id }));
   }
-  return toJson(out);
+  return out;
 }
 
 /** Sets `key` to `value` as JSON would write the property: left out when JSON leaves it out (undefined, a function, a symbol). */
